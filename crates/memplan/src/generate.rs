@@ -1,0 +1,210 @@
+//! Synthetic instances for tests and benchmarks. Every generator draws from
+//! one ChaCha8 stream seeded with the given seed: same seed, same problem.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::plan::Plan;
+use crate::problem::{Buffer, Problem};
+
+/// The kinds of generated instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Uniform start times, lifetimes (1..=200 steps) and sizes (1..=64 KiB).
+    Random,
+    /// A time × address rectangle cut into pieces: a zero-fragmentation plan
+    /// exists, so the optimum equals the max load.
+    Perfect,
+    /// Training steps of a layered network: activations live from their
+    /// forward step to their backward step; gradients and workspaces are
+    /// short-lived.
+    Layered,
+    /// A malloc-like trace: one allocation per tick, mostly small objects,
+    /// heavy-tailed (Pareto) lifetimes and a few large blocks.
+    Trace,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 4] = [Kind::Random, Kind::Perfect, Kind::Layered, Kind::Trace];
+
+    /// Name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Random => "random",
+            Kind::Perfect => "perfect",
+            Kind::Layered => "layered",
+            Kind::Trace => "trace",
+        }
+    }
+}
+
+/// A generated instance; `optimal_plan` is known for [`Kind::Perfect`].
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The problem (no capacity).
+    pub problem: Problem,
+    /// A plan whose makespan is the max load, when one is known.
+    pub optimal_plan: Option<Plan>,
+}
+
+/// Generates `n` buffers of `kind` from `seed`.
+pub fn generate(kind: Kind, n: usize, seed: u64) -> Generated {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (buffers, offsets) = match kind {
+        Kind::Random => (random(&mut rng, n), None),
+        Kind::Perfect => {
+            let (b, o) = perfect(&mut rng, n);
+            (b, Some(o))
+        }
+        Kind::Layered => (layered(&mut rng, n), None),
+        Kind::Trace => (trace(&mut rng, n), None),
+    };
+    let problem = Problem::new(buffers, None).expect("generators produce valid problems");
+    Generated {
+        problem,
+        optimal_plan: offsets.map(Plan::from_offsets),
+    }
+}
+
+fn buffer(i: usize, start: u64, end: u64, size: u64) -> Buffer {
+    Buffer::new(i.to_string(), start, end, size)
+}
+
+fn random(rng: &mut ChaCha8Rng, n: usize) -> Vec<Buffer> {
+    let horizon = (n as u64).max(10);
+    let max_len = horizon.min(200);
+    (0..n)
+        .map(|i| {
+            let start = rng.gen_range(0..horizon);
+            let len = rng.gen_range(1..=max_len);
+            buffer(i, start, start + len, rng.gen_range(1..=65_536))
+        })
+        .collect()
+}
+
+/// Guillotine cuts of `[0, T) × [0, W)`; returns the pieces and their offsets.
+fn perfect(rng: &mut ChaCha8Rng, n: usize) -> (Vec<Buffer>, Vec<u64>) {
+    let time = 16 * n.max(1) as u64;
+    let width = 64 * n.max(1) as u64;
+    // (start, end, offset, size)
+    let mut pieces: Vec<(u64, u64, u64, u64)> = Vec::with_capacity(n);
+    if n > 0 {
+        pieces.push((0, time, 0, width));
+    }
+    while pieces.len() < n {
+        let k = rng.gen_range(0..pieces.len());
+        let (s, e, o, w) = pieces[k];
+        let by_time = if e - s >= 2 && w >= 2 {
+            rng.gen_bool(0.5)
+        } else if e - s >= 2 {
+            true
+        } else if w >= 2 {
+            false
+        } else {
+            continue;
+        };
+        if by_time {
+            let cut = rng.gen_range(s + 1..e);
+            pieces[k] = (s, cut, o, w);
+            pieces.push((cut, e, o, w));
+        } else {
+            let cut = rng.gen_range(1..w);
+            pieces[k] = (s, e, o, cut);
+            pieces.push((s, e, o + cut, w - cut));
+        }
+    }
+    let buffers = pieces
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, e, _, w))| buffer(i, s, e, w))
+        .collect();
+    (buffers, pieces.iter().map(|p| p.2).collect())
+}
+
+fn layered(rng: &mut ChaCha8Rng, n: usize) -> Vec<Buffer> {
+    let layers = ((n / 4).max(1)).min(rng.gen_range(50..=150));
+    // Per layer: activation size, forward and backward workspace sizes.
+    let sizes: Vec<(u64, u64, u64)> = (0..layers)
+        .map(|_| {
+            let act = 256 * rng.gen_range(16u64..=16_384);
+            (act, 256 * rng.gen_range(1u64..=1_024), 256 * rng.gen_range(1u64..=2_048))
+        })
+        .collect();
+    let l = layers as u64;
+    let step_len = 2 * l + 2;
+    let mut out = Vec::with_capacity(n);
+    let mut step = 0u64;
+    'steps: loop {
+        let base = step * step_len;
+        for (i, &(act, fwd_ws, bwd_ws)) in sizes.iter().enumerate() {
+            let i = i as u64;
+            let fwd = base + i;
+            let bwd = base + 2 * l - i;
+            let jitter = rng.gen_range(0..=act / 8) & !255;
+            for (start, end, size) in [
+                (fwd, bwd + 1, act - jitter),
+                (fwd, fwd + 1, fwd_ws),
+                (bwd, bwd + 2, act),
+                (bwd, bwd + 1, bwd_ws),
+            ] {
+                if out.len() == n {
+                    break 'steps;
+                }
+                out.push(buffer(out.len(), start, end, size));
+            }
+        }
+        step += 1;
+    }
+    out
+}
+
+fn trace(rng: &mut ChaCha8Rng, n: usize) -> Vec<Buffer> {
+    let mut t = 0u64;
+    (0..n)
+        .map(|i| {
+            t += u64::from(rng.gen_bool(0.3));
+            // Pareto(alpha = 1.1) lifetime, capped.
+            let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+            let len = (u.powf(-1.0 / 1.1)).min(1e7) as u64;
+            let size = if rng.gen_bool(0.95) {
+                16 * rng.gen_range(1u64..=32)
+            } else {
+                let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+                ((4096.0 * u.powf(-1.0 / 1.5)).min(64.0 * 1024.0 * 1024.0)) as u64
+            };
+            buffer(i, t, t + len.max(1), size)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::validate;
+
+    #[test]
+    fn same_seed_same_problem() {
+        for kind in Kind::ALL {
+            let a = generate(kind, 300, 7);
+            let b = generate(kind, 300, 7);
+            let c = generate(kind, 300, 8);
+            assert_eq!(a.problem, b.problem, "{kind:?}");
+            assert_ne!(a.problem, c.problem, "{kind:?}");
+            assert_eq!(a.problem.len(), 300);
+        }
+        assert_eq!(generate(Kind::Layered, 0, 1).problem.len(), 0);
+        assert_eq!(generate(Kind::Perfect, 1, 1).problem.len(), 1);
+    }
+
+    #[test]
+    fn perfect_instances_have_a_zero_fragmentation_plan() {
+        for seed in 0..5 {
+            let g = generate(Kind::Perfect, 200, seed);
+            let plan = g.optimal_plan.unwrap();
+            validate(&g.problem, &plan).unwrap();
+            assert_eq!(plan.makespan(&g.problem), g.problem.max_load());
+            assert_eq!(g.problem.max_load(), 64 * 200);
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Greedy solvers: sort the buffers, then place each at the lowest (first-fit)
+//! or tightest (best-fit) gap among the already placed buffers it overlaps in
+//! time (idealloc §2.2; the first-fit note). Fixed buffers are placed first.
+//!
+//! Cost: O(n log n + P log P) where P is the number of time-overlapping pairs
+//! met, thanks to the [`PlacedIndex`] interval structure.
+
+use std::cmp::Reverse;
+
+use crate::index::BufferIdx;
+use crate::interval::PlacedIndex;
+use crate::plan::Plan;
+use crate::problem::{Buffer, Problem};
+use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::sweep::LoadProfile;
+
+/// The order in which buffers are placed. Ties always end on input order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Decreasing size, ties by longer lifetime (idealloc's bootstrap "SLFF").
+    Size,
+    /// Decreasing size × lifetime.
+    Area,
+    /// Decreasing lifetime, ties by size.
+    Lifetime,
+    /// Increasing start time, like an online allocator; ties by size.
+    Start,
+    /// Decreasing contention (TelaMalloc §3.1), ties by alignment,
+    /// size × lifetime², lifetime.
+    Contention,
+}
+
+impl Order {
+    /// Every order.
+    pub const ALL: [Order; 5] = [
+        Order::Size,
+        Order::Area,
+        Order::Lifetime,
+        Order::Start,
+        Order::Contention,
+    ];
+
+    /// Name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Size => "size",
+            Order::Area => "area",
+            Order::Lifetime => "lifetime",
+            Order::Start => "start",
+            Order::Contention => "contention",
+        }
+    }
+}
+
+/// How a buffer's offset is chosen among the gaps left by placed buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fit {
+    /// The lowest offset that fits.
+    FirstFit,
+    /// The smallest gap that fits, lowest on ties; above everything if none.
+    BestFit,
+}
+
+impl Fit {
+    /// Every fit.
+    pub const ALL: [Fit; 2] = [Fit::FirstFit, Fit::BestFit];
+
+    /// Name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fit::FirstFit => "first-fit",
+            Fit::BestFit => "best-fit",
+        }
+    }
+}
+
+/// A sort + fit greedy solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Greedy {
+    /// Placement order.
+    pub order: Order,
+    /// Fitting rule.
+    pub fit: Fit,
+}
+
+impl Default for Greedy {
+    /// Size order with first-fit: the first-fit-decreasing-size method.
+    fn default() -> Self {
+        Greedy {
+            order: Order::Size,
+            fit: Fit::FirstFit,
+        }
+    }
+}
+
+impl Greedy {
+    /// Every combination of order and fit.
+    pub fn all() -> impl Iterator<Item = Greedy> {
+        Order::ALL
+            .into_iter()
+            .flat_map(|order| Fit::ALL.into_iter().map(move |fit| Greedy { order, fit }))
+    }
+}
+
+impl Solver for Greedy {
+    fn name(&self) -> String {
+        format!("greedy/{}/{}", self.order.name(), self.fit.name())
+    }
+
+    fn solve(&self, problem: &Problem, _options: &SolveOptions) -> Result<Solution, SolveError> {
+        let profile = LoadProfile::new(problem.buffers());
+        let max_load = profile.loads.iter().copied().max().unwrap_or(0);
+        let order = order_with_profile(problem, self.order, &profile);
+        let plan = place(problem, &order, self.fit, None).unwrap_or_default();
+        Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)
+    }
+}
+
+/// The free buffers of `problem` in placement order `order`.
+pub fn order(problem: &Problem, order: Order) -> Vec<BufferIdx> {
+    let profile = if order == Order::Contention {
+        LoadProfile::new(problem.buffers())
+    } else {
+        LoadProfile::default()
+    };
+    order_with_profile(problem, order, &profile)
+}
+
+fn order_with_profile(problem: &Problem, order: Order, profile: &LoadProfile) -> Vec<BufferIdx> {
+    let buffers = problem.buffers();
+    let mut free: Vec<BufferIdx> = problem
+        .indices()
+        .filter(|b| buffers[b.index()].fixed_offset.is_none())
+        .collect();
+    let buf = |b: &BufferIdx| -> &Buffer { &buffers[b.index()] };
+    match order {
+        Order::Size => free.sort_unstable_by_key(|b| (Reverse(buf(b).size), Reverse(buf(b).lifetime()), *b)),
+        Order::Area => free.sort_unstable_by_key(|b| {
+            let x = buf(b);
+            (Reverse(u128::from(x.size) * u128::from(x.lifetime())), Reverse(x.size), *b)
+        }),
+        Order::Lifetime => free.sort_unstable_by_key(|b| (Reverse(buf(b).lifetime()), Reverse(buf(b).size), *b)),
+        Order::Start => free.sort_unstable_by_key(|b| (buf(b).start, Reverse(buf(b).size), *b)),
+        Order::Contention => {
+            let contention = profile.contention(buffers);
+            free.sort_unstable_by_key(|b| {
+                let x = buf(b);
+                let lifetime = u128::from(x.lifetime());
+                (
+                    Reverse(contention[b.index()]),
+                    Reverse(x.alignment),
+                    Reverse(u128::from(x.size).saturating_mul(lifetime).saturating_mul(lifetime)),
+                    Reverse(x.lifetime()),
+                    *b,
+                )
+            })
+        }
+    }
+    free
+}
+
+/// Places the fixed buffers, then the buffers of `order` one by one with
+/// `fit`. With `limit`, stops and returns `None` as soon as a buffer would
+/// end above it (idealloc §5.5 early stopping). Buffers that are neither
+/// fixed nor in `order` get offset 0.
+pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
+    let buffers = problem.buffers();
+    let mut offsets = vec![0u64; buffers.len()];
+    let mut index = PlacedIndex::new(buffers);
+    for (i, b) in buffers.iter().enumerate() {
+        if let Some(offset) = b.fixed_offset {
+            offsets[i] = offset;
+            index.insert(BufferIdx::new(i), b.end);
+        }
+    }
+    let mut neighbours: Vec<BufferIdx> = Vec::new();
+    let mut occupied: Vec<(u64, u64)> = Vec::new();
+    for &b in order {
+        let buf = &buffers[b.index()];
+        neighbours.clear();
+        index.overlapping(buf.start, buf.end, &mut neighbours);
+        occupied.clear();
+        occupied.extend(neighbours.iter().map(|n| {
+            let o = offsets[n.index()];
+            (o, o + buffers[n.index()].size)
+        }));
+        occupied.sort_unstable();
+        let offset = match fit {
+            Fit::FirstFit => first_fit(&occupied, buf.size, buf.alignment),
+            Fit::BestFit => best_fit(&occupied, buf.size, buf.alignment),
+        };
+        if limit.is_some_and(|l| offset + buf.size > l) {
+            return None;
+        }
+        offsets[b.index()] = offset;
+        index.insert(b, buf.end);
+    }
+    Some(Plan::from_offsets(offsets))
+}
+
+/// The smallest multiple of `alignment` that is `>= x`.
+#[inline]
+pub fn align_up(x: u64, alignment: u64) -> u64 {
+    x.checked_next_multiple_of(alignment).unwrap_or(u64::MAX)
+}
+
+/// The lowest aligned offset where `size` bytes avoid every `(offset, end)`
+/// range of `occupied` (sorted by offset). After a conflict the candidate
+/// jumps past the conflicting range (the first-fit note's offset jump).
+pub fn first_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
+    let mut candidate = 0;
+    for &(offset, end) in occupied {
+        if offset >= candidate + size {
+            break;
+        }
+        if end > candidate {
+            candidate = align_up(end, alignment);
+        }
+    }
+    candidate
+}
+
+/// The aligned offset in the smallest gap between the `occupied` ranges
+/// (sorted by offset) that holds `size` bytes, the lowest such gap on ties;
+/// above all ranges when no gap holds it.
+pub fn best_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
+    let mut best: Option<(u64, u64)> = None; // (gap length, offset)
+    let mut reach = 0;
+    for &(offset, end) in occupied {
+        if offset > reach {
+            let candidate = align_up(reach, alignment);
+            let gap = offset - reach;
+            if candidate + size <= offset && best.is_none_or(|(g, _)| gap < g) {
+                best = Some((gap, candidate));
+            }
+        }
+        reach = reach.max(end);
+    }
+    best.map_or_else(|| align_up(reach, alignment), |(_, offset)| offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{validate, Stats};
+    use crate::problem::{read_problem_from, Lifetimes};
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    /// The first-fit note's six allocations (size, start, end), inclusive.
+    const NOTE: &str = "id,lower,upper,size\n0,1,5,10\n1,2,6,5\n2,1,3,8\n3,4,7,4\n4,3,8,6\n5,5,9,12\n";
+
+    #[test]
+    fn first_fit_note_example() {
+        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive).unwrap();
+        let s = Greedy::default().solve(&p, &SolveOptions::default()).unwrap();
+        validate(&p, &s.plan).unwrap();
+        assert_eq!(s.plan.offsets(), &[12, 28, 0, 33, 22, 0]);
+        assert_eq!(s.makespan, 37);
+        assert_eq!(s.lower_bound, p.max_load());
+        assert_eq!(order(&p, Order::Size), [5, 0, 2, 4, 1, 3].map(BufferIdx));
+    }
+
+    #[test]
+    fn fit_rules() {
+        let occ = [(0, 4), (6, 10), (12, 20), (30, 31)];
+        assert_eq!(first_fit(&occ, 2, 1), 4);
+        assert_eq!(first_fit(&occ, 3, 1), 20);
+        assert_eq!(first_fit(&occ, 2, 8), 24, "4 and 16 are inside ranges; 24 fits below 30");
+        assert_eq!(first_fit(&occ, 10, 1), 20, "[20,30) holds exactly 10");
+        assert_eq!(first_fit(&occ, 11, 1), 31);
+        assert_eq!(first_fit(&[], 5, 4), 0);
+        assert_eq!(best_fit(&occ, 2, 1), 4, "[4,6) and [10,12) tie, the lowest wins");
+        assert_eq!(best_fit(&[(0, 4), (14, 20), (22, 30)], 2, 1), 20, "[20,22) is tighter than [4,14)");
+        assert_eq!(best_fit(&occ, 3, 1), 20, "[4,6) and [10,12) are too small");
+        assert_eq!(best_fit(&occ, 11, 1), 31);
+        assert_eq!(best_fit(&[(2, 5)], 2, 1), 0);
+        // Overlapping ranges (alive at different times of the new buffer).
+        assert_eq!(first_fit(&[(0, 10), (2, 4), (12, 14)], 2, 1), 10);
+        assert_eq!(best_fit(&[(0, 10), (2, 4), (12, 14)], 2, 1), 10);
+    }
+
+    #[test]
+    fn fixed_and_aligned_buffers_are_honoured() {
+        let p = Problem::new(
+            vec![
+                Buffer::new("f", 0, 10, 4).fixed(0),
+                Buffer::new("a", 0, 10, 3).aligned(8),
+                Buffer::new("b", 0, 10, 5),
+                Buffer::new("g", 0, 10, 2).fixed(20),
+            ],
+            None,
+        )
+        .unwrap();
+        for g in Greedy::all() {
+            let s = g.solve(&p, &SolveOptions::default()).unwrap();
+            validate(&p, &s.plan).unwrap();
+            assert_eq!(s.plan.offset(BufferIdx(0)), 0);
+            assert_eq!(s.plan.offset(BufferIdx(3)), 20);
+            assert_eq!(s.plan.offset(BufferIdx(1)) % 8, 0);
+        }
+        let s = Greedy::default().solve(&p, &SolveOptions::default()).unwrap();
+        assert_eq!(s.plan.offsets(), &[0, 16, 4, 20]);
+    }
+
+    #[test]
+    fn capacity_outcomes() {
+        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive).unwrap();
+        let fits = p.clone().with_capacity(Some(37));
+        assert!(Greedy::default().solve(&fits, &SolveOptions::default()).is_ok());
+        // The note's plan is optimal: its makespan is the max load.
+        assert_eq!(p.max_load(), 37);
+        let tight = p.clone().with_capacity(Some(36));
+        assert_eq!(
+            Greedy::default().solve(&tight, &SolveOptions::default()).unwrap_err(),
+            SolveError::NotFound { capacity: 36, reason: NotFoundReason::ProvenInfeasible, best_makespan: Some(37) }
+        );
+        // A random instance where first-fit leaves fragmentation: not proven.
+        let r = crate::generate::generate(crate::generate::Kind::Random, 60, 3).problem;
+        let load = r.max_load();
+        let free = Greedy::default().solve(&r, &SolveOptions::default()).unwrap();
+        assert!(free.makespan > load);
+        assert!(!free.optimal);
+        assert_eq!(
+            Greedy::default().solve(&r.with_capacity(Some(load)), &SolveOptions::default()).unwrap_err(),
+            SolveError::NotFound { capacity: load, reason: NotFoundReason::Heuristic, best_makespan: Some(free.makespan) }
+        );
+        let impossible = p.with_capacity(Some(10));
+        assert!(matches!(
+            Greedy::default().solve(&impossible, &SolveOptions::default()),
+            Err(SolveError::NotFound { reason: NotFoundReason::ProvenInfeasible, .. })
+        ));
+    }
+
+    #[test]
+    fn early_stopping_limit() {
+        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive).unwrap();
+        let o = order(&p, Order::Size);
+        assert!(place(&p, &o, Fit::FirstFit, Some(36)).is_none());
+        assert_eq!(place(&p, &o, Fit::FirstFit, Some(37)).unwrap().makespan(&p), 37);
+    }
+
+    fn arb_problem() -> impl Strategy<Value = Problem> {
+        proptest::collection::vec((0u64..40, 1u64..15, 1u64..64, 0u32..4), 0..40).prop_map(|spec| {
+            let buffers = spec
+                .into_iter()
+                .enumerate()
+                .map(|(i, (s, len, size, a))| Buffer::new(format!("b{i}"), s, s + len, size).aligned(1 << a))
+                .collect();
+            Problem::new(buffers, None).unwrap()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn every_greedy_plan_validates(p in arb_problem()) {
+            for g in Greedy::all() {
+                let s = g.solve(&p, &SolveOptions::default()).unwrap();
+                prop_assert_eq!(validate(&p, &s.plan), Ok(()));
+                let stats = Stats::new(&p, &s.plan);
+                prop_assert!(stats.max_load <= stats.makespan);
+                prop_assert_eq!(stats.makespan, s.makespan);
+            }
+        }
+
+        #[test]
+        fn first_fit_is_lowest_feasible_offset(
+            occ in proptest::collection::vec((0u64..100, 1u64..20), 0..10),
+            size in 1u64..30,
+            align in 0u32..4,
+        ) {
+            let mut occ: Vec<(u64, u64)> = occ.into_iter().map(|(o, s)| (o, o + s)).collect();
+            occ.sort_unstable();
+            let alignment = 1 << align;
+            let free = |x: u64| occ.iter().all(|&(o, e)| x + size <= o || e <= x);
+            let got = first_fit(&occ, size, alignment);
+            prop_assert!(free(got) && got % alignment == 0);
+            let lowest = (0..=got).step_by(alignment as usize).find(|&x| free(x));
+            prop_assert_eq!(lowest, Some(got));
+            let bf = best_fit(&occ, size, alignment);
+            prop_assert!(free(bf) && bf % alignment == 0);
+        }
+    }
+}

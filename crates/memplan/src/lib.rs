@@ -1,0 +1,30 @@
+//! memplan: static memory planning.
+//!
+//! Every buffer has a size and a half-open lifetime `[start, end)`; a plan gives
+//! each buffer an offset so that buffers alive at the same time never share an
+//! address. This is dynamic storage allocation (DSA).
+//!
+//! The crate is organised by concept:
+//! - [`problem`]: buffers, lifetimes, the problem and its CSV reader;
+//! - [`plan`]: offsets, the independent validator, statistics, plan CSV I/O;
+//! - [`sweep`]: event traversal (max load, load profile, contention);
+//! - [`interval`]: the index of placed buffers used by the fitting step;
+//! - [`solver`]: the common solver interface;
+//! - [`greedy`]: sort + first-fit / best-fit;
+//! - [`generate`]: synthetic instance generators.
+//!
+//! The library never prints; the `memplan` binary does.
+
+pub mod generate;
+pub mod greedy;
+pub mod index;
+pub mod interval;
+pub mod plan;
+pub mod problem;
+pub mod solver;
+pub mod sweep;
+
+pub use index::BufferIdx;
+pub use plan::{validate, Plan, PlanError, Stats};
+pub use problem::{Buffer, InputError, Lifetimes, Problem, ProblemError};
+pub use solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};

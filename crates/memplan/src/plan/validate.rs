@@ -1,0 +1,210 @@
+//! The independent validator: an event sweep with an ordered set of live
+//! address ranges, O(n log n).
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use super::Plan;
+use crate::index::BufferIdx;
+use crate::problem::{Buffer, Problem};
+
+/// Why a plan is not valid for a problem.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("plan has {got} offsets for {expected} buffers")]
+    WrongLength { expected: usize, got: usize },
+    #[error("buffer `{id}`: offset {offset} + size {size} overflows 64 bits")]
+    AddressOverflow { id: String, offset: u64, size: u64 },
+    #[error("buffer `{id}`: offset {offset} is not a multiple of alignment {alignment}")]
+    Misaligned {
+        id: String,
+        offset: u64,
+        alignment: u64,
+    },
+    #[error("buffer `{id}` is fixed at offset {fixed} but placed at {offset}")]
+    FixedMoved { id: String, fixed: u64, offset: u64 },
+    #[error("buffer `{id}` ends at {end}, past the capacity {capacity}")]
+    ExceedsCapacity { id: String, end: u64, capacity: u64 },
+    #[error("buffers `{first_id}` and `{second_id}` are alive at the same time and share addresses")]
+    Overlap {
+        first: BufferIdx,
+        second: BufferIdx,
+        first_id: String,
+        second_id: String,
+    },
+}
+
+/// Checks that `plan` is a valid placement of `problem`: one offset per
+/// buffer, alignments and fixed offsets kept, everything within the capacity
+/// (if any), and no two buffers alive at the same time sharing an address.
+pub fn validate(problem: &Problem, plan: &Plan) -> Result<(), PlanError> {
+    let buffers = problem.buffers();
+    if plan.offsets().len() != buffers.len() {
+        return Err(PlanError::WrongLength {
+            expected: buffers.len(),
+            got: plan.offsets().len(),
+        });
+    }
+    for (b, &offset) in buffers.iter().zip(plan.offsets()) {
+        let end = offset
+            .checked_add(b.size)
+            .ok_or_else(|| PlanError::AddressOverflow {
+                id: b.id.clone(),
+                offset,
+                size: b.size,
+            })?;
+        if offset % b.alignment != 0 {
+            return Err(PlanError::Misaligned {
+                id: b.id.clone(),
+                offset,
+                alignment: b.alignment,
+            });
+        }
+        if let Some(fixed) = b.fixed_offset.filter(|&f| f != offset) {
+            return Err(PlanError::FixedMoved {
+                id: b.id.clone(),
+                fixed,
+                offset,
+            });
+        }
+        if let Some(capacity) = problem.capacity.filter(|&c| end > c) {
+            return Err(PlanError::ExceedsCapacity {
+                id: b.id.clone(),
+                end,
+                capacity,
+            });
+        }
+    }
+    let placed = plan
+        .offsets()
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| (BufferIdx::new(i), o));
+    match first_overlap(buffers, placed) {
+        None => Ok(()),
+        Some((a, b)) => {
+            let (first, second) = if a < b { (a, b) } else { (b, a) };
+            Err(PlanError::Overlap {
+                first,
+                second,
+                first_id: buffers[first.index()].id.clone(),
+                second_id: buffers[second.index()].id.clone(),
+            })
+        }
+    }
+}
+
+/// Finds a pair of the given `(buffer, offset)` placements that are alive at
+/// the same time and share an address. Offsets must not overflow with their
+/// sizes. Sweeps events in time order (frees first at equal times) and keeps
+/// the live address ranges in an ordered map: while no conflict has been
+/// found they are disjoint, so only the two neighbours of a new range need
+/// checking.
+pub fn first_overlap(
+    buffers: &[Buffer],
+    placed: impl Iterator<Item = (BufferIdx, u64)>,
+) -> Option<(BufferIdx, BufferIdx)> {
+    // (time, 0 = free / 1 = allocate, buffer, offset)
+    let mut events: Vec<(u64, u8, BufferIdx, u64)> = Vec::new();
+    for (b, offset) in placed {
+        let buf = &buffers[b.index()];
+        events.push((buf.start, 1, b, offset));
+        events.push((buf.end, 0, b, offset));
+    }
+    events.sort_unstable_by_key(|&(t, kind, b, _)| (t, kind, b));
+    // offset -> (end, buffer) of live ranges.
+    let mut live: BTreeMap<u64, (u64, BufferIdx)> = BTreeMap::new();
+    for (_, kind, b, offset) in events {
+        if kind == 0 {
+            live.remove(&offset);
+            continue;
+        }
+        let end = offset.saturating_add(buffers[b.index()].size);
+        if let Some((_, &(below_end, other))) = live.range(..=offset).next_back() {
+            if below_end > offset {
+                return Some((other, b));
+            }
+        }
+        if let Some((&above, &(_, other))) = live
+            .range((Bound::Excluded(offset), Bound::Unbounded))
+            .next()
+        {
+            if above < end {
+                return Some((other, b));
+            }
+        }
+        live.insert(offset, (end, b));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(spec: &[(u64, u64, u64)]) -> Problem {
+        let buffers = spec
+            .iter()
+            .enumerate()
+            .map(|(i, &(s, e, size))| Buffer::new(format!("b{i}"), s, e, size))
+            .collect();
+        Problem::new(buffers, None).unwrap()
+    }
+
+    #[test]
+    fn accepts_valid_plans() {
+        let p = problem(&[(0, 4, 4), (2, 6, 4), (4, 8, 4)]);
+        validate(&p, &Plan::from_offsets(vec![0, 4, 0])).unwrap();
+        validate(&Problem::default(), &Plan::default()).unwrap();
+    }
+
+    #[test]
+    fn reports_the_overlapping_pair() {
+        let p = problem(&[(0, 4, 4), (2, 6, 4), (4, 8, 4)]);
+        assert_eq!(
+            validate(&p, &Plan::from_offsets(vec![0, 3, 0])).unwrap_err().to_string(),
+            "buffers `b0` and `b1` are alive at the same time and share addresses"
+        );
+        // Containment: b1 inside b0's addresses.
+        let p = problem(&[(0, 4, 10), (1, 2, 2)]);
+        assert!(matches!(
+            validate(&p, &Plan::from_offsets(vec![0, 4])),
+            Err(PlanError::Overlap { first: BufferIdx(0), second: BufferIdx(1), .. })
+        ));
+        // Same offset.
+        assert!(validate(&p, &Plan::from_offsets(vec![0, 0])).is_err());
+        // Touching addresses are fine.
+        validate(&p, &Plan::from_offsets(vec![0, 10])).unwrap();
+        validate(&p, &Plan::from_offsets(vec![2, 0])).unwrap();
+    }
+
+    #[test]
+    fn checks_alignment_fixed_capacity_and_length() {
+        let p = Problem::new(
+            vec![
+                Buffer::new("a", 0, 4, 4).aligned(8),
+                Buffer::new("f", 0, 4, 4).fixed(16),
+            ],
+            Some(20),
+        )
+        .unwrap();
+        validate(&p, &Plan::from_offsets(vec![8, 16])).unwrap();
+        assert_eq!(
+            validate(&p, &Plan::from_offsets(vec![4, 16])).unwrap_err().to_string(),
+            "buffer `a`: offset 4 is not a multiple of alignment 8"
+        );
+        assert_eq!(
+            validate(&p, &Plan::from_offsets(vec![0, 8])).unwrap_err().to_string(),
+            "buffer `f` is fixed at offset 16 but placed at 8"
+        );
+        let p = p.with_capacity(Some(19));
+        assert_eq!(
+            validate(&p, &Plan::from_offsets(vec![0, 16])).unwrap_err().to_string(),
+            "buffer `f` ends at 20, past the capacity 19"
+        );
+        assert_eq!(
+            validate(&p, &Plan::from_offsets(vec![0])).unwrap_err(),
+            PlanError::WrongLength { expected: 2, got: 1 }
+        );
+    }
+}

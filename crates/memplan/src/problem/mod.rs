@@ -1,0 +1,397 @@
+//! The problem model: buffers with half-open lifetimes, sizes, alignments and
+//! optional fixed offsets, plus an optional capacity.
+
+pub(crate) mod read;
+pub(crate) mod write;
+
+use std::collections::HashMap;
+
+pub use read::{read_problem, read_problem_from, InputError, InputErrorKind};
+pub use write::write_problem;
+
+use crate::index::BufferIdx;
+
+/// One buffer to place.
+///
+/// Invariants (checked by [`Problem::new`]): `size > 0`, `start < end`,
+/// `alignment > 0`, and a fixed offset is a multiple of `alignment`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    /// The id as written in the input, kept for output.
+    pub id: String,
+    /// First logical time at which the buffer is live.
+    pub start: u64,
+    /// First logical time at which the buffer is dead again (half-open).
+    pub end: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Offsets must be multiples of this (1 = no constraint).
+    pub alignment: u64,
+    /// A pre-placed buffer: every solver must keep this offset.
+    pub fixed_offset: Option<u64>,
+}
+
+impl Buffer {
+    /// A free buffer with alignment 1.
+    pub fn new(id: impl Into<String>, start: u64, end: u64, size: u64) -> Self {
+        Buffer {
+            id: id.into(),
+            start,
+            end,
+            size,
+            alignment: 1,
+            fixed_offset: None,
+        }
+    }
+
+    /// This buffer with an alignment.
+    pub fn aligned(mut self, alignment: u64) -> Self {
+        self.alignment = alignment;
+        self
+    }
+
+    /// This buffer pinned at `offset`.
+    pub fn fixed(mut self, offset: u64) -> Self {
+        self.fixed_offset = Some(offset);
+        self
+    }
+
+    /// Length of the lifetime, `end - start`.
+    #[inline]
+    pub fn lifetime(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// Whether the two half-open lifetimes intersect.
+    #[inline]
+    pub fn overlaps_in_time(&self, other: &Buffer) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+}
+
+/// How the two time columns of an input are read. All are converted to the
+/// half-open `[start, end)` used inside memplan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Lifetimes {
+    /// `[lower, upper)`: MiniMalloc's format (the default).
+    #[default]
+    HalfOpen,
+    /// `[lower, upper]`: the first-fit note, XLA. Read as `[lower, upper + 1)`.
+    Inclusive,
+    /// `(lower, upper)` over continuous time: idealloc (§5.2). Two such
+    /// buffers conflict exactly when `[lower, upper)` ones do (idealloc §5.4,
+    /// "InEx and Ex are equivalent"), so it is read as `[lower, upper)`.
+    Exclusive,
+}
+
+impl Lifetimes {
+    /// Converts the file's `(lower, upper)` to half-open `[start, end)`;
+    /// `None` when `upper + 1` overflows.
+    pub fn to_half_open(self, lower: u64, upper: u64) -> Option<(u64, u64)> {
+        match self {
+            Lifetimes::HalfOpen | Lifetimes::Exclusive => Some((lower, upper)),
+            Lifetimes::Inclusive => upper.checked_add(1).map(|end| (lower, end)),
+        }
+    }
+
+    /// Converts half-open `[start, end)` back to the file's `(lower, upper)`.
+    pub fn from_half_open(self, start: u64, end: u64) -> (u64, u64) {
+        match self {
+            Lifetimes::HalfOpen | Lifetimes::Exclusive => (start, end),
+            Lifetimes::Inclusive => (start, end - 1),
+        }
+    }
+
+    /// Name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lifetimes::HalfOpen => "half-open",
+            Lifetimes::Inclusive => "inclusive",
+            Lifetimes::Exclusive => "exclusive",
+        }
+    }
+}
+
+/// Why a set of buffers is not a valid problem. Buffers are named by index;
+/// [`read_problem`] turns these into errors naming the file line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProblemError {
+    #[error("too many buffers: {0} (at most {max})", max = u32::MAX - 1)]
+    TooManyBuffers(usize),
+    #[error("size must be positive, got 0")]
+    ZeroSize(BufferIdx),
+    #[error("empty lifetime: start {start} >= end {end} (half-open)")]
+    EmptyLifetime {
+        buffer: BufferIdx,
+        start: u64,
+        end: u64,
+    },
+    #[error("alignment must be positive, got 0")]
+    ZeroAlignment(BufferIdx),
+    #[error("fixed offset {offset} is not a multiple of alignment {alignment}")]
+    MisalignedOffset {
+        buffer: BufferIdx,
+        offset: u64,
+        alignment: u64,
+    },
+    #[error("fixed offset {offset} + size {size} overflows 64 bits")]
+    FixedEndOverflow {
+        buffer: BufferIdx,
+        offset: u64,
+        size: u64,
+    },
+    #[error("duplicate id `{id}`")]
+    DuplicateId {
+        id: String,
+        first: BufferIdx,
+        second: BufferIdx,
+    },
+    #[error("fixed buffers `{first_id}` and `{second_id}` overlap in time and address")]
+    FixedOverlap {
+        first: BufferIdx,
+        second: BufferIdx,
+        first_id: String,
+        second_id: String,
+    },
+    #[error("sizes (with alignment padding and fixed offsets) sum past 2^64: addresses could overflow")]
+    SizeSumOverflow(BufferIdx),
+}
+
+impl ProblemError {
+    /// The buffer the error is reported at (the later one for pairs).
+    pub fn buffer(&self) -> Option<BufferIdx> {
+        use ProblemError::*;
+        match self {
+            TooManyBuffers(_) => None,
+            ZeroSize(b) | ZeroAlignment(b) | SizeSumOverflow(b) => Some(*b),
+            EmptyLifetime { buffer, .. }
+            | MisalignedOffset { buffer, .. }
+            | FixedEndOverflow { buffer, .. } => Some(*buffer),
+            DuplicateId { second, .. } | FixedOverlap { second, .. } => Some(*second),
+        }
+    }
+}
+
+/// A DSA instance: buffers plus an optional capacity (the address-space size
+/// a plan must fit in). Without a capacity, solvers minimise the makespan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Problem {
+    buffers: Vec<Buffer>,
+    /// Hard limit on the makespan, if any.
+    pub capacity: Option<u64>,
+}
+
+impl Problem {
+    /// Checks every invariant of [`Buffer`], unique ids, that fixed buffers do
+    /// not overlap each other, and that no address computation can overflow:
+    /// the highest fixed end plus the sum of `size + alignment - 1` fits in a
+    /// `u64`.
+    pub fn new(buffers: Vec<Buffer>, capacity: Option<u64>) -> Result<Self, ProblemError> {
+        if buffers.len() >= u32::MAX as usize {
+            return Err(ProblemError::TooManyBuffers(buffers.len()));
+        }
+        check_buffers(&buffers)?;
+        check_ids(&buffers)?;
+        check_fixed(&buffers)?;
+        Ok(Problem { buffers, capacity })
+    }
+
+    /// The buffers, indexed by [`BufferIdx`].
+    #[inline]
+    pub fn buffers(&self) -> &[Buffer] {
+        &self.buffers
+    }
+
+    /// The buffer at `b`.
+    #[inline]
+    pub fn buffer(&self, b: BufferIdx) -> &Buffer {
+        &self.buffers[b.index()]
+    }
+
+    /// Number of buffers.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buffers.len()
+    }
+
+    /// Whether there are no buffers.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.buffers.is_empty()
+    }
+
+    /// All buffer indices in input order.
+    pub fn indices(&self) -> impl ExactSizeIterator<Item = BufferIdx> + Clone {
+        (0..self.buffers.len() as u32).map(BufferIdx)
+    }
+
+    /// The same buffers with another capacity.
+    pub fn with_capacity(mut self, capacity: Option<u64>) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// The max load L: most bytes alive at one instant, the lower bound on
+    /// every makespan (idealloc §2, computed by event traversal §5.3).
+    pub fn max_load(&self) -> u64 {
+        crate::sweep::max_load(&self.buffers)
+    }
+}
+
+fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {
+    let mut budget: u64 = 0;
+    let mut max_fixed_end: u64 = 0;
+    for (i, b) in buffers.iter().enumerate() {
+        let idx = BufferIdx::new(i);
+        if b.size == 0 {
+            return Err(ProblemError::ZeroSize(idx));
+        }
+        if b.start >= b.end {
+            return Err(ProblemError::EmptyLifetime {
+                buffer: idx,
+                start: b.start,
+                end: b.end,
+            });
+        }
+        if b.alignment == 0 {
+            return Err(ProblemError::ZeroAlignment(idx));
+        }
+        if let Some(offset) = b.fixed_offset {
+            if offset % b.alignment != 0 {
+                return Err(ProblemError::MisalignedOffset {
+                    buffer: idx,
+                    offset,
+                    alignment: b.alignment,
+                });
+            }
+            let end = offset
+                .checked_add(b.size)
+                .ok_or(ProblemError::FixedEndOverflow {
+                    buffer: idx,
+                    offset,
+                    size: b.size,
+                })?;
+            max_fixed_end = max_fixed_end.max(end);
+        }
+        budget = budget
+            .checked_add(b.size)
+            .and_then(|s| s.checked_add(b.alignment - 1))
+            .and_then(|s| s.checked_add(max_fixed_end).map(|_| s))
+            .ok_or(ProblemError::SizeSumOverflow(idx))?;
+    }
+    Ok(())
+}
+
+fn check_ids(buffers: &[Buffer]) -> Result<(), ProblemError> {
+    let mut seen: HashMap<&str, BufferIdx> = HashMap::with_capacity(buffers.len());
+    for (i, b) in buffers.iter().enumerate() {
+        let idx = BufferIdx::new(i);
+        if let Some(&first) = seen.get(b.id.as_str()) {
+            return Err(ProblemError::DuplicateId {
+                id: b.id.clone(),
+                first,
+                second: idx,
+            });
+        }
+        seen.insert(&b.id, idx);
+    }
+    Ok(())
+}
+
+fn check_fixed(buffers: &[Buffer]) -> Result<(), ProblemError> {
+    let fixed = buffers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.fixed_offset.map(|o| (BufferIdx::new(i), o)));
+    match crate::plan::first_overlap(buffers, fixed) {
+        None => Ok(()),
+        Some((a, b)) => {
+            let (first, second) = if a < b { (a, b) } else { (b, a) };
+            Err(ProblemError::FixedOverlap {
+                first,
+                second,
+                first_id: buffers[first.index()].id.clone(),
+                second_id: buffers[second.index()].id.clone(),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_checks_invariants() {
+        let ok = Problem::new(vec![Buffer::new("a", 0, 2, 4)], None).unwrap();
+        assert_eq!(ok.len(), 1);
+        assert_eq!(
+            Problem::new(vec![Buffer::new("a", 0, 2, 0)], None),
+            Err(ProblemError::ZeroSize(BufferIdx(0)))
+        );
+        assert!(matches!(
+            Problem::new(vec![Buffer::new("a", 2, 2, 1)], None),
+            Err(ProblemError::EmptyLifetime { start: 2, end: 2, .. })
+        ));
+        assert_eq!(
+            Problem::new(vec![Buffer::new("a", 0, 2, 1).aligned(0)], None),
+            Err(ProblemError::ZeroAlignment(BufferIdx(0)))
+        );
+        assert!(matches!(
+            Problem::new(vec![Buffer::new("a", 0, 2, 1).aligned(8).fixed(4)], None),
+            Err(ProblemError::MisalignedOffset {
+                offset: 4,
+                alignment: 8,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Problem::new(
+                vec![Buffer::new("a", 0, 2, 1), Buffer::new("a", 0, 2, 1)],
+                None
+            ),
+            Err(ProblemError::DuplicateId { first: BufferIdx(0), second: BufferIdx(1), .. })
+        ));
+        assert!(matches!(
+            Problem::new(
+                vec![Buffer::new("a", 0, 2, u64::MAX), Buffer::new("b", 5, 6, 1)],
+                None
+            ),
+            Err(ProblemError::SizeSumOverflow(BufferIdx(1)))
+        ));
+    }
+
+    #[test]
+    fn fixed_buffers_must_not_overlap() {
+        let err = Problem::new(
+            vec![
+                Buffer::new("a", 0, 4, 8).fixed(0),
+                Buffer::new("b", 4, 6, 8).fixed(0),
+                Buffer::new("c", 3, 5, 8).fixed(4),
+            ],
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "fixed buffers `a` and `c` overlap in time and address");
+        // Touching in time or address is fine.
+        Problem::new(
+            vec![
+                Buffer::new("a", 0, 4, 8).fixed(0),
+                Buffer::new("b", 4, 6, 8).fixed(0),
+                Buffer::new("c", 3, 5, 8).fixed(8),
+            ],
+            None,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn lifetime_conversions_round_trip() {
+        for l in [Lifetimes::HalfOpen, Lifetimes::Inclusive, Lifetimes::Exclusive] {
+            let (s, e) = l.to_half_open(3, 7).unwrap();
+            assert_eq!(l.from_half_open(s, e), (3, 7));
+        }
+        assert_eq!(Lifetimes::Inclusive.to_half_open(3, 7), Some((3, 8)));
+        assert_eq!(Lifetimes::Inclusive.to_half_open(3, u64::MAX), None);
+    }
+}

@@ -1,0 +1,448 @@
+//! CSV input: `id,lower,upper,size[,alignment][,offset]`, columns in any
+//! order, with aliases. Every refusal names the file, line and column.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::{Buffer, Lifetimes, Problem, ProblemError};
+
+/// Why an input file was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The file as named by the caller.
+    pub path: PathBuf,
+    /// 1-based line (the header is line 1), when the error is at a line.
+    pub line: Option<u64>,
+    /// Column name as written in the header, when the error is at a field.
+    pub column: Option<String>,
+    /// What is wrong.
+    pub kind: InputErrorKind,
+}
+
+impl std::error::Error for InputError {}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        write!(f, ": ")?;
+        if let Some(column) = &self.column {
+            write!(f, "column `{column}`: ")?;
+        }
+        write!(f, "{}", self.kind)
+    }
+}
+
+/// The kinds of bad input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputErrorKind {
+    #[error("cannot read file: {0}")]
+    Io(String),
+    #[error("malformed CSV: {0}")]
+    Csv(String),
+    #[error("missing required column `{0}` (expected columns: {COLUMNS_HELP})")]
+    MissingColumn(&'static str),
+    #[error("column given twice (also as `{0}`)")]
+    DuplicateColumn(String),
+    #[error("unknown column (expected columns: {COLUMNS_HELP})")]
+    UnknownColumn,
+    #[error("empty id")]
+    EmptyId,
+    #[error("empty value in a required column")]
+    EmptyValue,
+    #[error("expected a non-negative integer, got `{0}`")]
+    NotInteger(String),
+    #[error("must not be negative, got `{0}`")]
+    Negative(String),
+    #[error("`{0}` does not fit in an unsigned 64-bit integer")]
+    Overflow(String),
+    #[error("inclusive upper {0} cannot be converted to half-open: {0} + 1 overflows 64 bits")]
+    UpperOverflow(u64),
+    #[error("empty lifetime: lower {lower}, upper {upper} is empty under {semantics} semantics")]
+    EmptyLifetime {
+        lower: u64,
+        upper: u64,
+        semantics: &'static str,
+    },
+    #[error("duplicate id `{id}` (first on line {first_line})")]
+    DuplicateId { id: String, first_line: u64 },
+    #[error("fixed buffer `{id}` overlaps fixed buffer `{other_id}` (line {other_line}) in time and address")]
+    FixedOverlap {
+        id: String,
+        other_id: String,
+        other_line: u64,
+    },
+    #[error("unknown buffer id `{0}`")]
+    UnknownId(String),
+    #[error("no offset for buffer `{0}`")]
+    MissingBuffer(String),
+    #[error("{0}")]
+    Problem(ProblemError),
+}
+
+const COLUMNS_HELP: &str = "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset";
+
+/// A column of the input format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Id,
+    Lower,
+    Upper,
+    Size,
+    Alignment,
+    Offset,
+}
+
+impl Field {
+    fn from_header(name: &str) -> Option<Field> {
+        match name.to_ascii_lowercase().as_str() {
+            "id" | "buffer" | "buffer_id" => Some(Field::Id),
+            "lower" | "start" | "begin" => Some(Field::Lower),
+            "upper" | "end" => Some(Field::Upper),
+            "size" => Some(Field::Size),
+            "alignment" => Some(Field::Alignment),
+            "offset" => Some(Field::Offset),
+            _ => None,
+        }
+    }
+
+    fn canonical(self) -> &'static str {
+        match self {
+            Field::Id => "id",
+            Field::Lower => "lower",
+            Field::Upper => "upper",
+            Field::Size => "size",
+            Field::Alignment => "alignment",
+            Field::Offset => "offset",
+        }
+    }
+}
+
+/// Positions of the known columns in a header, by [`Field`].
+#[derive(Default)]
+struct Columns {
+    pos: [Option<usize>; 6],
+    names: Vec<String>,
+}
+
+impl Columns {
+    fn get(&self, field: Field) -> Option<usize> {
+        self.pos[field as usize]
+    }
+
+    fn name(&self, field: Field) -> String {
+        self.get(field)
+            .map(|p| self.names[p].clone())
+            .unwrap_or_else(|| field.canonical().to_string())
+    }
+}
+
+/// Reads a problem from a CSV file. `lifetimes` says how to read the time
+/// columns; the capacity is left unset.
+pub fn read_problem(path: &Path, lifetimes: Lifetimes) -> Result<Problem, InputError> {
+    let bytes = std::fs::read(path).map_err(|e| InputError {
+        path: path.to_path_buf(),
+        line: None,
+        column: None,
+        kind: InputErrorKind::Io(e.to_string()),
+    })?;
+    read_problem_from(&bytes, path, lifetimes)
+}
+
+/// Reads a problem from CSV bytes; `path` only names the source in errors.
+pub fn read_problem_from(
+    bytes: &[u8],
+    path: &Path,
+    lifetimes: Lifetimes,
+) -> Result<Problem, InputError> {
+    let err = |line: Option<u64>, column: Option<String>, kind| InputError {
+        path: path.to_path_buf(),
+        line,
+        column,
+        kind,
+    };
+    let mut reader = csv_reader(bytes);
+    let header = reader
+        .byte_headers()
+        .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
+        .clone();
+    let columns = parse_header(&header)
+        .map_err(|(column, kind)| err(Some(1), column, kind))?;
+    for required in [Field::Id, Field::Lower, Field::Upper, Field::Size] {
+        if columns.get(required).is_none() {
+            return Err(err(
+                Some(1),
+                None,
+                InputErrorKind::MissingColumn(required.canonical()),
+            ));
+        }
+    }
+
+    let mut buffers = Vec::new();
+    let mut lines = Vec::new();
+    let mut record = csv::ByteRecord::new();
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => return Err(err(csv_line(&e), None, InputErrorKind::Csv(e.to_string()))),
+        }
+        let line = record.position().map_or(0, |p| p.line());
+        let field_err = |f: Field, kind| err(Some(line), Some(columns.name(f)), kind);
+        let cell = |f: Field| columns.get(f).and_then(|p| record.get(p)).unwrap_or(b"");
+        let number = |f: Field| -> Result<Option<u64>, InputError> {
+            parse_u64(cell(f)).map_err(|kind| field_err(f, kind))
+        };
+        let required = |f: Field| -> Result<u64, InputError> {
+            number(f)?.ok_or_else(|| field_err(f, InputErrorKind::EmptyValue))
+        };
+
+        let id = String::from_utf8_lossy(cell(Field::Id)).into_owned();
+        if id.is_empty() {
+            return Err(field_err(Field::Id, InputErrorKind::EmptyId));
+        }
+        let lower = required(Field::Lower)?;
+        let upper = required(Field::Upper)?;
+        let size = required(Field::Size)?;
+        let alignment = number(Field::Alignment)?.unwrap_or(1);
+        let fixed_offset = number(Field::Offset)?;
+        let (start, end) = lifetimes
+            .to_half_open(lower, upper)
+            .ok_or_else(|| field_err(Field::Upper, InputErrorKind::UpperOverflow(upper)))?;
+        if start >= end {
+            return Err(field_err(
+                Field::Upper,
+                InputErrorKind::EmptyLifetime {
+                    lower,
+                    upper,
+                    semantics: lifetimes.name(),
+                },
+            ));
+        }
+        buffers.push(Buffer {
+            id,
+            start,
+            end,
+            size,
+            alignment,
+            fixed_offset,
+        });
+        lines.push(line);
+    }
+
+    Problem::new(buffers, None).map_err(|e| {
+        let line_of = |b: crate::BufferIdx| lines.get(b.index()).copied().unwrap_or(0);
+        let line = e.buffer().map(line_of);
+        let (field, kind) = match e {
+            ProblemError::ZeroSize(_) | ProblemError::SizeSumOverflow(_) => {
+                (Some(Field::Size), InputErrorKind::Problem(e))
+            }
+            ProblemError::ZeroAlignment(_) => (Some(Field::Alignment), InputErrorKind::Problem(e)),
+            ProblemError::MisalignedOffset { .. } | ProblemError::FixedEndOverflow { .. } => {
+                (Some(Field::Offset), InputErrorKind::Problem(e))
+            }
+            ProblemError::DuplicateId { id, first, .. } => (
+                Some(Field::Id),
+                InputErrorKind::DuplicateId {
+                    id,
+                    first_line: line_of(first),
+                },
+            ),
+            ProblemError::FixedOverlap {
+                first,
+                first_id,
+                second_id,
+                ..
+            } => (
+                Some(Field::Offset),
+                InputErrorKind::FixedOverlap {
+                    id: second_id,
+                    other_id: first_id,
+                    other_line: line_of(first),
+                },
+            ),
+            other => (None, InputErrorKind::Problem(other)),
+        };
+        err(line, field.map(|f| columns.name(f)), kind)
+    })
+}
+
+/// A CSV reader with memplan's settings: header row, cells trimmed.
+pub(crate) fn csv_reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(bytes)
+}
+
+/// The line a CSV error happened at, if the error knows it.
+pub(crate) fn csv_line(e: &csv::Error) -> Option<u64> {
+    e.position().map(|p| p.line())
+}
+
+/// Maps header names to fields; unknown and repeated columns are refused.
+fn parse_header(header: &csv::ByteRecord) -> Result<Columns, (Option<String>, InputErrorKind)> {
+    let mut columns = Columns::default();
+    for (i, raw) in header.iter().enumerate() {
+        let name = String::from_utf8_lossy(raw).into_owned();
+        columns.names.push(name.clone());
+        let field = Field::from_header(&name).ok_or((Some(name.clone()), InputErrorKind::UnknownColumn))?;
+        if let Some(previous) = columns.pos[field as usize] {
+            return Err((
+                Some(name),
+                InputErrorKind::DuplicateColumn(columns.names[previous].clone()),
+            ));
+        }
+        columns.pos[field as usize] = Some(i);
+    }
+    Ok(columns)
+}
+
+/// Parses a decimal `u64` cell; `Ok(None)` for an empty cell.
+pub(crate) fn parse_u64(cell: &[u8]) -> Result<Option<u64>, InputErrorKind> {
+    if cell.is_empty() {
+        return Ok(None);
+    }
+    let text = || String::from_utf8_lossy(cell).into_owned();
+    let (negative, digits) = match cell.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, cell),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(InputErrorKind::NotInteger(text()));
+    }
+    if negative {
+        return Err(if digits.iter().all(|&d| d == b'0') {
+            InputErrorKind::NotInteger(text())
+        } else {
+            InputErrorKind::Negative(text())
+        });
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            .ok_or_else(|| InputErrorKind::Overflow(text()))?;
+    }
+    Ok(Some(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Problem, InputError> {
+        read_problem_from(text.as_bytes(), Path::new("in.csv"), Lifetimes::HalfOpen)
+    }
+
+    fn error(text: &str) -> String {
+        read(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_columns_in_any_order_with_aliases() {
+        let p = read("size,end,buffer,start,alignment,offset\n8,3,x,1,,\n4,9,y,2,4,16\n").unwrap();
+        assert_eq!(p.buffers()[0], Buffer::new("x", 1, 3, 8));
+        assert_eq!(p.buffers()[1], Buffer::new("y", 2, 9, 4).aligned(4).fixed(16));
+    }
+
+    #[test]
+    fn header_only_is_empty_problem() {
+        let p = read("id,lower,upper,size\n").unwrap();
+        assert!(p.is_empty());
+        assert_eq!(p.max_load(), 0);
+    }
+
+    #[test]
+    fn parse_numbers() {
+        assert_eq!(parse_u64(b"42"), Ok(Some(42)));
+        assert_eq!(parse_u64(b""), Ok(None));
+        assert_eq!(parse_u64(b"18446744073709551615"), Ok(Some(u64::MAX)));
+        assert_eq!(
+            parse_u64(b"18446744073709551616"),
+            Err(InputErrorKind::Overflow("18446744073709551616".into()))
+        );
+        assert_eq!(parse_u64(b"-3"), Err(InputErrorKind::Negative("-3".into())));
+        assert_eq!(parse_u64(b"4.5"), Err(InputErrorKind::NotInteger("4.5".into())));
+        assert_eq!(parse_u64(b"-"), Err(InputErrorKind::NotInteger("-".into())));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        assert_eq!(
+            error("id,lower,upper\na,0,1\n"),
+            "in.csv:1: missing required column `size` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset)"
+        );
+        assert_eq!(
+            error("id,start,lower,upper,size\n"),
+            "in.csv:1: column `lower`: column given twice (also as `start`)"
+        );
+        assert_eq!(
+            error("id,lower,upper,size\na,0,2,4\nb,0,x,4\n"),
+            "in.csv:3: column `upper`: expected a non-negative integer, got `x`"
+        );
+        assert_eq!(
+            error("id,lower,upper,size\na,0,2,-4\n"),
+            "in.csv:2: column `size`: must not be negative, got `-4`"
+        );
+        assert_eq!(
+            error("id,lower,upper,size\na,0,2,0\n"),
+            "in.csv:2: column `size`: size must be positive, got 0"
+        );
+        assert_eq!(
+            error("id,lower,upper,size\na,3,3,1\n"),
+            "in.csv:2: column `upper`: empty lifetime: lower 3, upper 3 is empty under half-open semantics"
+        );
+        assert_eq!(
+            error("id,lower,upper,size\na,0,3,1\nb,1,2,1\na,2,3,1\n"),
+            "in.csv:4: column `id`: duplicate id `a` (first on line 2)"
+        );
+        assert_eq!(
+            error("id,lower,upper,size,alignment\na,0,3,1,0\n"),
+            "in.csv:2: column `alignment`: alignment must be positive, got 0"
+        );
+        assert_eq!(
+            error("id,lower,upper,size,alignment,offset\na,0,3,1,8,12\n"),
+            "in.csv:2: column `offset`: fixed offset 12 is not a multiple of alignment 8"
+        );
+        assert_eq!(
+            error("id,lower,upper,size,offset\na,0,3,8,0\nb,0,3,8,\nc,1,2,4,4\n"),
+            "in.csv:4: column `offset`: fixed buffer `c` overlaps fixed buffer `a` (line 2) in time and address"
+        );
+        assert_eq!(
+            error("id,lower,upper,size\na,0,3,18446744073709551615\nb,5,6,1\n"),
+            "in.csv:3: column `size`: sizes (with alignment padding and fixed offsets) sum past 2^64: addresses could overflow"
+        );
+        assert_eq!(
+            error("id,lower,upper,size\na,0,3\n"),
+            "in.csv:2: malformed CSV: CSV error: record 1 (line: 2, byte: 20): found record with 3 fields, but the previous record has 4 fields"
+        );
+    }
+
+    #[test]
+    fn lifetime_semantics() {
+        let text = "id,lower,upper,size\na,1,3,4\nb,3,5,4\n";
+        let path = Path::new("in.csv");
+        let half = read_problem_from(text.as_bytes(), path, Lifetimes::HalfOpen).unwrap();
+        assert_eq!(half.max_load(), 4, "[1,3) and [3,5) do not overlap");
+        let incl = read_problem_from(text.as_bytes(), path, Lifetimes::Inclusive).unwrap();
+        assert_eq!(incl.max_load(), 8, "[1,3] and [3,5] share time 3");
+        assert_eq!(incl.buffers()[0].end, 4);
+        let excl = read_problem_from(text.as_bytes(), path, Lifetimes::Exclusive).unwrap();
+        assert_eq!(excl.max_load(), 4, "(1,3) and (3,5) are disjoint");
+        let err = read_problem_from(
+            b"id,lower,upper,size\na,4,3,1\n",
+            path,
+            Lifetimes::Inclusive,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in.csv:2: column `upper`: empty lifetime: lower 4, upper 3 is empty under inclusive semantics"
+        );
+    }
+}

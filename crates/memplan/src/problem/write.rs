@@ -1,0 +1,54 @@
+//! CSV output of problems (and, through `plan::write_plan`, of plans).
+
+use std::io::Write;
+
+use super::{Lifetimes, Problem};
+
+/// Writes `problem` as CSV `id,lower,upper,size[,alignment][,offset]`, the
+/// time columns converted back to `lifetimes`. The alignment column appears
+/// when any alignment is not 1, the offset column when any buffer is fixed.
+pub fn write_problem<W: Write>(out: W, problem: &Problem, lifetimes: Lifetimes) -> std::io::Result<()> {
+    let fixed = problem.buffers().iter().any(|b| b.fixed_offset.is_some());
+    write_rows(out, problem, lifetimes, fixed, |i| problem.buffers()[i].fixed_offset)
+}
+
+/// Writes the rows of `problem` with an offset column if `offset_column`,
+/// filled by `offset(i)` (empty cell for `None`).
+pub(crate) fn write_rows<W: Write>(
+    out: W,
+    problem: &Problem,
+    lifetimes: Lifetimes,
+    offset_column: bool,
+    offset: impl Fn(usize) -> Option<u64>,
+) -> std::io::Result<()> {
+    let aligned = problem.buffers().iter().any(|b| b.alignment != 1);
+    let mut w = csv::Writer::from_writer(out);
+    let mut header = vec!["id", "lower", "upper", "size"];
+    if aligned {
+        header.push("alignment");
+    }
+    if offset_column {
+        header.push("offset");
+    }
+    w.write_record(&header)?;
+    let mut nums: [itoa::Buffer; 5] = Default::default();
+    for (i, b) in problem.buffers().iter().enumerate() {
+        let (lower, upper) = lifetimes.from_half_open(b.start, b.end);
+        w.write_field(&b.id)?;
+        w.write_field(nums[0].format(lower))?;
+        w.write_field(nums[1].format(upper))?;
+        w.write_field(nums[2].format(b.size))?;
+        if aligned {
+            w.write_field(nums[3].format(b.alignment))?;
+        }
+        if offset_column {
+            match offset(i) {
+                Some(o) => w.write_field(nums[4].format(o))?,
+                None => w.write_field("")?,
+            }
+        }
+        w.write_record(None::<&[u8]>)?;
+    }
+    w.flush()?;
+    Ok(())
+}

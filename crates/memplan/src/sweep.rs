@@ -1,0 +1,134 @@
+//! Event traversal (idealloc §5.3): sort allocation and deallocation events by
+//! time, deallocations first at equal times, and sweep once.
+
+use crate::problem::Buffer;
+
+/// The max load L: the most bytes alive at one instant. With half-open
+/// lifetimes, a buffer ending at `t` and one starting at `t` never coexist.
+pub fn max_load(buffers: &[Buffer]) -> u64 {
+    let profile = LoadProfile::new(buffers);
+    profile.loads.iter().copied().max().unwrap_or(0)
+}
+
+/// The load as a step function of time: `loads[k]` bytes are alive during
+/// `[times[k], times[k + 1])`. `times` holds every distinct start and end.
+#[derive(Clone, Debug, Default)]
+pub struct LoadProfile {
+    /// Distinct event times, increasing.
+    pub times: Vec<u64>,
+    /// Load in each elementary segment; one shorter than `times` (or empty).
+    pub loads: Vec<u64>,
+}
+
+impl LoadProfile {
+    /// Builds the profile in O(n log n).
+    pub fn new(buffers: &[Buffer]) -> Self {
+        let mut times: Vec<u64> = Vec::with_capacity(buffers.len() * 2);
+        for b in buffers {
+            times.push(b.start);
+            times.push(b.end);
+        }
+        times.sort_unstable();
+        times.dedup();
+        let mut delta = vec![0i128; times.len()];
+        for b in buffers {
+            delta[segment_of(&times, b.start)] += i128::from(b.size);
+            delta[segment_of(&times, b.end)] -= i128::from(b.size);
+        }
+        let mut loads = Vec::with_capacity(times.len().saturating_sub(1));
+        let mut load: i128 = 0;
+        for d in delta.iter().take(times.len().saturating_sub(1)) {
+            load += d;
+            // The sum of live sizes is at most the sum of all sizes, which
+            // `Problem::new` keeps below 2^64.
+            loads.push(u64::try_from(load).unwrap_or(u64::MAX));
+        }
+        LoadProfile { times, loads }
+    }
+
+    /// Index of the elementary segment starting at `t` (which must be one of
+    /// the profile's times).
+    #[inline]
+    pub fn segment(&self, t: u64) -> usize {
+        segment_of(&self.times, t)
+    }
+
+    /// The contention of each buffer: the highest load over its lifetime
+    /// (TelaMalloc §3.1). O(n log n) with a range-maximum segment tree.
+    pub fn contention(&self, buffers: &[Buffer]) -> Vec<u64> {
+        let tree = MaxTree::new(&self.loads);
+        buffers
+            .iter()
+            .map(|b| tree.max(self.segment(b.start), self.segment(b.end)))
+            .collect()
+    }
+}
+
+#[inline]
+fn segment_of(times: &[u64], t: u64) -> usize {
+    times.partition_point(|&x| x < t)
+}
+
+/// A static range-maximum tree over `u64` values.
+struct MaxTree {
+    half: usize,
+    nodes: Vec<u64>,
+}
+
+impl MaxTree {
+    fn new(values: &[u64]) -> Self {
+        let half = values.len().next_power_of_two().max(1);
+        let mut nodes = vec![0u64; 2 * half];
+        nodes[half..half + values.len()].copy_from_slice(values);
+        for i in (1..half).rev() {
+            nodes[i] = nodes[2 * i].max(nodes[2 * i + 1]);
+        }
+        MaxTree { half, nodes }
+    }
+
+    /// Maximum over `values[lo..hi]` (0 when empty).
+    fn max(&self, lo: usize, hi: usize) -> u64 {
+        let (mut lo, mut hi) = (lo + self.half, hi + self.half);
+        let mut best = 0;
+        while lo < hi {
+            if lo & 1 == 1 {
+                best = best.max(self.nodes[lo]);
+                lo += 1;
+            }
+            if hi & 1 == 1 {
+                hi -= 1;
+                best = best.max(self.nodes[hi]);
+            }
+            lo /= 2;
+            hi /= 2;
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bufs(spec: &[(u64, u64, u64)]) -> Vec<Buffer> {
+        spec.iter()
+            .enumerate()
+            .map(|(i, &(s, e, size))| Buffer::new(i.to_string(), s, e, size))
+            .collect()
+    }
+
+    #[test]
+    fn max_load_frees_before_allocations() {
+        assert_eq!(max_load(&[]), 0);
+        assert_eq!(max_load(&bufs(&[(0, 2, 5), (2, 4, 7)])), 7);
+        assert_eq!(max_load(&bufs(&[(0, 3, 5), (2, 4, 7)])), 12);
+        assert_eq!(max_load(&bufs(&[(0, 10, 1), (1, 2, 4), (3, 4, 4), (2, 3, 2)])), 5);
+    }
+
+    #[test]
+    fn contention_is_peak_load_over_lifetime() {
+        let b = bufs(&[(0, 2, 5), (1, 3, 7), (3, 6, 1), (5, 6, 2)]);
+        let p = LoadProfile::new(&b);
+        assert_eq!(p.contention(&b), vec![12, 12, 3, 3]);
+    }
+}
