@@ -3,12 +3,14 @@
 //! time (idealloc §2.2; the first-fit note). Fixed buffers are placed first.
 //!
 //! Cost: O(n log n + P log P) where P is the number of time-overlapping pairs
-//! met, thanks to the [`PlacedIndex`] interval structure.
+//! between buffers, thanks to the [`Occupancy`] index.
 
 use std::cmp::Reverse;
 
+use rayon::prelude::*;
+
 use crate::index::BufferIdx;
-use crate::interval::PlacedIndex;
+use crate::occupancy::Occupancy;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
@@ -128,35 +130,39 @@ pub fn order(problem: &Problem, order: Order) -> Vec<BufferIdx> {
 
 fn order_with_profile(problem: &Problem, order: Order, profile: &LoadProfile) -> Vec<BufferIdx> {
     let buffers = problem.buffers();
-    let mut free: Vec<BufferIdx> = problem
-        .indices()
-        .filter(|b| buffers[b.index()].fixed_offset.is_none())
-        .collect();
-    let buf = |b: &BufferIdx| -> &Buffer { &buffers[b.index()] };
     match order {
-        Order::Size => free.sort_unstable_by_key(|b| (Reverse(buf(b).size), Reverse(buf(b).lifetime()), *b)),
-        Order::Area => free.sort_unstable_by_key(|b| {
-            let x = buf(b);
-            (Reverse(u128::from(x.size) * u128::from(x.lifetime())), Reverse(x.size), *b)
+        Order::Size => sorted_by_key(buffers, |b, _| (Reverse(b.size), Reverse(b.lifetime()))),
+        Order::Area => sorted_by_key(buffers, |b, _| {
+            (Reverse(u128::from(b.size) * u128::from(b.lifetime())), Reverse(b.size))
         }),
-        Order::Lifetime => free.sort_unstable_by_key(|b| (Reverse(buf(b).lifetime()), Reverse(buf(b).size), *b)),
-        Order::Start => free.sort_unstable_by_key(|b| (buf(b).start, Reverse(buf(b).size), *b)),
+        Order::Lifetime => sorted_by_key(buffers, |b, _| (Reverse(b.lifetime()), Reverse(b.size))),
+        Order::Start => sorted_by_key(buffers, |b, _| (b.start, Reverse(b.size))),
         Order::Contention => {
             let contention = profile.contention(buffers);
-            free.sort_unstable_by_key(|b| {
-                let x = buf(b);
-                let lifetime = u128::from(x.lifetime());
+            sorted_by_key(buffers, |b, i| {
+                let lifetime = u128::from(b.lifetime());
                 (
-                    Reverse(contention[b.index()]),
-                    Reverse(x.alignment),
-                    Reverse(u128::from(x.size).saturating_mul(lifetime).saturating_mul(lifetime)),
-                    Reverse(x.lifetime()),
-                    *b,
+                    Reverse(contention[i]),
+                    Reverse(b.alignment),
+                    Reverse(u128::from(b.size).saturating_mul(lifetime).saturating_mul(lifetime)),
+                    Reverse(b.lifetime()),
                 )
             })
         }
     }
-    free
+}
+
+/// The free (not fixed) buffers sorted by `key(buffer, index)`, ties by
+/// index. Keys are computed once, then sorted in parallel.
+fn sorted_by_key<K: Ord + Send>(buffers: &[Buffer], key: impl Fn(&Buffer, usize) -> K + Sync) -> Vec<BufferIdx> {
+    let mut keyed: Vec<(K, BufferIdx)> = buffers
+        .par_iter()
+        .enumerate()
+        .filter(|(_, b)| b.fixed_offset.is_none())
+        .map(|(i, b)| (key(b, i), BufferIdx::new(i)))
+        .collect();
+    keyed.par_sort_unstable();
+    keyed.into_iter().map(|(_, b)| b).collect()
 }
 
 /// Places the fixed buffers, then the buffers of `order` one by one with
@@ -165,26 +171,19 @@ fn order_with_profile(problem: &Problem, order: Order, profile: &LoadProfile) ->
 /// fixed nor in `order` get offset 0.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
     let buffers = problem.buffers();
-    let mut offsets = vec![0u64; buffers.len()];
-    let mut index = PlacedIndex::new(buffers);
+    let mut offsets: Vec<u64> = buffers.iter().map(|b| b.fixed_offset.unwrap_or(0)).collect();
+    let mut tree = Occupancy::new(buffers);
     for (i, b) in buffers.iter().enumerate() {
         if let Some(offset) = b.fixed_offset {
-            offsets[i] = offset;
-            index.insert(BufferIdx::new(i), b.end);
+            tree.place(BufferIdx::new(i), offset);
         }
     }
-    let mut neighbours: Vec<BufferIdx> = Vec::new();
     let mut occupied: Vec<(u64, u64)> = Vec::new();
     for &b in order {
         let buf = &buffers[b.index()];
-        neighbours.clear();
-        index.overlapping(buf.start, buf.end, &mut neighbours);
         occupied.clear();
-        occupied.extend(neighbours.iter().map(|n| {
-            let o = offsets[n.index()];
-            (o, o + buffers[n.index()].size)
-        }));
-        occupied.sort_unstable();
+        tree.occupied_during(b, |o, e| occupied.push((o, e)));
+        occupied.sort_unstable_by_key(|r| r.0);
         let offset = match fit {
             Fit::FirstFit => first_fit(&occupied, buf.size, buf.alignment),
             Fit::BestFit => best_fit(&occupied, buf.size, buf.alignment),
@@ -193,7 +192,7 @@ pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64
             return None;
         }
         offsets[b.index()] = offset;
-        index.insert(b, buf.end);
+        tree.place(b, offset);
     }
     Some(Plan::from_offsets(offsets))
 }

@@ -8,7 +8,7 @@
 //! - [`problem`]: buffers, lifetimes, the problem and its CSV reader;
 //! - [`plan`]: offsets, the independent validator, statistics, plan CSV I/O;
 //! - [`sweep`]: event traversal (max load, load profile, contention);
-//! - [`interval`]: the index of placed buffers used by the fitting step;
+//! - [`occupancy`]: the index of placed buffers used by the fitting step;
 //! - [`solver`]: the common solver interface;
 //! - [`greedy`]: sort + first-fit / best-fit;
 //! - [`generate`]: synthetic instance generators.
@@ -18,7 +18,7 @@
 pub mod generate;
 pub mod greedy;
 pub mod index;
-pub mod interval;
+pub mod occupancy;
 pub mod plan;
 pub mod problem;
 pub mod solver;

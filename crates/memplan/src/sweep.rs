@@ -1,6 +1,8 @@
 //! Event traversal (idealloc §5.3): sort allocation and deallocation events by
 //! time, deallocations first at equal times, and sweep once.
 
+use rayon::prelude::*;
+
 use crate::problem::Buffer;
 
 /// The max load L: the most bytes alive at one instant. With half-open
@@ -28,7 +30,7 @@ impl LoadProfile {
             times.push(b.start);
             times.push(b.end);
         }
-        times.sort_unstable();
+        times.par_sort_unstable();
         times.dedup();
         let mut delta = vec![0i128; times.len()];
         for b in buffers {

@@ -56,7 +56,7 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
     let offset_col = find(&["offset"])
         .ok_or_else(|| err(Some(1), None, InputErrorKind::MissingColumn("offset")))?;
 
-    let index: std::collections::HashMap<&str, usize> = problem
+    let index: rustc_hash::FxHashMap<&str, usize> = problem
         .buffers()
         .iter()
         .enumerate()

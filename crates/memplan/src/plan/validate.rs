@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use rayon::prelude::*;
+
 use super::Plan;
 use crate::index::BufferIdx;
 use crate::problem::{Buffer, Problem};
@@ -111,7 +113,7 @@ pub fn first_overlap(
         events.push((buf.start, 1, b, offset));
         events.push((buf.end, 0, b, offset));
     }
-    events.sort_unstable_by_key(|&(t, kind, b, _)| (t, kind, b));
+    events.par_sort_unstable_by_key(|&(t, kind, b, _)| (t, kind, b));
     // offset -> (end, buffer) of live ranges.
     let mut live: BTreeMap<u64, (u64, BufferIdx)> = BTreeMap::new();
     for (_, kind, b, offset) in events {

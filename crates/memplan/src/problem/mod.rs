@@ -4,7 +4,7 @@
 pub(crate) mod read;
 pub(crate) mod write;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 pub use read::{read_problem, read_problem_from, InputError, InputErrorKind};
 pub use write::write_problem;
@@ -283,7 +283,8 @@ fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {
 }
 
 fn check_ids(buffers: &[Buffer]) -> Result<(), ProblemError> {
-    let mut seen: HashMap<&str, BufferIdx> = HashMap::with_capacity(buffers.len());
+    let mut seen: FxHashMap<&str, BufferIdx> = FxHashMap::default();
+    seen.reserve(buffers.len());
     for (i, b) in buffers.iter().enumerate() {
         let idx = BufferIdx::new(i);
         if let Some(&first) = seen.get(b.id.as_str()) {

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::{Buffer, Lifetimes, Problem, ProblemError};
 
 /// Why an input file was refused.
@@ -48,6 +50,8 @@ pub enum InputErrorKind {
     DuplicateColumn(String),
     #[error("unknown column (expected columns: {COLUMNS_HELP})")]
     UnknownColumn,
+    #[error("expected {expected} fields as in the header, found {found}")]
+    FieldCount { expected: usize, found: usize },
     #[error("empty id")]
     EmptyId,
     #[error("empty value in a required column")]
@@ -152,6 +156,10 @@ pub fn read_problem(path: &Path, lifetimes: Lifetimes) -> Result<Problem, InputE
 }
 
 /// Reads a problem from CSV bytes; `path` only names the source in errors.
+///
+/// Large unquoted inputs are parsed in parallel chunks split at line ends;
+/// the result and the reported error (the first in the file) are the same
+/// as a sequential read.
 pub fn read_problem_from(
     bytes: &[u8],
     path: &Path,
@@ -168,8 +176,7 @@ pub fn read_problem_from(
         .byte_headers()
         .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
         .clone();
-    let columns = parse_header(&header)
-        .map_err(|(column, kind)| err(Some(1), column, kind))?;
+    let columns = parse_header(&header).map_err(|(column, kind)| err(Some(1), column, kind))?;
     for required in [Field::Id, Field::Lower, Field::Upper, Field::Size] {
         if columns.get(required).is_none() {
             return Err(err(
@@ -179,57 +186,25 @@ pub fn read_problem_from(
             ));
         }
     }
-
-    let mut buffers = Vec::new();
-    let mut lines = Vec::new();
-    let mut record = csv::ByteRecord::new();
-    loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(err(csv_line(&e), None, InputErrorKind::Csv(e.to_string()))),
+    let body_start = reader.position().byte() as usize;
+    let body = &bytes[body_start.min(bytes.len())..];
+    let ctx = RowContext {
+        path,
+        columns: &columns,
+        lifetimes,
+    };
+    let chunks = split_lines(body, rayon::current_num_threads());
+    let parsed: Vec<Result<Vec<(Buffer, u64)>, InputError>> = chunks
+        .par_iter()
+        .map(|&(chunk, first_line)| ctx.parse_rows(chunk, first_line))
+        .collect();
+    let mut buffers = Vec::with_capacity(parsed.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum());
+    let mut lines = Vec::with_capacity(buffers.capacity());
+    for chunk in parsed {
+        for (buffer, line) in chunk? {
+            buffers.push(buffer);
+            lines.push(line);
         }
-        let line = record.position().map_or(0, |p| p.line());
-        let field_err = |f: Field, kind| err(Some(line), Some(columns.name(f)), kind);
-        let cell = |f: Field| columns.get(f).and_then(|p| record.get(p)).unwrap_or(b"");
-        let number = |f: Field| -> Result<Option<u64>, InputError> {
-            parse_u64(cell(f)).map_err(|kind| field_err(f, kind))
-        };
-        let required = |f: Field| -> Result<u64, InputError> {
-            number(f)?.ok_or_else(|| field_err(f, InputErrorKind::EmptyValue))
-        };
-
-        let id = String::from_utf8_lossy(cell(Field::Id)).into_owned();
-        if id.is_empty() {
-            return Err(field_err(Field::Id, InputErrorKind::EmptyId));
-        }
-        let lower = required(Field::Lower)?;
-        let upper = required(Field::Upper)?;
-        let size = required(Field::Size)?;
-        let alignment = number(Field::Alignment)?.unwrap_or(1);
-        let fixed_offset = number(Field::Offset)?;
-        let (start, end) = lifetimes
-            .to_half_open(lower, upper)
-            .ok_or_else(|| field_err(Field::Upper, InputErrorKind::UpperOverflow(upper)))?;
-        if start >= end {
-            return Err(field_err(
-                Field::Upper,
-                InputErrorKind::EmptyLifetime {
-                    lower,
-                    upper,
-                    semantics: lifetimes.name(),
-                },
-            ));
-        }
-        buffers.push(Buffer {
-            id,
-            start,
-            end,
-            size,
-            alignment,
-            fixed_offset,
-        });
-        lines.push(line);
     }
 
     Problem::new(buffers, None).map_err(|e| {
@@ -267,6 +242,126 @@ pub fn read_problem_from(
         };
         err(line, field.map(|f| columns.name(f)), kind)
     })
+}
+
+/// What parsing a row needs to know.
+struct RowContext<'a> {
+    path: &'a Path,
+    columns: &'a Columns,
+    lifetimes: Lifetimes,
+}
+
+impl RowContext<'_> {
+    /// Parses the header-less rows of `chunk`, whose first line is line
+    /// `first_line` of the file; returns each buffer with its line.
+    fn parse_rows(&self, chunk: &[u8], first_line: u64) -> Result<Vec<(Buffer, u64)>, InputError> {
+        let columns = self.columns;
+        let err = |line: u64, column: Option<String>, kind| InputError {
+            path: self.path.to_path_buf(),
+            line: Some(line),
+            column,
+            kind,
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(chunk);
+        let mut out = Vec::new();
+        let mut record = csv::ByteRecord::new();
+        loop {
+            match reader.read_byte_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => {
+                    let line = first_line + csv_line(&e).unwrap_or(1) - 1;
+                    return Err(err(line, None, InputErrorKind::Csv(e.to_string())));
+                }
+            }
+            let line = first_line + record.position().map_or(1, |p| p.line()) - 1;
+            if record.len() != columns.names.len() {
+                return Err(err(
+                    line,
+                    None,
+                    InputErrorKind::FieldCount {
+                        expected: columns.names.len(),
+                        found: record.len(),
+                    },
+                ));
+            }
+            let field_err = |f: Field, kind| err(line, Some(columns.name(f)), kind);
+            let cell = |f: Field| columns.get(f).and_then(|p| record.get(p)).unwrap_or(b"");
+            let number = |f: Field| -> Result<Option<u64>, InputError> {
+                parse_u64(cell(f)).map_err(|kind| field_err(f, kind))
+            };
+            let required = |f: Field| -> Result<u64, InputError> {
+                number(f)?.ok_or_else(|| field_err(f, InputErrorKind::EmptyValue))
+            };
+
+            let id = String::from_utf8_lossy(cell(Field::Id)).into_owned();
+            if id.is_empty() {
+                return Err(field_err(Field::Id, InputErrorKind::EmptyId));
+            }
+            let lower = required(Field::Lower)?;
+            let upper = required(Field::Upper)?;
+            let size = required(Field::Size)?;
+            let alignment = number(Field::Alignment)?.unwrap_or(1);
+            let fixed_offset = number(Field::Offset)?;
+            let (start, end) = self
+                .lifetimes
+                .to_half_open(lower, upper)
+                .ok_or_else(|| field_err(Field::Upper, InputErrorKind::UpperOverflow(upper)))?;
+            if start >= end {
+                return Err(field_err(
+                    Field::Upper,
+                    InputErrorKind::EmptyLifetime {
+                        lower,
+                        upper,
+                        semantics: self.lifetimes.name(),
+                    },
+                ));
+            }
+            let buffer = Buffer {
+                id,
+                start,
+                end,
+                size,
+                alignment,
+                fixed_offset,
+            };
+            out.push((buffer, line));
+        }
+        Ok(out)
+    }
+}
+
+/// Splits `body` (which starts on line 2, after the header) into about
+/// `parts` chunks at line ends, each with its first line number. Input with
+/// quotes stays in one chunk: a quoted cell may hold a line break.
+fn split_lines(body: &[u8], parts: usize) -> Vec<(&[u8], u64)> {
+    const MIN_CHUNK: usize = 1 << 20;
+    if body.len() < 2 * MIN_CHUNK || parts < 2 || memchr_quote(body) {
+        return vec![(body, 2)];
+    }
+    let target = body.len().div_ceil(parts * 4).max(MIN_CHUNK);
+    let mut chunks = Vec::new();
+    let mut from = 0;
+    let mut line = 2u64;
+    while from < body.len() {
+        let mut to = (from + target).min(body.len());
+        while to < body.len() && body[to - 1] != b'\n' {
+            to += 1;
+        }
+        let chunk = &body[from..to];
+        chunks.push((chunk, line));
+        line += chunk.iter().filter(|&&c| c == b'\n').count() as u64;
+        from = to;
+    }
+    chunks
+}
+
+fn memchr_quote(bytes: &[u8]) -> bool {
+    bytes.contains(&b'"')
 }
 
 /// A CSV reader with memplan's settings: header row, cells trimmed.
@@ -419,7 +514,29 @@ mod tests {
         );
         assert_eq!(
             error("id,lower,upper,size\na,0,3\n"),
-            "in.csv:2: malformed CSV: CSV error: record 1 (line: 2, byte: 20): found record with 3 fields, but the previous record has 4 fields"
+            "in.csv:2: expected 4 fields as in the header, found 3"
+        );
+    }
+
+    #[test]
+    fn chunked_parsing_keeps_lines_and_order() {
+        let mut text = String::from("id,lower,upper,size\n");
+        for i in 0..150_000u64 {
+            text.push_str(&format!("b{i},{i},{},{}\n", i + 3, 1 + i % 7));
+        }
+        let p = read(&text).unwrap();
+        assert_eq!(p.len(), 150_000);
+        assert_eq!(p.buffers()[123_456], Buffer::new("b123456", 123_456, 123_459, 1 + 123_456 % 7));
+        // Errors deep in the file report their line, and the first one wins.
+        let bad = text.replacen("b140000,140000", "b140000,x", 1).replacen("b100000,100000", "b100000,-1", 1);
+        assert_eq!(
+            read(&bad).unwrap_err().to_string(),
+            "in.csv:100002: column `lower`: must not be negative, got `-1`"
+        );
+        let dup = text.replacen("b140000,", "b7,", 1);
+        assert_eq!(
+            read(&dup).unwrap_err().to_string(),
+            "in.csv:140002: column `id`: duplicate id `b7` (first on line 9)"
         );
     }
 

@@ -1,0 +1,217 @@
+//! Command-line arguments (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use memplan::generate::Kind;
+use memplan::greedy::{Fit, Order};
+use memplan::Lifetimes;
+
+#[derive(Parser, Debug)]
+#[command(name = "memplan", version, about = "Static memory planner: gives every buffer an offset so that buffers alive at the same time never share an address.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Plan a problem: assign an offset to every buffer.
+    Solve(SolveArgs),
+    /// Check a plan against its problem independently.
+    Validate(ValidateArgs),
+    /// Print statistics of a problem (max load, sizes, lifetimes).
+    Stats(StatsArgs),
+    /// Generate a synthetic problem.
+    Generate(GenerateArgs),
+    /// Time read + solve + validate of the greedy variants.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InputArgs {
+    /// Problem CSV: id,lower,upper,size[,alignment][,offset].
+    pub input: PathBuf,
+    /// How to read the lower/upper columns.
+    #[arg(long, value_enum, default_value_t = LifetimesArg::HalfOpen)]
+    pub lifetimes: LifetimesArg,
+}
+
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Write the plan CSV here (the input's columns plus `offset`).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Solver to run.
+    #[arg(long, value_enum, default_value_t = SolverArg::Greedy)]
+    pub solver: SolverArg,
+    /// Greedy placement order.
+    #[arg(long, value_enum, default_value_t = OrderArg::Size)]
+    pub order: OrderArg,
+    /// Greedy fitting rule.
+    #[arg(long, value_enum, default_value_t = FitArg::FirstFit)]
+    pub fit: FitArg,
+    /// The plan must fit in this many bytes (exit 1 if not found).
+    #[arg(long)]
+    pub capacity: Option<u64>,
+    /// Time budget in seconds (the greedy solver always runs to completion).
+    #[arg(long, value_parser = parse_seconds)]
+    pub time_limit: Option<f64>,
+    /// Seed of randomized solvers.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Plan CSV with `id` and `offset` columns.
+    pub plan: PathBuf,
+    /// Also check that every buffer ends within this many bytes.
+    #[arg(long)]
+    pub capacity: Option<u64>,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// Kind of instance.
+    #[arg(long, value_enum)]
+    pub kind: KindArg,
+    /// Number of buffers.
+    #[arg(long)]
+    pub buffers: usize,
+    /// Random seed: the same seed gives the same file.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output CSV (half-open lifetimes).
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Instance files or directories of CSV files; without any, generated
+    /// instances of `--sizes` buffers of kind `--kind` are used.
+    pub inputs: Vec<PathBuf>,
+    /// Sizes of the generated instances.
+    #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000])]
+    pub sizes: Vec<usize>,
+    /// Kind of the generated instances.
+    #[arg(long, value_enum, default_value_t = KindArg::Layered)]
+    pub kind: KindArg,
+    /// Seed of the generated instances.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Run every order × fit instead of size/first-fit only.
+    #[arg(long)]
+    pub all_variants: bool,
+    /// Runs per measurement; the median time is reported.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a non-negative number of seconds, got `{s}`")),
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverArg {
+    /// Sort + first-fit / best-fit.
+    Greedy,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LifetimesArg {
+    /// [lower, upper): MiniMalloc.
+    HalfOpen,
+    /// [lower, upper]: XLA, the first-fit note.
+    Inclusive,
+    /// (lower, upper): idealloc.
+    Exclusive,
+}
+
+impl From<LifetimesArg> for Lifetimes {
+    fn from(l: LifetimesArg) -> Self {
+        match l {
+            LifetimesArg::HalfOpen => Lifetimes::HalfOpen,
+            LifetimesArg::Inclusive => Lifetimes::Inclusive,
+            LifetimesArg::Exclusive => Lifetimes::Exclusive,
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderArg {
+    Size,
+    Area,
+    Lifetime,
+    Start,
+    Contention,
+}
+
+impl From<OrderArg> for Order {
+    fn from(o: OrderArg) -> Self {
+        match o {
+            OrderArg::Size => Order::Size,
+            OrderArg::Area => Order::Area,
+            OrderArg::Lifetime => Order::Lifetime,
+            OrderArg::Start => Order::Start,
+            OrderArg::Contention => Order::Contention,
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitArg {
+    FirstFit,
+    BestFit,
+}
+
+impl From<FitArg> for Fit {
+    fn from(f: FitArg) -> Self {
+        match f {
+            FitArg::FirstFit => Fit::FirstFit,
+            FitArg::BestFit => Fit::BestFit,
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindArg {
+    Random,
+    Perfect,
+    Layered,
+    Trace,
+}
+
+impl From<KindArg> for Kind {
+    fn from(k: KindArg) -> Self {
+        match k {
+            KindArg::Random => Kind::Random,
+            KindArg::Perfect => Kind::Perfect,
+            KindArg::Layered => Kind::Layered,
+            KindArg::Trace => Kind::Trace,
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! One function per subcommand.
+
+use std::time::{Duration, Instant};
+
+use memplan::generate::{generate, Kind};
+use memplan::greedy::Greedy;
+use memplan::plan::{read_plan, write_plan};
+use memplan::problem::{read_problem, write_problem};
+use memplan::{validate, Lifetimes, Problem, SolveError, SolveOptions, Solver, Stats};
+use serde_json::json;
+
+use crate::args::{Cli, Command, GenerateArgs, InputArgs, SolveArgs, SolverArg, StatsArgs, ValidateArgs};
+use crate::output::{bytes, seconds, write_atomically};
+use crate::Failure;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Solve(args) => solve(args),
+        Command::Validate(args) => validate_plan(args),
+        Command::Stats(args) => stats(args),
+        Command::Generate(args) => generate_file(args),
+        Command::Bench(args) => crate::bench::run(args),
+    }
+}
+
+fn read(input: &InputArgs) -> Result<Problem, Failure> {
+    Ok(read_problem(&input.input, input.lifetimes.into())?)
+}
+
+/// The solver selected on the command line.
+fn solver(args: &SolveArgs) -> Box<dyn Solver> {
+    match args.solver {
+        SolverArg::Greedy => Box::new(Greedy {
+            order: args.order.into(),
+            fit: args.fit.into(),
+        }),
+    }
+}
+
+fn solve(args: SolveArgs) -> Result<(), Failure> {
+    let problem = read(&args.input)?.with_capacity(args.capacity);
+    let solver = solver(&args);
+    let options = SolveOptions {
+        time_limit: args.time_limit.map(Duration::from_secs_f64),
+        seed: args.seed,
+    };
+    let started = Instant::now();
+    let result = solver.solve(&problem, &options);
+    let elapsed = started.elapsed().as_secs_f64();
+    let solution = match result {
+        Ok(solution) => solution,
+        Err(error) => {
+            let SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+            } = &error;
+            if args.json {
+                let value = json!({
+                    "status": "not_found",
+                    "reason": reason.describe(),
+                    "capacity": capacity,
+                    "best_makespan": best_makespan,
+                    "buffers": problem.len(),
+                    "max_load": problem.max_load(),
+                    "solver": solver.name(),
+                    "seconds": elapsed,
+                });
+                println!("{value}");
+            }
+            return Err(Failure::Negative(format!("{}: {error}", args.input.input.display())));
+        }
+    };
+    validate(&problem, &solution.plan).map_err(|e| {
+        Failure::Negative(format!(
+            "internal error: {} returned an invalid plan: {e}",
+            solver.name()
+        ))
+    })?;
+    if let Some(path) = &args.output {
+        let lifetimes: Lifetimes = args.input.lifetimes.into();
+        write_atomically(path, |out| write_plan(out, &problem, &solution.plan, lifetimes))?;
+    }
+    let stats = Stats::with_max_load(&problem, &solution.plan, solution.lower_bound.min(solution.makespan));
+    let max_load = problem.max_load();
+    if args.json {
+        let counters: serde_json::Map<String, serde_json::Value> = solution
+            .counters
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let value = json!({
+            "status": "ok",
+            "buffers": stats.buffers,
+            "max_load": max_load,
+            "lower_bound": solution.lower_bound,
+            "makespan": solution.makespan,
+            "fragmentation": solution.makespan - max_load,
+            "fragmentation_percent": percent(solution.makespan - max_load, max_load),
+            "optimal": solution.optimal,
+            "capacity": problem.capacity,
+            "solver": solver.name(),
+            "seconds": elapsed,
+            "counters": counters,
+        });
+        println!("{value}");
+    } else {
+        let frag = solution.makespan - max_load;
+        println!("buffers        {}", stats.buffers);
+        println!("max load       {} ({} B)", bytes(max_load), max_load);
+        println!("makespan       {} ({} B){}", bytes(solution.makespan), solution.makespan,
+            if solution.optimal { ", optimal" } else { "" });
+        println!("fragmentation  {} ({} B, {:.3}%)", bytes(frag), frag, percent(frag, max_load));
+        if solution.lower_bound > max_load {
+            println!("lower bound    {} ({} B)", bytes(solution.lower_bound), solution.lower_bound);
+        }
+        println!("solver         {}", solver.name());
+        println!("time           {}", seconds(elapsed));
+        for (name, value) in &solution.counters {
+            println!("{name:<14} {value}");
+        }
+        if let Some(path) = &args.output {
+            println!("plan           {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
+    let problem = read(&args.input)?.with_capacity(args.capacity);
+    let plan = read_plan(&args.plan, &problem)?;
+    if let Err(e) = validate(&problem, &plan) {
+        if args.json {
+            println!("{}", json!({ "valid": false, "error": e.to_string() }));
+        }
+        return Err(Failure::Negative(format!("{}: invalid plan: {e}", args.plan.display())));
+    }
+    let stats = Stats::new(&problem, &plan);
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "valid": true,
+                "buffers": stats.buffers,
+                "max_load": stats.max_load,
+                "makespan": stats.makespan,
+                "fragmentation": stats.fragmentation,
+                "fragmentation_percent": stats.fragmentation_percent,
+            })
+        );
+    } else {
+        println!(
+            "valid: {} buffers, max load {}, makespan {}, fragmentation {} ({:.3}%)",
+            stats.buffers,
+            bytes(stats.max_load),
+            bytes(stats.makespan),
+            bytes(stats.fragmentation),
+            stats.fragmentation_percent
+        );
+    }
+    Ok(())
+}
+
+fn stats(args: StatsArgs) -> Result<(), Failure> {
+    let problem = read(&args.input)?;
+    let b = problem.buffers();
+    let max_load = problem.max_load();
+    let total: u64 = b.iter().map(|x| x.size).sum();
+    let min_size = b.iter().map(|x| x.size).min().unwrap_or(0);
+    let max_size = b.iter().map(|x| x.size).max().unwrap_or(0);
+    let first = b.iter().map(|x| x.start).min().unwrap_or(0);
+    let last = b.iter().map(|x| x.end).max().unwrap_or(0);
+    let fixed = b.iter().filter(|x| x.fixed_offset.is_some()).count();
+    let aligned = b.iter().filter(|x| x.alignment > 1).count();
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "buffers": problem.len(),
+                "max_load": max_load,
+                "total_size": total,
+                "min_size": min_size,
+                "max_size": max_size,
+                "time_start": first,
+                "time_end": last,
+                "fixed": fixed,
+                "aligned": aligned,
+            })
+        );
+    } else {
+        println!("buffers        {}", problem.len());
+        println!("max load       {} ({max_load} B)", bytes(max_load));
+        println!("total size     {} ({total} B)", bytes(total));
+        println!("sizes          {} .. {}", bytes(min_size), bytes(max_size));
+        println!("time           [{first}, {last}) half-open");
+        println!("fixed          {fixed}");
+        println!("aligned        {aligned}");
+    }
+    Ok(())
+}
+
+fn generate_file(args: GenerateArgs) -> Result<(), Failure> {
+    let kind: Kind = args.kind.into();
+    let generated = generate(kind, args.buffers, args.seed);
+    write_atomically(&args.output, |out| write_problem(out, &generated.problem, Lifetimes::HalfOpen))?;
+    Ok(())
+}
