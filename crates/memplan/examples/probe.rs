@@ -12,11 +12,11 @@ fn main() {
     let o = greedy::order(&p, greedy::Order::Size);
     eprintln!("order {:?}", t.elapsed());
     let t = Instant::now();
-    let tree = occupancy::Occupancy::new(p.buffers()); let mut out: Vec<(u64,u64)> = Vec::new();
+    let spans: Vec<occupancy::Span> = p.buffers().iter().map(occupancy::Span::from).collect(); let tree = occupancy::Occupancy::new(&spans); let mut out: Vec<(u64,u64)> = Vec::new();
     eprintln!("tree {:?}", t.elapsed());
     let t = Instant::now();
     let mut tot = 0usize;
-    if std::env::var("Q").is_ok() { for &b in &o { out.clear(); tree.occupied_during(b, |a, c| out.push((a, c))); tot += out.len(); } }
+    if std::env::var("Q").is_ok() { for &b in &o { out.clear(); tree.occupied_during(b.0, |a, c| out.push((a, c))); tot += out.len(); } }
     eprintln!("queries {:?} reported {}", t.elapsed(), tot);
     let t = Instant::now();
     let plan = greedy::place(&p, &o, greedy::Fit::FirstFit, None).unwrap();

@@ -10,11 +10,11 @@ use std::cmp::Reverse;
 use rayon::prelude::*;
 
 use crate::index::BufferIdx;
-use crate::occupancy::Occupancy;
+use crate::occupancy::{Occupancy, Span};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
-use crate::sweep::LoadProfile;
+use crate::sweep::{time_groups, LoadProfile};
 
 /// The order in which buffers are placed. Ties always end on input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -169,20 +169,72 @@ fn sorted_by_key<K: Ord + Send>(buffers: &[Buffer], key: impl Fn(&Buffer, usize)
 /// `fit`. With `limit`, stops and returns `None` as soon as a buffer would
 /// end above it (idealloc §5.5 early stopping). Buffers that are neither
 /// fixed nor in `order` get offset 0.
+///
+/// Buffers in different [`time_groups`] never compete for addresses, so the
+/// groups are placed independently (in parallel); the plan is exactly the
+/// one a single pass over `order` gives.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
+    const MIN_GROUP: usize = 4096;
     let buffers = problem.buffers();
-    let mut offsets: Vec<u64> = buffers.iter().map(|b| b.fixed_offset.unwrap_or(0)).collect();
-    let mut tree = Occupancy::new(buffers);
-    for (i, b) in buffers.iter().enumerate() {
-        if let Some(offset) = b.fixed_offset {
-            tree.place(BufferIdx::new(i), offset);
+    let (group_of, groups) = time_groups(buffers, MIN_GROUP);
+    // Members of each group (input order) and each buffer's local index.
+    let members = bucket(groups, problem.indices(), |b| group_of[b.index()]);
+    let mut local = vec![0u32; buffers.len()];
+    for list in &members {
+        for (i, b) in list.iter().enumerate() {
+            local[b.index()] = i as u32;
+        }
+    }
+    let orders = bucket(groups, order.iter().copied(), |b| group_of[b.index()]);
+    let placed: Option<Vec<Vec<u64>>> = members
+        .par_iter()
+        .zip(orders.par_iter())
+        .map(|(members, order)| {
+            let local_order = order.iter().map(|b| local[b.index()]);
+            place_group(buffers, members, local_order, fit, limit)
+        })
+        .collect();
+    let mut offsets = vec![0u64; buffers.len()];
+    for (members, group_offsets) in members.iter().zip(placed?) {
+        for (b, o) in members.iter().zip(group_offsets) {
+            offsets[b.index()] = o;
+        }
+    }
+    Some(Plan::from_offsets(offsets))
+}
+
+/// Splits `items` into `groups` lists by `group(item)`, keeping their order.
+fn bucket(groups: usize, items: impl Iterator<Item = BufferIdx>, group: impl Fn(BufferIdx) -> u32) -> Vec<Vec<BufferIdx>> {
+    let mut lists: Vec<Vec<BufferIdx>> = vec![Vec::new(); groups];
+    for b in items {
+        lists[group(b) as usize].push(b);
+    }
+    lists
+}
+
+/// [`place`] for one time group: `members` are its buffers, `order` lists
+/// local indices into `members`. Returns the offsets of `members`.
+fn place_group(
+    buffers: &[Buffer],
+    members: &[BufferIdx],
+    order: impl Iterator<Item = u32>,
+    fit: Fit,
+    limit: Option<u64>,
+) -> Option<Vec<u64>> {
+    let spans: Vec<Span> = members.iter().map(|b| Span::from(&buffers[b.index()])).collect();
+    let mut occupancy = Occupancy::new(&spans);
+    let mut offsets = vec![0u64; members.len()];
+    for (i, b) in members.iter().enumerate() {
+        if let Some(offset) = buffers[b.index()].fixed_offset {
+            offsets[i] = offset;
+            occupancy.place(i as u32, offset);
         }
     }
     let mut occupied: Vec<(u64, u64)> = Vec::new();
-    for &b in order {
-        let buf = &buffers[b.index()];
+    for b in order {
+        let buf = &buffers[members[b as usize].index()];
         occupied.clear();
-        tree.occupied_during(b, |o, e| occupied.push((o, e)));
+        occupancy.occupied_during(b, |o, e| occupied.push((o, e)));
         occupied.sort_unstable_by_key(|r| r.0);
         let offset = match fit {
             Fit::FirstFit => first_fit(&occupied, buf.size, buf.alignment),
@@ -191,10 +243,10 @@ pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64
         if limit.is_some_and(|l| offset + buf.size > l) {
             return None;
         }
-        offsets[b.index()] = offset;
-        tree.place(b, offset);
+        offsets[b as usize] = offset;
+        occupancy.place(b, offset);
     }
-    Some(Plan::from_offsets(offsets))
+    Some(offsets)
 }
 
 /// The smallest multiple of `alignment` that is `>= x`.

@@ -16,8 +16,28 @@
 
 use rayon::prelude::*;
 
-use crate::index::BufferIdx;
 use crate::problem::Buffer;
+
+/// The lifetime `[start, end)` and size of one indexed buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// First live time.
+    pub start: u64,
+    /// First dead time.
+    pub end: u64,
+    /// Bytes.
+    pub size: u64,
+}
+
+impl From<&Buffer> for Span {
+    fn from(b: &Buffer) -> Self {
+        Span {
+            start: b.start,
+            end: b.end,
+            size: b.size,
+        }
+    }
+}
 
 const UNPLACED: u64 = u64::MAX;
 
@@ -41,8 +61,8 @@ impl Entry {
     }
 }
 
-/// Placed buffers, searchable by time overlap. Built once for all buffers of
-/// a problem; buffers are then placed one by one.
+/// Placed buffers, searchable by time overlap. Built once for a set of
+/// spans, indexed `0..n` as given; they are then placed one by one.
 #[derive(Clone, Debug, Default)]
 pub struct Occupancy {
     /// Every buffer, by increasing start.
@@ -66,14 +86,18 @@ pub struct Occupancy {
 
 impl Occupancy {
     /// Indexes all `buffers`, none placed, in O(n log n) time and O(n) memory.
-    pub fn new(buffers: &[Buffer]) -> Self {
+    pub fn new(buffers: &[Span]) -> Self {
         let n = buffers.len();
         let mut order: Vec<(u64, u32)> = buffers
             .iter()
             .enumerate()
             .map(|(i, b)| (b.start, i as u32))
             .collect();
-        order.par_sort_unstable();
+        if n > 1 << 16 {
+            order.par_sort_unstable();
+        } else {
+            order.sort_unstable();
+        }
         let by_start: Vec<Entry> = order
             .iter()
             .map(|&(_, i)| {
@@ -155,9 +179,10 @@ impl Occupancy {
     }
 
     /// Records that buffer `b` now sits at `offset`.
-    pub fn place(&mut self, b: BufferIdx, offset: u64) {
-        self.by_start[self.position[b.index()] as usize].offset = offset;
-        let (from, to) = self.slot_ranges[b.index()];
+    pub fn place(&mut self, b: u32, offset: u64) {
+        let b = b as usize;
+        self.by_start[self.position[b] as usize].offset = offset;
+        let (from, to) = self.slot_ranges[b];
         for &c in &self.copy_slots[from as usize..to as usize] {
             self.copies[c as usize].offset = offset;
         }
@@ -165,10 +190,10 @@ impl Occupancy {
 
     /// Calls `f(offset, end)` with the address range of every placed buffer
     /// whose lifetime intersects that of buffer `b` (`b` excluded).
-    pub fn occupied_during(&self, b: BufferIdx, mut f: impl FnMut(u64, u64)) {
-        let own = self.position[b.index()] as usize;
+    pub fn occupied_during(&self, b: u32, mut f: impl FnMut(u64, u64)) {
+        let own = self.position[b as usize] as usize;
         let (s, e) = (self.by_start[own].start, self.by_start[own].end);
-        let p_s = self.run_start[b.index()] as usize;
+        let p_s = self.run_start[b as usize] as usize;
         let k = self.checkpoints.partition_point(|&c| c as usize <= p_s) - 1;
         let q = self.checkpoints[k] as usize;
         let (from, to) = self.copy_ranges[k];
@@ -212,23 +237,24 @@ mod tests {
             spec in proptest::collection::vec((0u64..60, 1u64..40, proptest::option::of(0u64..100)), 1..150),
             query in any::<proptest::sample::Index>(),
         ) {
-            let buffers: Vec<Buffer> = spec
+            let buffers: Vec<Span> = spec
                 .iter()
                 .enumerate()
-                .map(|(i, &(s, len, _))| Buffer::new(i.to_string(), s, s + len, 1 + i as u64))
+                .map(|(i, &(s, len, _))| Span { start: s, end: s + len, size: 1 + i as u64 })
                 .collect();
             let mut occ = Occupancy::new(&buffers);
             for (i, &(_, _, offset)) in spec.iter().enumerate() {
                 if let Some(o) = offset {
-                    occ.place(BufferIdx::new(i), o);
+                    occ.place(i as u32, o);
                 }
             }
             let q = query.index(buffers.len());
             let mut got = Vec::new();
-            occ.occupied_during(BufferIdx::new(q), |o, e| got.push((o, e)));
+            occ.occupied_during(q as u32, |o, e| got.push((o, e)));
             got.sort();
+            let overlaps = |a: &Span, b: &Span| a.start < b.end && b.start < a.end;
             let mut want: Vec<(u64, u64)> = (0..buffers.len())
-                .filter(|&i| i != q && buffers[i].overlaps_in_time(&buffers[q]))
+                .filter(|&i| i != q && overlaps(&buffers[i], &buffers[q]))
                 .filter_map(|i| spec[i].2.map(|o| (o, o + buffers[i].size)))
                 .collect();
             want.sort();
@@ -239,9 +265,7 @@ mod tests {
     #[test]
     fn copies_stay_linear() {
         // Everything alive at once: the worst case for checkpoint copies.
-        let buffers: Vec<Buffer> = (0..1000)
-            .map(|i| Buffer::new(i.to_string(), i, 2000, 1))
-            .collect();
+        let buffers: Vec<Span> = (0..1000).map(|i| Span { start: i, end: 2000, size: 1 }).collect();
         let occ = Occupancy::new(&buffers);
         assert!(occ.copies.len() <= 2 * buffers.len(), "{} copies", occ.copies.len());
     }

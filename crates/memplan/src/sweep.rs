@@ -66,6 +66,36 @@ impl LoadProfile {
     }
 }
 
+/// Splits the buffers into groups that are independent in time (MiniMalloc
+/// §7, temporal decomposition): no buffer of one group is alive at the same
+/// time as a buffer of another, so each group can be placed on its own.
+/// Consecutive independent parts are merged until a group has at least
+/// `min_group` buffers. Returns the group of each buffer and the number of
+/// groups; groups are numbered in time order.
+pub fn time_groups(buffers: &[Buffer], min_group: usize) -> (Vec<u32>, usize) {
+    let mut by_start: Vec<(u64, u64, u32)> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.start, b.end, i as u32))
+        .collect();
+    by_start.par_sort_unstable();
+    let mut group_of = vec![0u32; buffers.len()];
+    let mut group = 0u32;
+    let mut size = 0usize;
+    let mut reach = 0u64;
+    for &(start, end, i) in &by_start {
+        if size >= min_group && start >= reach {
+            group += 1;
+            size = 0;
+        }
+        group_of[i as usize] = group;
+        size += 1;
+        reach = reach.max(end);
+    }
+    let groups = if buffers.is_empty() { 0 } else { group as usize + 1 };
+    (group_of, groups)
+}
+
 #[inline]
 fn segment_of(times: &[u64], t: u64) -> usize {
     times.partition_point(|&x| x < t)
@@ -125,6 +155,14 @@ mod tests {
         assert_eq!(max_load(&bufs(&[(0, 2, 5), (2, 4, 7)])), 7);
         assert_eq!(max_load(&bufs(&[(0, 3, 5), (2, 4, 7)])), 12);
         assert_eq!(max_load(&bufs(&[(0, 10, 1), (1, 2, 4), (3, 4, 4), (2, 3, 2)])), 5);
+    }
+
+    #[test]
+    fn time_groups_split_at_idle_points() {
+        let b = bufs(&[(0, 2, 1), (1, 3, 1), (3, 4, 1), (5, 9, 1), (6, 7, 1), (3, 4, 1)]);
+        assert_eq!(time_groups(&b, 1), (vec![0, 0, 1, 2, 2, 1], 3));
+        assert_eq!(time_groups(&b, 3), (vec![0, 0, 0, 1, 1, 0], 2));
+        assert_eq!(time_groups(&[], 1), (vec![], 0));
     }
 
     #[test]
