@@ -8,7 +8,11 @@ use memplan::greedy::{Fit, Order};
 use memplan::Lifetimes;
 
 #[derive(Parser, Debug)]
-#[command(name = "memplan", version, about = "Static memory planner: gives every buffer an offset so that buffers alive at the same time never share an address.")]
+#[command(
+    name = "memplan",
+    version,
+    about = "Static memory planner: gives every buffer an offset so that buffers alive at the same time never share an address."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -131,7 +135,9 @@ pub struct BenchArgs {
 fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("expected a non-negative number of seconds, got `{s}`")),
+        _ => Err(format!(
+            "expected a non-negative number of seconds, got `{s}`"
+        )),
     }
 }
 

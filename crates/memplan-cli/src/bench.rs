@@ -26,7 +26,16 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     };
     println!(
         "{:<28} {:>9} {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9}",
-        "instance", "buffers", "solver", "read", "solve", "validate", "total", "sort", "frag", "vs sort"
+        "instance",
+        "buffers",
+        "solver",
+        "read",
+        "solve",
+        "validate",
+        "total",
+        "sort",
+        "frag",
+        "vs sort"
     );
     let result = (|| {
         for file in &files {
@@ -38,7 +47,10 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
                 }
                 runs.sort_by(|a, b| a.total().total_cmp(&b.total()));
                 let m = &runs[runs.len() / 2];
-                let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 println!(
                     "{:<28} {:>9} {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9}",
                     name,
@@ -85,7 +97,8 @@ fn measure(file: &Path, solver: &Greedy) -> Result<Measurement, Failure> {
         .solve(&problem, &SolveOptions::default())
         .map_err(|e| Failure::Negative(e.to_string()))?;
     let t2 = Instant::now();
-    validate(&problem, &solution.plan).map_err(|e| Failure::Negative(format!("invalid plan: {e}")))?;
+    validate(&problem, &solution.plan)
+        .map_err(|e| Failure::Negative(format!("invalid plan: {e}")))?;
     let t3 = Instant::now();
     let max_load = solution.lower_bound;
     let fragmentation = solution.makespan - max_load;
@@ -95,7 +108,11 @@ fn measure(file: &Path, solver: &Greedy) -> Result<Measurement, Failure> {
         solve: (t2 - t1).as_secs_f64(),
         validate: (t3 - t2).as_secs_f64(),
         fragmentation,
-        fragmentation_percent: if max_load == 0 { 0.0 } else { fragmentation as f64 * 100.0 / max_load as f64 },
+        fragmentation_percent: if max_load == 0 {
+            0.0
+        } else {
+            fragmentation as f64 * 100.0 / max_load as f64
+        },
     })
 }
 
@@ -124,8 +141,9 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
         let mut files = Vec::new();
         for input in &args.inputs {
             if input.is_dir() {
-                let entries = std::fs::read_dir(input)
-                    .map_err(|e| Failure::Input(format!("{}: cannot read directory: {e}", input.display())))?;
+                let entries = std::fs::read_dir(input).map_err(|e| {
+                    Failure::Input(format!("{}: cannot read directory: {e}", input.display()))
+                })?;
                 let mut csvs: Vec<PathBuf> = entries
                     .filter_map(|e| e.ok().map(|e| e.path()))
                     .filter(|p| p.extension().is_some_and(|x| x == "csv"))
@@ -146,7 +164,9 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
     for &n in &args.sizes {
         let path = dir.join(format!("{}-{n}.csv", kind.name()));
         let generated = generate(kind, n, args.seed);
-        write_atomically(&path, |out| write_problem(out, &generated.problem, Lifetimes::HalfOpen))?;
+        write_atomically(&path, |out| {
+            write_problem(out, &generated.problem, Lifetimes::HalfOpen)
+        })?;
         files.push(path);
     }
     Ok((files, Some(dir)))

@@ -9,7 +9,9 @@ use memplan::problem::{read_problem, write_problem};
 use memplan::{validate, Lifetimes, Problem, SolveError, SolveOptions, Solver, Stats};
 use serde_json::json;
 
-use crate::args::{Cli, Command, GenerateArgs, InputArgs, SolveArgs, SolverArg, StatsArgs, ValidateArgs};
+use crate::args::{
+    Cli, Command, GenerateArgs, InputArgs, SolveArgs, SolverArg, StatsArgs, ValidateArgs,
+};
 use crate::output::{bytes, seconds, write_atomically};
 use crate::Failure;
 
@@ -69,7 +71,10 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
                 });
                 println!("{value}");
             }
-            return Err(Failure::Negative(format!("{}: {error}", args.input.input.display())));
+            return Err(Failure::Negative(format!(
+                "{}: {error}",
+                args.input.input.display()
+            )));
         }
     };
     validate(&problem, &solution.plan).map_err(|e| {
@@ -80,9 +85,15 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     })?;
     if let Some(path) = &args.output {
         let lifetimes: Lifetimes = args.input.lifetimes.into();
-        write_atomically(path, |out| write_plan(out, &problem, &solution.plan, lifetimes))?;
+        write_atomically(path, |out| {
+            write_plan(out, &problem, &solution.plan, lifetimes)
+        })?;
     }
-    let stats = Stats::with_max_load(&problem, &solution.plan, solution.lower_bound.min(solution.makespan));
+    let stats = Stats::with_max_load(
+        &problem,
+        &solution.plan,
+        solution.lower_bound.min(solution.makespan),
+    );
     let max_load = problem.max_load();
     if args.json {
         let counters: serde_json::Map<String, serde_json::Value> = solution
@@ -109,11 +120,24 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         let frag = solution.makespan - max_load;
         println!("buffers        {}", stats.buffers);
         println!("max load       {} ({} B)", bytes(max_load), max_load);
-        println!("makespan       {} ({} B){}", bytes(solution.makespan), solution.makespan,
-            if solution.optimal { ", optimal" } else { "" });
-        println!("fragmentation  {} ({} B, {:.3}%)", bytes(frag), frag, percent(frag, max_load));
+        println!(
+            "makespan       {} ({} B){}",
+            bytes(solution.makespan),
+            solution.makespan,
+            if solution.optimal { ", optimal" } else { "" }
+        );
+        println!(
+            "fragmentation  {} ({} B, {:.3}%)",
+            bytes(frag),
+            frag,
+            percent(frag, max_load)
+        );
         if solution.lower_bound > max_load {
-            println!("lower bound    {} ({} B)", bytes(solution.lower_bound), solution.lower_bound);
+            println!(
+                "lower bound    {} ({} B)",
+                bytes(solution.lower_bound),
+                solution.lower_bound
+            );
         }
         println!("solver         {}", solver.name());
         println!("time           {}", seconds(elapsed));
@@ -142,7 +166,10 @@ fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
         if args.json {
             println!("{}", json!({ "valid": false, "error": e.to_string() }));
         }
-        return Err(Failure::Negative(format!("{}: invalid plan: {e}", args.plan.display())));
+        return Err(Failure::Negative(format!(
+            "{}: invalid plan: {e}",
+            args.plan.display()
+        )));
     }
     let stats = Stats::new(&problem, &plan);
     if args.json {
@@ -211,6 +238,8 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
 fn generate_file(args: GenerateArgs) -> Result<(), Failure> {
     let kind: Kind = args.kind.into();
     let generated = generate(kind, args.buffers, args.seed);
-    write_atomically(&args.output, |out| write_problem(out, &generated.problem, Lifetimes::HalfOpen))?;
+    write_atomically(&args.output, |out| {
+        write_problem(out, &generated.problem, Lifetimes::HalfOpen)
+    })?;
     Ok(())
 }

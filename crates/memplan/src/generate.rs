@@ -128,7 +128,11 @@ fn layered(rng: &mut ChaCha8Rng, n: usize) -> Vec<Buffer> {
     let sizes: Vec<(u64, u64, u64)> = (0..layers)
         .map(|_| {
             let act = 256 * rng.gen_range(16u64..=16_384);
-            (act, 256 * rng.gen_range(1u64..=1_024), 256 * rng.gen_range(1u64..=2_048))
+            (
+                act,
+                256 * rng.gen_range(1u64..=1_024),
+                256 * rng.gen_range(1u64..=2_048),
+            )
         })
         .collect();
     let l = layers as u64;

@@ -133,7 +133,10 @@ fn order_with_profile(problem: &Problem, order: Order, profile: &LoadProfile) ->
     match order {
         Order::Size => sorted_by_key(buffers, |b, _| (Reverse(b.size), Reverse(b.lifetime()))),
         Order::Area => sorted_by_key(buffers, |b, _| {
-            (Reverse(u128::from(b.size) * u128::from(b.lifetime())), Reverse(b.size))
+            (
+                Reverse(u128::from(b.size) * u128::from(b.lifetime())),
+                Reverse(b.size),
+            )
         }),
         Order::Lifetime => sorted_by_key(buffers, |b, _| (Reverse(b.lifetime()), Reverse(b.size))),
         Order::Start => sorted_by_key(buffers, |b, _| (b.start, Reverse(b.size))),
@@ -144,7 +147,11 @@ fn order_with_profile(problem: &Problem, order: Order, profile: &LoadProfile) ->
                 (
                     Reverse(contention[i]),
                     Reverse(b.alignment),
-                    Reverse(u128::from(b.size).saturating_mul(lifetime).saturating_mul(lifetime)),
+                    Reverse(
+                        u128::from(b.size)
+                            .saturating_mul(lifetime)
+                            .saturating_mul(lifetime),
+                    ),
                     Reverse(b.lifetime()),
                 )
             })
@@ -154,7 +161,10 @@ fn order_with_profile(problem: &Problem, order: Order, profile: &LoadProfile) ->
 
 /// The free (not fixed) buffers sorted by `key(buffer, index)`, ties by
 /// index. Keys are computed once, then sorted in parallel.
-fn sorted_by_key<K: Ord + Send>(buffers: &[Buffer], key: impl Fn(&Buffer, usize) -> K + Sync) -> Vec<BufferIdx> {
+fn sorted_by_key<K: Ord + Send>(
+    buffers: &[Buffer],
+    key: impl Fn(&Buffer, usize) -> K + Sync,
+) -> Vec<BufferIdx> {
     let mut keyed: Vec<(K, BufferIdx)> = buffers
         .par_iter()
         .enumerate()
@@ -174,9 +184,20 @@ fn sorted_by_key<K: Ord + Send>(buffers: &[Buffer], key: impl Fn(&Buffer, usize)
 /// groups are placed independently (in parallel); the plan is exactly the
 /// one a single pass over `order` gives.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
-    const MIN_GROUP: usize = 4096;
+    // Small groups are merged: an index per handful of buffers costs more
+    // than it saves.
+    place_in_groups(problem, order, fit, limit, 4096)
+}
+
+fn place_in_groups(
+    problem: &Problem,
+    order: &[BufferIdx],
+    fit: Fit,
+    limit: Option<u64>,
+    min_group: usize,
+) -> Option<Plan> {
     let buffers = problem.buffers();
-    let (group_of, groups) = time_groups(buffers, MIN_GROUP);
+    let (group_of, groups) = time_groups(buffers, min_group);
     // Members of each group (input order) and each buffer's local index.
     let members = bucket(groups, problem.indices(), |b| group_of[b.index()]);
     let mut local = vec![0u32; buffers.len()];
@@ -204,7 +225,11 @@ pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64
 }
 
 /// Splits `items` into `groups` lists by `group(item)`, keeping their order.
-fn bucket(groups: usize, items: impl Iterator<Item = BufferIdx>, group: impl Fn(BufferIdx) -> u32) -> Vec<Vec<BufferIdx>> {
+fn bucket(
+    groups: usize,
+    items: impl Iterator<Item = BufferIdx>,
+    group: impl Fn(BufferIdx) -> u32,
+) -> Vec<Vec<BufferIdx>> {
     let mut lists: Vec<Vec<BufferIdx>> = vec![Vec::new(); groups];
     for b in items {
         lists[group(b) as usize].push(b);
@@ -221,7 +246,10 @@ fn place_group(
     fit: Fit,
     limit: Option<u64>,
 ) -> Option<Vec<u64>> {
-    let spans: Vec<Span> = members.iter().map(|b| Span::from(&buffers[b.index()])).collect();
+    let spans: Vec<Span> = members
+        .iter()
+        .map(|b| Span::from(&buffers[b.index()]))
+        .collect();
     let mut occupancy = Occupancy::new(&spans);
     let mut offsets = vec![0u64; members.len()];
     for (i, b) in members.iter().enumerate() {
@@ -299,12 +327,16 @@ mod tests {
     use std::path::Path;
 
     /// The first-fit note's six allocations (size, start, end), inclusive.
-    const NOTE: &str = "id,lower,upper,size\n0,1,5,10\n1,2,6,5\n2,1,3,8\n3,4,7,4\n4,3,8,6\n5,5,9,12\n";
+    const NOTE: &str =
+        "id,lower,upper,size\n0,1,5,10\n1,2,6,5\n2,1,3,8\n3,4,7,4\n4,3,8,6\n5,5,9,12\n";
 
     #[test]
     fn first_fit_note_example() {
-        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive).unwrap();
-        let s = Greedy::default().solve(&p, &SolveOptions::default()).unwrap();
+        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive)
+            .unwrap();
+        let s = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
         validate(&p, &s.plan).unwrap();
         assert_eq!(s.plan.offsets(), &[12, 28, 0, 33, 22, 0]);
         assert_eq!(s.makespan, 37);
@@ -317,12 +349,24 @@ mod tests {
         let occ = [(0, 4), (6, 10), (12, 20), (30, 31)];
         assert_eq!(first_fit(&occ, 2, 1), 4);
         assert_eq!(first_fit(&occ, 3, 1), 20);
-        assert_eq!(first_fit(&occ, 2, 8), 24, "4 and 16 are inside ranges; 24 fits below 30");
+        assert_eq!(
+            first_fit(&occ, 2, 8),
+            24,
+            "4 and 16 are inside ranges; 24 fits below 30"
+        );
         assert_eq!(first_fit(&occ, 10, 1), 20, "[20,30) holds exactly 10");
         assert_eq!(first_fit(&occ, 11, 1), 31);
         assert_eq!(first_fit(&[], 5, 4), 0);
-        assert_eq!(best_fit(&occ, 2, 1), 4, "[4,6) and [10,12) tie, the lowest wins");
-        assert_eq!(best_fit(&[(0, 4), (14, 20), (22, 30)], 2, 1), 20, "[20,22) is tighter than [4,14)");
+        assert_eq!(
+            best_fit(&occ, 2, 1),
+            4,
+            "[4,6) and [10,12) tie, the lowest wins"
+        );
+        assert_eq!(
+            best_fit(&[(0, 4), (14, 20), (22, 30)], 2, 1),
+            20,
+            "[20,22) is tighter than [4,14)"
+        );
         assert_eq!(best_fit(&occ, 3, 1), 20, "[4,6) and [10,12) are too small");
         assert_eq!(best_fit(&occ, 11, 1), 31);
         assert_eq!(best_fit(&[(2, 5)], 2, 1), 0);
@@ -350,56 +394,93 @@ mod tests {
             assert_eq!(s.plan.offset(BufferIdx(3)), 20);
             assert_eq!(s.plan.offset(BufferIdx(1)) % 8, 0);
         }
-        let s = Greedy::default().solve(&p, &SolveOptions::default()).unwrap();
+        let s = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
         assert_eq!(s.plan.offsets(), &[0, 16, 4, 20]);
     }
 
     #[test]
     fn capacity_outcomes() {
-        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive).unwrap();
+        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive)
+            .unwrap();
         let fits = p.clone().with_capacity(Some(37));
-        assert!(Greedy::default().solve(&fits, &SolveOptions::default()).is_ok());
+        assert!(Greedy::default()
+            .solve(&fits, &SolveOptions::default())
+            .is_ok());
         // The note's plan is optimal: its makespan is the max load.
         assert_eq!(p.max_load(), 37);
         let tight = p.clone().with_capacity(Some(36));
         assert_eq!(
-            Greedy::default().solve(&tight, &SolveOptions::default()).unwrap_err(),
-            SolveError::NotFound { capacity: 36, reason: NotFoundReason::ProvenInfeasible, best_makespan: Some(37) }
+            Greedy::default()
+                .solve(&tight, &SolveOptions::default())
+                .unwrap_err(),
+            SolveError::NotFound {
+                capacity: 36,
+                reason: NotFoundReason::ProvenInfeasible,
+                best_makespan: Some(37)
+            }
         );
         // A random instance where first-fit leaves fragmentation: not proven.
         let r = crate::generate::generate(crate::generate::Kind::Random, 60, 3).problem;
         let load = r.max_load();
-        let free = Greedy::default().solve(&r, &SolveOptions::default()).unwrap();
+        let free = Greedy::default()
+            .solve(&r, &SolveOptions::default())
+            .unwrap();
         assert!(free.makespan > load);
         assert!(!free.optimal);
         assert_eq!(
-            Greedy::default().solve(&r.with_capacity(Some(load)), &SolveOptions::default()).unwrap_err(),
-            SolveError::NotFound { capacity: load, reason: NotFoundReason::Heuristic, best_makespan: Some(free.makespan) }
+            Greedy::default()
+                .solve(&r.with_capacity(Some(load)), &SolveOptions::default())
+                .unwrap_err(),
+            SolveError::NotFound {
+                capacity: load,
+                reason: NotFoundReason::Heuristic,
+                best_makespan: Some(free.makespan)
+            }
         );
         let impossible = p.with_capacity(Some(10));
         assert!(matches!(
             Greedy::default().solve(&impossible, &SolveOptions::default()),
-            Err(SolveError::NotFound { reason: NotFoundReason::ProvenInfeasible, .. })
+            Err(SolveError::NotFound {
+                reason: NotFoundReason::ProvenInfeasible,
+                ..
+            })
         ));
     }
 
     #[test]
     fn early_stopping_limit() {
-        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive).unwrap();
+        let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive)
+            .unwrap();
         let o = order(&p, Order::Size);
         assert!(place(&p, &o, Fit::FirstFit, Some(36)).is_none());
-        assert_eq!(place(&p, &o, Fit::FirstFit, Some(37)).unwrap().makespan(&p), 37);
+        assert_eq!(
+            place(&p, &o, Fit::FirstFit, Some(37)).unwrap().makespan(&p),
+            37
+        );
     }
 
+    /// Random problems of up to 40 buffers with alignments up to 8; about
+    /// one in five is fixed, at `128 * index` (fixed ones never overlap).
     fn arb_problem() -> impl Strategy<Value = Problem> {
-        proptest::collection::vec((0u64..40, 1u64..15, 1u64..64, 0u32..4), 0..40).prop_map(|spec| {
-            let buffers = spec
-                .into_iter()
-                .enumerate()
-                .map(|(i, (s, len, size, a))| Buffer::new(format!("b{i}"), s, s + len, size).aligned(1 << a))
-                .collect();
-            Problem::new(buffers, None).unwrap()
-        })
+        proptest::collection::vec((0u64..40, 1u64..15, 1u64..64, 0u32..4, 0u8..5), 0..40).prop_map(
+            |spec| {
+                let buffers = spec
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (s, len, size, a, fixed))| {
+                        let b = Buffer::new(format!("b{i}"), s, s + len, size).aligned(1 << a);
+                        if fixed == 0 {
+                            b.fixed(128 * i as u64)
+                        } else {
+                            b
+                        }
+                    })
+                    .collect();
+                Problem::new(buffers, None).unwrap()
+            },
+        )
     }
 
     proptest! {
@@ -411,6 +492,33 @@ mod tests {
                 let stats = Stats::new(&p, &s.plan);
                 prop_assert!(stats.max_load <= stats.makespan);
                 prop_assert_eq!(stats.makespan, s.makespan);
+            }
+        }
+
+        #[test]
+        fn grouped_placement_equals_a_plain_pass(p in arb_problem(), min_group in 1usize..8) {
+            for g in Greedy::all() {
+                let o = order(&p, g.order);
+                let grouped = place_in_groups(&p, &o, g.fit, None, min_group).unwrap();
+                // Reference: one pass, overlaps found by scanning every placed buffer.
+                let b = p.buffers();
+                let mut offsets: Vec<Option<u64>> = b.iter().map(|x| x.fixed_offset).collect();
+                for &i in &o {
+                    let mut occ: Vec<(u64, u64)> = b
+                        .iter()
+                        .zip(&offsets)
+                        .filter(|(x, off)| off.is_some() && x.overlaps_in_time(&b[i.index()]))
+                        .map(|(x, off)| (off.unwrap(), off.unwrap() + x.size))
+                        .collect();
+                    occ.sort_unstable();
+                    let x = &b[i.index()];
+                    offsets[i.index()] = Some(match g.fit {
+                        Fit::FirstFit => first_fit(&occ, x.size, x.alignment),
+                        Fit::BestFit => best_fit(&occ, x.size, x.alignment),
+                    });
+                }
+                let reference: Vec<u64> = offsets.into_iter().map(|o| o.unwrap()).collect();
+                prop_assert_eq!(grouped.offsets(), &reference[..]);
             }
         }
 

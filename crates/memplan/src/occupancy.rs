@@ -265,8 +265,18 @@ mod tests {
     #[test]
     fn copies_stay_linear() {
         // Everything alive at once: the worst case for checkpoint copies.
-        let buffers: Vec<Span> = (0..1000).map(|i| Span { start: i, end: 2000, size: 1 }).collect();
+        let buffers: Vec<Span> = (0..1000)
+            .map(|i| Span {
+                start: i,
+                end: 2000,
+                size: 1,
+            })
+            .collect();
         let occ = Occupancy::new(&buffers);
-        assert!(occ.copies.len() <= 2 * buffers.len(), "{} copies", occ.copies.len());
+        assert!(
+            occ.copies.len() <= 2 * buffers.len(),
+            "{} copies",
+            occ.copies.len()
+        );
     }
 }

@@ -84,7 +84,9 @@ impl NotFoundReason {
     /// A phrase for messages.
     pub fn describe(self) -> &'static str {
         match self {
-            NotFoundReason::Heuristic => "the heuristic's plan does not fit (not proven infeasible)",
+            NotFoundReason::Heuristic => {
+                "the heuristic's plan does not fit (not proven infeasible)"
+            }
             NotFoundReason::ProvenInfeasible => "proven infeasible",
             NotFoundReason::TimeLimit => "unknown: time limit reached",
             NotFoundReason::StepLimit => "unknown: step limit reached",

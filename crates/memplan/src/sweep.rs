@@ -92,7 +92,11 @@ pub fn time_groups(buffers: &[Buffer], min_group: usize) -> (Vec<u32>, usize) {
         size += 1;
         reach = reach.max(end);
     }
-    let groups = if buffers.is_empty() { 0 } else { group as usize + 1 };
+    let groups = if buffers.is_empty() {
+        0
+    } else {
+        group as usize + 1
+    };
     (group_of, groups)
 }
 
@@ -154,12 +158,22 @@ mod tests {
         assert_eq!(max_load(&[]), 0);
         assert_eq!(max_load(&bufs(&[(0, 2, 5), (2, 4, 7)])), 7);
         assert_eq!(max_load(&bufs(&[(0, 3, 5), (2, 4, 7)])), 12);
-        assert_eq!(max_load(&bufs(&[(0, 10, 1), (1, 2, 4), (3, 4, 4), (2, 3, 2)])), 5);
+        assert_eq!(
+            max_load(&bufs(&[(0, 10, 1), (1, 2, 4), (3, 4, 4), (2, 3, 2)])),
+            5
+        );
     }
 
     #[test]
     fn time_groups_split_at_idle_points() {
-        let b = bufs(&[(0, 2, 1), (1, 3, 1), (3, 4, 1), (5, 9, 1), (6, 7, 1), (3, 4, 1)]);
+        let b = bufs(&[
+            (0, 2, 1),
+            (1, 3, 1),
+            (3, 4, 1),
+            (5, 9, 1),
+            (6, 7, 1),
+            (3, 4, 1),
+        ]);
         assert_eq!(time_groups(&b, 1), (vec![0, 0, 1, 2, 2, 1], 3));
         assert_eq!(time_groups(&b, 3), (vec![0, 0, 0, 1, 1, 0], 2));
         assert_eq!(time_groups(&[], 1), (vec![], 0));

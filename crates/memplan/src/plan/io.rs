@@ -28,7 +28,7 @@ pub fn read_plan(path: &Path, problem: &Problem) -> Result<Plan, InputError> {
         path: path.to_path_buf(),
         line: None,
         column: None,
-        kind: InputErrorKind::Io(e.to_string()),
+        kind: Box::new(InputErrorKind::Io(e.to_string())),
     })?;
     read_plan_from(&bytes, path, problem)
 }
@@ -39,7 +39,7 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
         path: path.to_path_buf(),
         line,
         column: column.map(str::to_string),
-        kind,
+        kind: Box::new(kind),
     };
     let mut reader = csv_reader(bytes);
     let header = reader
@@ -73,9 +73,13 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
         }
         let line = record.position().map_or(0, |p| p.line());
         let id = String::from_utf8_lossy(record.get(id_col).unwrap_or(b"")).into_owned();
-        let &i = index
-            .get(id.as_str())
-            .ok_or_else(|| err(Some(line), Some("id"), InputErrorKind::UnknownId(id.clone())))?;
+        let &i = index.get(id.as_str()).ok_or_else(|| {
+            err(
+                Some(line),
+                Some("id"),
+                InputErrorKind::UnknownId(id.clone()),
+            )
+        })?;
         if offsets[i].is_some() {
             return Err(err(
                 Some(line),
@@ -108,17 +112,27 @@ mod tests {
     #[test]
     fn round_trip_in_every_semantics() {
         let text = "id,lower,upper,size\na,1,3,4\nb,3,5,\"4\"\n";
-        for lifetimes in [Lifetimes::HalfOpen, Lifetimes::Inclusive, Lifetimes::Exclusive] {
+        for lifetimes in [
+            Lifetimes::HalfOpen,
+            Lifetimes::Inclusive,
+            Lifetimes::Exclusive,
+        ] {
             let p = read_problem_from(text.as_bytes(), Path::new("in.csv"), lifetimes).unwrap();
             let plan = Plan::from_offsets(vec![0, 4]);
             let mut out = Vec::new();
             write_plan(&mut out, &p, &plan, lifetimes).unwrap();
             let written = String::from_utf8(out.clone()).unwrap();
-            assert_eq!(written, "id,lower,upper,size,offset\na,1,3,4,0\nb,3,5,4,4\n");
+            assert_eq!(
+                written,
+                "id,lower,upper,size,offset\na,1,3,4,0\nb,3,5,4,4\n"
+            );
             let back = read_plan_from(&out, Path::new("plan.csv"), &p).unwrap();
             assert_eq!(back, plan);
             let again = read_problem_from(&out, Path::new("plan.csv"), lifetimes);
-            assert!(again.is_ok(), "a plan file is also a problem with fixed offsets");
+            assert!(
+                again.is_ok(),
+                "a plan file is also a problem with fixed offsets"
+            );
         }
     }
 
@@ -135,13 +149,22 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert_eq!(read("id,offset\na,0\n"), "plan.csv: no offset for buffer `b`");
-        assert_eq!(read("id,offset\na,0\nc,0\n"), "plan.csv:3: column `id`: unknown buffer id `c`");
+        assert_eq!(
+            read("id,offset\na,0\n"),
+            "plan.csv: no offset for buffer `b`"
+        );
+        assert_eq!(
+            read("id,offset\na,0\nc,0\n"),
+            "plan.csv:3: column `id`: unknown buffer id `c`"
+        );
         assert_eq!(
             read("id,offset\na,0\na,4\n"),
             "plan.csv:3: column `id`: duplicate id `a` (first on line 2)"
         );
-        assert_eq!(read("id,offset\na,x\n"), "plan.csv:2: column `offset`: expected a non-negative integer, got `x`");
+        assert_eq!(
+            read("id,offset\na,x\n"),
+            "plan.csv:2: column `offset`: expected a non-negative integer, got `x`"
+        );
         assert!(read("id,where\na,0\n").starts_with("plan.csv:1: missing required column `offset`"));
     }
 }

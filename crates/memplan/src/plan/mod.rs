@@ -104,10 +104,16 @@ mod tests {
         .unwrap();
         let plan = Plan::from_offsets(vec![0, 4, 8]);
         let s = Stats::new(&p, &plan);
-        assert_eq!((s.buffers, s.max_load, s.makespan, s.fragmentation), (3, 8, 10, 2));
+        assert_eq!(
+            (s.buffers, s.max_load, s.makespan, s.fragmentation),
+            (3, 8, 10, 2)
+        );
         assert_eq!(s.fragmentation_percent, 25.0);
         let empty = Problem::default();
         let s = Stats::new(&empty, &Plan::default());
-        assert_eq!((s.makespan, s.fragmentation, s.fragmentation_percent), (0, 0, 0.0));
+        assert_eq!(
+            (s.makespan, s.fragmentation, s.fragmentation_percent),
+            (0, 0, 0.0)
+        );
     }
 }

@@ -27,7 +27,9 @@ pub enum PlanError {
     FixedMoved { id: String, fixed: u64, offset: u64 },
     #[error("buffer `{id}` ends at {end}, past the capacity {capacity}")]
     ExceedsCapacity { id: String, end: u64, capacity: u64 },
-    #[error("buffers `{first_id}` and `{second_id}` are alive at the same time and share addresses")]
+    #[error(
+        "buffers `{first_id}` and `{second_id}` are alive at the same time and share addresses"
+    )]
     Overlap {
         first: BufferIdx,
         second: BufferIdx,
@@ -164,14 +166,20 @@ mod tests {
     fn reports_the_overlapping_pair() {
         let p = problem(&[(0, 4, 4), (2, 6, 4), (4, 8, 4)]);
         assert_eq!(
-            validate(&p, &Plan::from_offsets(vec![0, 3, 0])).unwrap_err().to_string(),
+            validate(&p, &Plan::from_offsets(vec![0, 3, 0]))
+                .unwrap_err()
+                .to_string(),
             "buffers `b0` and `b1` are alive at the same time and share addresses"
         );
         // Containment: b1 inside b0's addresses.
         let p = problem(&[(0, 4, 10), (1, 2, 2)]);
         assert!(matches!(
             validate(&p, &Plan::from_offsets(vec![0, 4])),
-            Err(PlanError::Overlap { first: BufferIdx(0), second: BufferIdx(1), .. })
+            Err(PlanError::Overlap {
+                first: BufferIdx(0),
+                second: BufferIdx(1),
+                ..
+            })
         ));
         // Same offset.
         assert!(validate(&p, &Plan::from_offsets(vec![0, 0])).is_err());
@@ -192,21 +200,30 @@ mod tests {
         .unwrap();
         validate(&p, &Plan::from_offsets(vec![8, 16])).unwrap();
         assert_eq!(
-            validate(&p, &Plan::from_offsets(vec![4, 16])).unwrap_err().to_string(),
+            validate(&p, &Plan::from_offsets(vec![4, 16]))
+                .unwrap_err()
+                .to_string(),
             "buffer `a`: offset 4 is not a multiple of alignment 8"
         );
         assert_eq!(
-            validate(&p, &Plan::from_offsets(vec![0, 8])).unwrap_err().to_string(),
+            validate(&p, &Plan::from_offsets(vec![0, 8]))
+                .unwrap_err()
+                .to_string(),
             "buffer `f` is fixed at offset 16 but placed at 8"
         );
         let p = p.with_capacity(Some(19));
         assert_eq!(
-            validate(&p, &Plan::from_offsets(vec![0, 16])).unwrap_err().to_string(),
+            validate(&p, &Plan::from_offsets(vec![0, 16]))
+                .unwrap_err()
+                .to_string(),
             "buffer `f` ends at 20, past the capacity 19"
         );
         assert_eq!(
             validate(&p, &Plan::from_offsets(vec![0])).unwrap_err(),
-            PlanError::WrongLength { expected: 2, got: 1 }
+            PlanError::WrongLength {
+                expected: 2,
+                got: 1
+            }
         );
     }
 }

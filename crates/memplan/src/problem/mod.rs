@@ -153,7 +153,9 @@ pub enum ProblemError {
         first_id: String,
         second_id: String,
     },
-    #[error("sizes (with alignment padding and fixed offsets) sum past 2^64: addresses could overflow")]
+    #[error(
+        "sizes (with alignment padding and fixed offsets) sum past 2^64: addresses could overflow"
+    )]
     SizeSumOverflow(BufferIdx),
 }
 
@@ -332,7 +334,11 @@ mod tests {
         );
         assert!(matches!(
             Problem::new(vec![Buffer::new("a", 2, 2, 1)], None),
-            Err(ProblemError::EmptyLifetime { start: 2, end: 2, .. })
+            Err(ProblemError::EmptyLifetime {
+                start: 2,
+                end: 2,
+                ..
+            })
         ));
         assert_eq!(
             Problem::new(vec![Buffer::new("a", 0, 2, 1).aligned(0)], None),
@@ -351,7 +357,11 @@ mod tests {
                 vec![Buffer::new("a", 0, 2, 1), Buffer::new("a", 0, 2, 1)],
                 None
             ),
-            Err(ProblemError::DuplicateId { first: BufferIdx(0), second: BufferIdx(1), .. })
+            Err(ProblemError::DuplicateId {
+                first: BufferIdx(0),
+                second: BufferIdx(1),
+                ..
+            })
         ));
         assert!(matches!(
             Problem::new(
@@ -373,7 +383,10 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert_eq!(err.to_string(), "fixed buffers `a` and `c` overlap in time and address");
+        assert_eq!(
+            err.to_string(),
+            "fixed buffers `a` and `c` overlap in time and address"
+        );
         // Touching in time or address is fine.
         Problem::new(
             vec![
@@ -388,7 +401,11 @@ mod tests {
 
     #[test]
     fn lifetime_conversions_round_trip() {
-        for l in [Lifetimes::HalfOpen, Lifetimes::Inclusive, Lifetimes::Exclusive] {
+        for l in [
+            Lifetimes::HalfOpen,
+            Lifetimes::Inclusive,
+            Lifetimes::Exclusive,
+        ] {
             let (s, e) = l.to_half_open(3, 7).unwrap();
             assert_eq!(l.from_half_open(s, e), (3, 7));
         }

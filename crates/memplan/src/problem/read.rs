@@ -17,8 +17,8 @@ pub struct InputError {
     pub line: Option<u64>,
     /// Column name as written in the header, when the error is at a field.
     pub column: Option<String>,
-    /// What is wrong.
-    pub kind: InputErrorKind,
+    /// What is wrong (boxed to keep `Result`s small).
+    pub kind: Box<InputErrorKind>,
 }
 
 impl std::error::Error for InputError {}
@@ -86,7 +86,8 @@ pub enum InputErrorKind {
     Problem(ProblemError),
 }
 
-const COLUMNS_HELP: &str = "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset";
+const COLUMNS_HELP: &str =
+    "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset";
 
 /// A column of the input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,7 +151,7 @@ pub fn read_problem(path: &Path, lifetimes: Lifetimes) -> Result<Problem, InputE
         path: path.to_path_buf(),
         line: None,
         column: None,
-        kind: InputErrorKind::Io(e.to_string()),
+        kind: Box::new(InputErrorKind::Io(e.to_string())),
     })?;
     read_problem_from(&bytes, path, lifetimes)
 }
@@ -169,7 +170,7 @@ pub fn read_problem_from(
         path: path.to_path_buf(),
         line,
         column,
-        kind,
+        kind: Box::new(kind),
     };
     let mut reader = csv_reader(bytes);
     let header = reader
@@ -198,7 +199,8 @@ pub fn read_problem_from(
         .par_iter()
         .map(|&(chunk, first_line)| ctx.parse_rows(chunk, first_line))
         .collect();
-    let mut buffers = Vec::with_capacity(parsed.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum());
+    let mut buffers =
+        Vec::with_capacity(parsed.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum());
     let mut lines = Vec::with_capacity(buffers.capacity());
     for chunk in parsed {
         for (buffer, line) in chunk? {
@@ -260,7 +262,7 @@ impl RowContext<'_> {
             path: self.path.to_path_buf(),
             line: Some(line),
             column,
-            kind,
+            kind: Box::new(kind),
         };
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -383,7 +385,8 @@ fn parse_header(header: &csv::ByteRecord) -> Result<Columns, (Option<String>, In
     for (i, raw) in header.iter().enumerate() {
         let name = String::from_utf8_lossy(raw).into_owned();
         columns.names.push(name.clone());
-        let field = Field::from_header(&name).ok_or((Some(name.clone()), InputErrorKind::UnknownColumn))?;
+        let field =
+            Field::from_header(&name).ok_or((Some(name.clone()), InputErrorKind::UnknownColumn))?;
         if let Some(previous) = columns.pos[field as usize] {
             return Err((
                 Some(name),
@@ -442,7 +445,10 @@ mod tests {
     fn reads_columns_in_any_order_with_aliases() {
         let p = read("size,end,buffer,start,alignment,offset\n8,3,x,1,,\n4,9,y,2,4,16\n").unwrap();
         assert_eq!(p.buffers()[0], Buffer::new("x", 1, 3, 8));
-        assert_eq!(p.buffers()[1], Buffer::new("y", 2, 9, 4).aligned(4).fixed(16));
+        assert_eq!(
+            p.buffers()[1],
+            Buffer::new("y", 2, 9, 4).aligned(4).fixed(16)
+        );
     }
 
     #[test]
@@ -462,7 +468,10 @@ mod tests {
             Err(InputErrorKind::Overflow("18446744073709551616".into()))
         );
         assert_eq!(parse_u64(b"-3"), Err(InputErrorKind::Negative("-3".into())));
-        assert_eq!(parse_u64(b"4.5"), Err(InputErrorKind::NotInteger("4.5".into())));
+        assert_eq!(
+            parse_u64(b"4.5"),
+            Err(InputErrorKind::NotInteger("4.5".into()))
+        );
         assert_eq!(parse_u64(b"-"), Err(InputErrorKind::NotInteger("-".into())));
     }
 
@@ -526,9 +535,16 @@ mod tests {
         }
         let p = read(&text).unwrap();
         assert_eq!(p.len(), 150_000);
-        assert_eq!(p.buffers()[123_456], Buffer::new("b123456", 123_456, 123_459, 1 + 123_456 % 7));
+        assert_eq!(
+            p.buffers()[123_456],
+            Buffer::new("b123456", 123_456, 123_459, 1 + 123_456 % 7)
+        );
         // Errors deep in the file report their line, and the first one wins.
-        let bad = text.replacen("b140000,140000", "b140000,x", 1).replacen("b100000,100000", "b100000,-1", 1);
+        let bad = text.replacen("b140000,140000", "b140000,x", 1).replacen(
+            "b100000,100000",
+            "b100000,-1",
+            1,
+        );
         assert_eq!(
             read(&bad).unwrap_err().to_string(),
             "in.csv:100002: column `lower`: must not be negative, got `-1`"

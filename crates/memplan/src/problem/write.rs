@@ -7,9 +7,15 @@ use super::{Lifetimes, Problem};
 /// Writes `problem` as CSV `id,lower,upper,size[,alignment][,offset]`, the
 /// time columns converted back to `lifetimes`. The alignment column appears
 /// when any alignment is not 1, the offset column when any buffer is fixed.
-pub fn write_problem<W: Write>(out: W, problem: &Problem, lifetimes: Lifetimes) -> std::io::Result<()> {
+pub fn write_problem<W: Write>(
+    out: W,
+    problem: &Problem,
+    lifetimes: Lifetimes,
+) -> std::io::Result<()> {
     let fixed = problem.buffers().iter().any(|b| b.fixed_offset.is_some());
-    write_rows(out, problem, lifetimes, fixed, |i| problem.buffers()[i].fixed_offset)
+    write_rows(out, problem, lifetimes, fixed, |i| {
+        problem.buffers()[i].fixed_offset
+    })
 }
 
 /// Writes the rows of `problem` with an offset column if `offset_column`,

@@ -1,0 +1,401 @@
+//! End-to-end tests of the `memplan` binary: outputs, exit codes and the
+//! error message for every class of bad input.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+fn memplan() -> Command {
+    Command::cargo_bin("memplan").unwrap()
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// Writes `text` to `name` in `dir`.
+fn file(dir: &TempDir, name: &str, text: &str) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn json(output: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(output).unwrap()
+}
+
+#[test]
+fn solves_the_first_fit_note_exactly() {
+    let dir = TempDir::new().unwrap();
+    let plan = dir.path().join("plan.csv");
+    let out = memplan()
+        .args(["solve", "--lifetimes", "inclusive", "--json", "-o"])
+        .arg(&plan)
+        .arg(example("first-fit-note.csv"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["makespan"], 37);
+    assert_eq!(v["max_load"], 37);
+    assert_eq!(v["lower_bound"], 37);
+    assert_eq!(v["fragmentation"], 0);
+    assert_eq!(v["optimal"], true);
+    assert_eq!(v["buffers"], 6);
+    assert_eq!(v["solver"], "greedy/size/first-fit");
+    assert!(v["seconds"].as_f64().unwrap() >= 0.0);
+    let written = std::fs::read_to_string(&plan).unwrap();
+    assert_eq!(
+        written,
+        "id,lower,upper,size,offset\n0,1,5,10,12\n1,2,6,5,28\n2,1,3,8,0\n3,4,7,4,33\n4,3,8,6,22\n5,5,9,12,0\n"
+    );
+    memplan()
+        .args(["validate", "--lifetimes", "inclusive"])
+        .arg(example("first-fit-note.csv"))
+        .arg(&plan)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("valid: 6 buffers"));
+}
+
+#[test]
+fn human_summary_and_every_variant() {
+    for order in ["size", "area", "lifetime", "start", "contention"] {
+        for fit in ["first-fit", "best-fit"] {
+            let dir = TempDir::new().unwrap();
+            let plan = dir.path().join("plan.csv");
+            memplan()
+                .args(["solve", "--order", order, "--fit", fit, "-o"])
+                .arg(&plan)
+                .arg(example("layered-400.csv"))
+                .assert()
+                .success()
+                .stdout(predicate::str::contains("buffers        400"))
+                .stdout(predicate::str::contains(format!("greedy/{order}/{fit}")));
+            memplan()
+                .arg("validate")
+                .arg(example("layered-400.csv"))
+                .arg(&plan)
+                .assert()
+                .success();
+        }
+    }
+}
+
+#[test]
+fn small_example_keeps_fixed_and_aligned_buffers() {
+    let dir = TempDir::new().unwrap();
+    let plan = dir.path().join("plan.csv");
+    memplan()
+        .arg("solve")
+        .arg(example("small.csv"))
+        .arg("-o")
+        .arg(&plan)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&plan).unwrap();
+    assert!(
+        text.starts_with("id,lower,upper,size,alignment,offset\nweights,0,10,4096,64,0\n"),
+        "{text}"
+    );
+    for line in text.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let (alignment, offset): (u64, u64) =
+            (cells[4].parse().unwrap(), cells[5].parse().unwrap());
+        assert_eq!(offset % alignment, 0, "{line}");
+    }
+}
+
+#[test]
+fn capacity_outcomes_and_exit_codes() {
+    let dir = TempDir::new().unwrap();
+    let plan = dir.path().join("plan.csv");
+    // Fits.
+    memplan()
+        .args(["solve", "--lifetimes", "inclusive", "--capacity", "37"])
+        .arg(example("first-fit-note.csv"))
+        .assert()
+        .success();
+    // Below the max load: proven infeasible, exit 1, no file.
+    memplan()
+        .args([
+            "solve",
+            "--lifetimes",
+            "inclusive",
+            "--capacity",
+            "36",
+            "-o",
+        ])
+        .arg(&plan)
+        .arg(example("first-fit-note.csv"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "no plan within capacity 36 found: proven infeasible",
+        ));
+    assert!(!plan.exists());
+    // Above the max load but below the greedy plan: not proven.
+    let out = memplan()
+        .args(["solve", "--json", "--capacity", "190753792"])
+        .arg(example("layered-400.csv"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not proven infeasible"))
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["status"], "not_found");
+    assert_eq!(v["capacity"], 190753792);
+}
+
+#[test]
+fn header_only_file_is_an_empty_problem() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "empty.csv", "id,lower,upper,size\n");
+    let out = memplan()
+        .arg("solve")
+        .arg("--json")
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["makespan"], 0);
+    assert_eq!(v["buffers"], 0);
+    assert_eq!(v["optimal"], true);
+}
+
+/// Each bad input: the file, the expected message after `path:`, and that
+/// no output file appears.
+#[test]
+fn every_bad_input_class_is_refused_with_location() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("missing.csv", "id,lower,upper\na,0,1\n", ":1: missing required column `size`"),
+        ("dupcol.csv", "id,lower,start,upper,size\n", ":1: column `start`: column given twice (also as `lower`)"),
+        ("unknown.csv", "id,lower,upper,size,colour\n", ":1: column `colour`: unknown column"),
+        ("nonint.csv", "id,lower,upper,size\na,0,2,4\nb,0,2,4k\n", ":3: column `size`: expected a non-negative integer, got `4k`"),
+        ("negative.csv", "id,lower,upper,size\na,-1,2,4\n", ":2: column `lower`: must not be negative, got `-1`"),
+        ("overflow.csv", "id,lower,upper,size\na,0,99999999999999999999,4\n", ":2: column `upper`: `99999999999999999999` does not fit in an unsigned 64-bit integer"),
+        ("zero.csv", "id,lower,upper,size\na,0,2,0\n", ":2: column `size`: size must be positive, got 0"),
+        ("empty-life.csv", "id,lower,upper,size\na,5,5,1\n", ":2: column `upper`: empty lifetime: lower 5, upper 5 is empty under half-open semantics"),
+        ("dupid.csv", "id,lower,upper,size\na,0,2,1\nb,0,2,1\na,3,4,1\n", ":4: column `id`: duplicate id `a` (first on line 2)"),
+        ("align0.csv", "id,lower,upper,size,alignment\na,0,2,1,0\n", ":2: column `alignment`: alignment must be positive, got 0"),
+        ("misaligned.csv", "id,lower,upper,size,alignment,offset\na,0,2,1,16,8\n", ":2: column `offset`: fixed offset 8 is not a multiple of alignment 16"),
+        ("fixed-overlap.csv", "id,lower,upper,size,offset\na,0,4,8,0\nb,2,6,8,4\n", ":3: column `offset`: fixed buffer `b` overlaps fixed buffer `a` (line 2) in time and address"),
+        ("sum-overflow.csv", "id,lower,upper,size\na,0,2,18446744073709551615\nb,3,4,1\n", ":3: column `size`: sizes (with alignment padding and fixed offsets) sum past 2^64"),
+        ("fields.csv", "id,lower,upper,size\na,0,2\n", ":2: expected 4 fields as in the header, found 3"),
+        ("empty-id.csv", "id,lower,upper,size\n,0,2,1\n", ":2: column `id`: empty id"),
+    ];
+    for (name, text, message) in cases {
+        let dir = TempDir::new().unwrap();
+        let input = file(&dir, name, text);
+        let plan = dir.path().join("plan.csv");
+        memplan()
+            .arg("solve")
+            .arg(&input)
+            .arg("-o")
+            .arg(&plan)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "{}{message}",
+                input.display()
+            )));
+        assert!(!plan.exists(), "{name}: output written");
+        // Every command that reads the input refuses it the same way.
+        memplan()
+            .arg("stats")
+            .arg(&input)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(*message));
+    }
+}
+
+#[test]
+fn unreadable_file_and_usage_errors_exit_2() {
+    memplan()
+        .args(["solve", "does/not/exist.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "does/not/exist.csv: cannot read file: No such file or directory",
+        ));
+    memplan()
+        .args(["solve", "--no-such-flag", "x.csv"])
+        .assert()
+        .code(2);
+    memplan()
+        .args(["solve", "--capacity", "lots"])
+        .arg(example("small.csv"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid value 'lots'"));
+    memplan()
+        .args(["solve", "--time-limit", "-1"])
+        .arg(example("small.csv"))
+        .assert()
+        .code(2);
+    memplan()
+        .args(["solve", "--lifetimes", "closed"])
+        .arg(example("small.csv"))
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn inclusive_upper_overflow_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let input = file(
+        &dir,
+        "max.csv",
+        "id,lower,upper,size\na,0,18446744073709551615,1\n",
+    );
+    memplan().arg("stats").arg(&input).assert().success();
+    memplan()
+        .args(["stats", "--lifetimes", "inclusive"])
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            ":2: column `upper`: inclusive upper 18446744073709551615 cannot be converted",
+        ));
+}
+
+#[test]
+fn validate_reports_the_offending_pair() {
+    let dir = TempDir::new().unwrap();
+    let input = file(
+        &dir,
+        "in.csv",
+        "id,lower,upper,size\na,0,4,8\nb,2,6,8\nc,5,9,8\n",
+    );
+    let good = file(&dir, "good.csv", "id,offset\na,0\nb,8\nc,0\n");
+    memplan()
+        .arg("validate")
+        .arg(&input)
+        .arg(&good)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("makespan 16 B"));
+    let bad = file(&dir, "bad.csv", "id,offset\na,0\nb,4\nc,0\n");
+    memplan()
+        .arg("validate")
+        .arg(&input)
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "invalid plan: buffers `a` and `b` are alive at the same time and share addresses",
+        ));
+    memplan()
+        .args(["validate", "--capacity", "15"])
+        .arg(&input)
+        .arg(&good)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "buffer `b` ends at 16, past the capacity 15",
+        ));
+    let incomplete = file(&dir, "incomplete.csv", "id,offset\na,0\nb,8\n");
+    memplan()
+        .arg("validate")
+        .arg(&input)
+        .arg(&incomplete)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "incomplete.csv: no offset for buffer `c`",
+        ));
+}
+
+#[test]
+fn generate_is_deterministic_and_solvable() {
+    let dir = TempDir::new().unwrap();
+    for kind in ["random", "perfect", "layered", "trace"] {
+        let a = dir.path().join(format!("{kind}-a.csv"));
+        let b = dir.path().join(format!("{kind}-b.csv"));
+        let c = dir.path().join(format!("{kind}-c.csv"));
+        for (path, seed) in [(&a, "5"), (&b, "5"), (&c, "6")] {
+            memplan()
+                .args([
+                    "generate",
+                    "--kind",
+                    kind,
+                    "--buffers",
+                    "500",
+                    "--seed",
+                    seed,
+                    "-o",
+                ])
+                .arg(path)
+                .assert()
+                .success();
+        }
+        let (ta, tb, tc) = (
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            std::fs::read(&c).unwrap(),
+        );
+        assert_eq!(ta, tb, "{kind}: same seed, same file");
+        assert_ne!(ta, tc, "{kind}: other seed, other file");
+        let out = memplan()
+            .args(["stats", "--json"])
+            .arg(&a)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(json(&out)["buffers"], 500);
+        let plan = dir.path().join(format!("{kind}-plan.csv"));
+        memplan()
+            .arg("solve")
+            .arg(&a)
+            .arg("-o")
+            .arg(&plan)
+            .assert()
+            .success();
+        memplan()
+            .arg("validate")
+            .arg(&a)
+            .arg(&plan)
+            .assert()
+            .success();
+    }
+}
+
+#[test]
+fn stats_reports_max_load() {
+    let out = memplan()
+        .args(["stats", "--json", "--lifetimes", "inclusive"])
+        .arg(example("first-fit-note.csv"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["max_load"], 37);
+    assert_eq!(v["total_size"], 45);
+    assert_eq!(v["buffers"], 6);
+}
+
+#[test]
+fn bench_runs_on_small_generated_instances() {
+    memplan()
+        .args(["bench", "--sizes", "200,400", "--all-variants"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("layered-400.csv"))
+        .stdout(predicate::str::contains("greedy/contention/best-fit"));
+}
