@@ -110,9 +110,7 @@ impl Solver for Greedy {
     }
 
     fn solve(&self, problem: &Problem, _options: &SolveOptions) -> Result<Solution, SolveError> {
-        let profile = LoadProfile::new(problem.buffers());
-        let max_load = profile.loads.iter().copied().max().unwrap_or(0);
-        let order = order_with_profile(problem, self.order, &profile);
+        let (max_load, order) = rayon::join(|| problem.max_load(), || order(problem, self.order));
         let plan = place(problem, &order, self.fit, None).unwrap_or_default();
         Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)
     }

@@ -8,8 +8,26 @@ use crate::problem::Buffer;
 /// The max load L: the most bytes alive at one instant. With half-open
 /// lifetimes, a buffer ending at `t` and one starting at `t` never coexist.
 pub fn max_load(buffers: &[Buffer]) -> u64 {
-    let profile = LoadProfile::new(buffers);
-    profile.loads.iter().copied().max().unwrap_or(0)
+    // Allocation and free events as two sorted lists, merged with frees
+    // first at equal times.
+    let sorted = |key: fn(&Buffer) -> u64| {
+        let mut v: Vec<(u64, u64)> = buffers.iter().map(|b| (key(b), b.size)).collect();
+        v.par_sort_unstable();
+        v
+    };
+    let (starts, ends) = rayon::join(|| sorted(|b| b.start), || sorted(|b| b.end));
+    let (mut load, mut max, mut j) = (0u64, 0u64, 0usize);
+    for &(t, size) in &starts {
+        while j < ends.len() && ends[j].0 <= t {
+            load -= ends[j].1;
+            j += 1;
+        }
+        // The live sum is at most the sum of all sizes, which
+        // `Problem::new` keeps below 2^64.
+        load += size;
+        max = max.max(load);
+    }
+    max
 }
 
 /// The load as a step function of time: `loads[k]` bytes are alive during
@@ -162,6 +180,26 @@ mod tests {
             max_load(&bufs(&[(0, 10, 1), (1, 2, 4), (3, 4, 4), (2, 3, 2)])),
             5
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn max_load_agrees_with_profile_and_brute_force(
+            spec in proptest::collection::vec((0u64..30, 1u64..10, 1u64..100), 0..40)
+        ) {
+            let b: Vec<Buffer> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size))| Buffer::new(i.to_string(), s, s + len, size))
+                .collect();
+            let brute = (0..40u64)
+                .map(|t| b.iter().filter(|x| x.start <= t && t < x.end).map(|x| x.size).sum::<u64>())
+                .max()
+                .unwrap_or(0);
+            proptest::prop_assert_eq!(max_load(&b), brute);
+            let profile = LoadProfile::new(&b);
+            proptest::prop_assert_eq!(profile.loads.iter().copied().max().unwrap_or(0), brute);
+        }
     }
 
     #[test]
