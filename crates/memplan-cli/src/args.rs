@@ -69,6 +69,70 @@ pub struct SolveArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+/// Ablation switches of `--solver search` (MiniMalloc).
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// Search: explore non-canonical partial solutions too (§6.1 off).
+    #[arg(long)]
+    pub no_canonical: bool,
+    /// Search: no cross-section inference (§6.2 eq. 3 off).
+    #[arg(long)]
+    pub no_section_inference: bool,
+    /// Search: no effective section height in eq. 3.
+    #[arg(long)]
+    pub no_effective_height: bool,
+    /// Search: no dominance pruning (§6.3 off).
+    #[arg(long)]
+    pub no_dominance: bool,
+    /// Search: follow the static preorder only (no lowest-offset-first).
+    #[arg(long)]
+    pub no_dynamic_order: bool,
+    /// Search: do not split independent time groups.
+    #[arg(long)]
+    pub no_decompose: bool,
+    /// Search: static preorders tried in turn.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PreorderArg::SectionTotal, PreorderArg::Area, PreorderArg::Lifetime])]
+    pub preorders: Vec<PreorderArg>,
+    /// Search: backtracks before restarting with the next preorder (doubled each round).
+    #[arg(long, default_value_t = 4096)]
+    pub restart_backtracks: u64,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreorderArg {
+    SectionTotal,
+    Area,
+    Lifetime,
+}
+
+impl From<PreorderArg> for memplan::search::Preorder {
+    fn from(p: PreorderArg) -> Self {
+        match p {
+            PreorderArg::SectionTotal => memplan::search::Preorder::SectionTotal,
+            PreorderArg::Area => memplan::search::Preorder::Area,
+            PreorderArg::Lifetime => memplan::search::Preorder::Lifetime,
+        }
+    }
+}
+
+impl SearchArgs {
+    /// The library options these flags select.
+    pub fn options(&self) -> memplan::search::SearchOptions {
+        memplan::search::SearchOptions {
+            canonical: !self.no_canonical,
+            section_inference: !self.no_section_inference,
+            effective_height: !self.no_effective_height,
+            dominance: !self.no_dominance,
+            dynamic_order: !self.no_dynamic_order,
+            preorders: self.preorders.iter().map(|&p| p.into()).collect(),
+            restart_backtracks: self.restart_backtracks,
+            decompose: !self.no_decompose,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -145,6 +209,8 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 pub enum SolverArg {
     /// Sort + first-fit / best-fit.
     Greedy,
+    /// MiniMalloc exact search: decides --capacity, or minimises it.
+    Search,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

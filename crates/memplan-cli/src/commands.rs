@@ -37,6 +37,9 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
             order: args.order.into(),
             fit: args.fit.into(),
         }),
+        SolverArg::Search => Box::new(memplan::search::Search {
+            options: args.search.options(),
+        }),
     }
 }
 

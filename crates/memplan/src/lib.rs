@@ -21,6 +21,7 @@ pub mod index;
 pub mod occupancy;
 pub mod plan;
 pub mod problem;
+pub mod search;
 pub mod solver;
 pub mod sweep;
 

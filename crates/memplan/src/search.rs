@@ -1,0 +1,902 @@
+//! Exact search: the MiniMalloc algorithm (Moffitt, ASPLOS 2023; the paper in
+//! `shared/papers/minimalloc.txt`). A depth-first search over *canonical*
+//! partial solutions (§6.1), pruned by cross-section inference (§6.2, eq. 3)
+//! and dominance (§6.3), expanding the lowest offsets first (§7).
+//!
+//! It decides "is there a plan within capacity C?" and, without a capacity,
+//! minimises C between the max load and the best greedy makespan.
+//!
+//! Deviations from the paper, and why:
+//! - temporal decomposition (§7) is applied once, at the root (independent
+//!   time groups are solved separately), not dynamically during search;
+//! - fixed buffers are honoured by placing a buffer at the lowest aligned
+//!   offset at or above its canonical floor that clears the fixed buffers it
+//!   meets. This is sound, but the canonical argument no longer guarantees
+//!   completeness, so an exhausted search of a group with fixed buffers is
+//!   reported as "unknown", never as "proven infeasible".
+
+#[cfg(test)]
+use std::time::Duration;
+use std::time::Instant;
+
+use crate::greedy::{align_up, first_fit, Greedy};
+use crate::index::BufferIdx;
+use crate::plan::Plan;
+use crate::problem::{Buffer, Problem};
+use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::sweep::time_groups;
+
+/// Static orders in which the search considers buffers with equal offsets
+/// (and the tie-break of index monotonicity). The search restarts with the
+/// next one after a backtrack budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Preorder {
+    /// Largest section total first: the highest load over the buffer's
+    /// lifetime, then size.
+    SectionTotal,
+    /// Largest size × lifetime first.
+    Area,
+    /// Longest lifetime first, then size.
+    Lifetime,
+}
+
+/// The paper's techniques, each switchable for ablation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// Only canonical partial solutions: offset and index monotonic (§6.1).
+    pub canonical: bool,
+    /// Cross-section inference, eq. 3 with the max-offset floor (§6.2).
+    pub section_inference: bool,
+    /// Use the effective section height in eq. 3 (§6.2).
+    pub effective_height: bool,
+    /// Prune extensions with `o_i >= h_min` (§6.3).
+    pub dominance: bool,
+    /// Expand the lowest offsets first, then the static preorder (§7);
+    /// without it, candidates follow the preorder alone.
+    pub dynamic_order: bool,
+    /// Static preorders tried in turn.
+    pub preorders: Vec<Preorder>,
+    /// Backtracks allowed before restarting with the next preorder; doubled
+    /// after each round through all preorders.
+    pub restart_backtracks: u64,
+    /// Solve independent time groups separately (§7, at the root).
+    pub decompose: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            canonical: true,
+            section_inference: true,
+            effective_height: true,
+            dominance: true,
+            dynamic_order: true,
+            preorders: vec![Preorder::SectionTotal, Preorder::Area, Preorder::Lifetime],
+            restart_backtracks: 1 << 12,
+            decompose: true,
+        }
+    }
+}
+
+/// The MiniMalloc exact search solver.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Search {
+    /// Which techniques are on.
+    pub options: SearchOptions,
+}
+
+/// The answer for one capacity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Offsets of the group's buffers, within the capacity.
+    Fits(Vec<u64>),
+    /// No plan within the capacity exists.
+    Infeasible,
+    /// The time limit ran out first (or completeness is not guaranteed).
+    Unknown,
+}
+
+/// Search effort.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Effort {
+    /// Nodes expanded.
+    pub nodes: u64,
+    /// Failed extensions undone.
+    pub backtracks: u64,
+    /// Restarts with another preorder.
+    pub restarts: u64,
+}
+
+impl Solver for Search {
+    fn name(&self) -> String {
+        "search".into()
+    }
+
+    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        let deadline = options.time_limit.map(|t| Instant::now() + t);
+        let max_load = problem.max_load();
+        let groups = Groups::new(problem, self.options.decompose);
+        let mut effort = Effort::default();
+        let counters = |e: &Effort| {
+            vec![
+                ("nodes", e.nodes),
+                ("backtracks", e.backtracks),
+                ("restarts", e.restarts),
+            ]
+        };
+        // The best greedy plan: the upper bound, and often the answer.
+        let greedy = Greedy::all()
+            .filter_map(|g| g.solve(&problem.clone().with_capacity(None), options).ok())
+            .min_by_key(|s| s.makespan)
+            .map(|s| s.plan)
+            .unwrap_or_default();
+        let greedy_makespan = greedy.makespan(problem);
+        let fixed_end = problem
+            .buffers()
+            .iter()
+            .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
+            .max()
+            .unwrap_or(0);
+        let lower = max_load.max(fixed_end);
+
+        if let Some(capacity) = problem.capacity {
+            if greedy_makespan <= capacity {
+                let mut s = Solution::within_capacity(
+                    problem,
+                    greedy,
+                    max_load,
+                    NotFoundReason::Heuristic,
+                )?;
+                s.counters = counters(&effort);
+                return Ok(s);
+            }
+            if lower > capacity {
+                return Err(SolveError::NotFound {
+                    capacity,
+                    reason: NotFoundReason::ProvenInfeasible,
+                    best_makespan: Some(greedy_makespan),
+                });
+            }
+            return match groups.decide(problem, capacity, &self.options, deadline, &mut effort) {
+                Decision::Fits(offsets) => {
+                    let mut s = Solution::within_capacity(
+                        problem,
+                        Plan::from_offsets(offsets),
+                        max_load,
+                        NotFoundReason::Heuristic,
+                    )?;
+                    s.counters = counters(&effort);
+                    Ok(s)
+                }
+                Decision::Infeasible => Err(SolveError::NotFound {
+                    capacity,
+                    reason: NotFoundReason::ProvenInfeasible,
+                    best_makespan: Some(greedy_makespan),
+                }),
+                Decision::Unknown => Err(SolveError::NotFound {
+                    capacity,
+                    reason: NotFoundReason::TimeLimit,
+                    best_makespan: Some(greedy_makespan),
+                }),
+            };
+        }
+
+        // Minimise: the smallest feasible capacity in [lower, best).
+        let mut best = greedy;
+        let mut best_makespan = greedy_makespan;
+        let mut proven = lower;
+        let mut first = true;
+        while proven < best_makespan {
+            // Try the lower bound first (perfect plans are common), then bisect.
+            let c = if first {
+                proven
+            } else {
+                proven + (best_makespan - 1 - proven) / 2
+            };
+            first = false;
+            match groups.decide(problem, c, &self.options, deadline, &mut effort) {
+                Decision::Fits(offsets) => {
+                    let plan = Plan::from_offsets(offsets);
+                    best_makespan = plan.makespan(problem);
+                    best = plan;
+                }
+                Decision::Infeasible => proven = c + 1,
+                Decision::Unknown => break,
+            }
+        }
+        Ok(Solution {
+            makespan: best_makespan,
+            lower_bound: proven.min(best_makespan),
+            optimal: proven >= best_makespan,
+            plan: best,
+            counters: counters(&effort),
+        })
+    }
+}
+
+/// The independent time groups of a problem, each searched on its own.
+struct Groups {
+    /// Global indices of each group's buffers.
+    members: Vec<Vec<BufferIdx>>,
+}
+
+impl Groups {
+    fn new(problem: &Problem, decompose: bool) -> Self {
+        let (group_of, count) = if decompose {
+            time_groups(problem.buffers(), 1)
+        } else {
+            (vec![0; problem.len()], usize::from(!problem.is_empty()))
+        };
+        let mut members = vec![Vec::new(); count];
+        for b in problem.indices() {
+            members[group_of[b.index()] as usize].push(b);
+        }
+        Groups { members }
+    }
+
+    /// Decides every group at `capacity`; the plan is the union.
+    fn decide(
+        &self,
+        problem: &Problem,
+        capacity: u64,
+        options: &SearchOptions,
+        deadline: Option<Instant>,
+        effort: &mut Effort,
+    ) -> Decision {
+        let mut offsets = vec![0u64; problem.len()];
+        for members in &self.members {
+            let group = Group::new(problem.buffers(), members);
+            match group.decide(capacity, options, deadline, effort) {
+                Decision::Fits(local) => {
+                    for (b, o) in members.iter().zip(local) {
+                        offsets[b.index()] = o;
+                    }
+                }
+                other => return other,
+            }
+        }
+        Decision::Fits(offsets)
+    }
+}
+
+/// Static data of one time group: free buffers get local indices `0..n`.
+struct Group {
+    /// Offsets of fixed members, by member position.
+    members: Vec<(BufferIdx, Option<u64>)>,
+    /// Member position of each free buffer.
+    free: Vec<usize>,
+    size: Vec<u64>,
+    align: Vec<u64>,
+    /// Section range `[lo, hi)` of each free buffer.
+    sections: Vec<(u32, u32)>,
+    /// Number of sections.
+    section_count: usize,
+    /// Free buffers overlapping each free buffer (CSR).
+    adj_start: Vec<u32>,
+    adj: Vec<u32>,
+    /// Address ranges of fixed buffers overlapping each free buffer, sorted (CSR).
+    fixed_start: Vec<u32>,
+    fixed: Vec<(u64, u64)>,
+    /// Section totals of free sizes.
+    section_load: Vec<u64>,
+    /// Highest load (free buffers) over each free buffer's lifetime.
+    contention: Vec<u64>,
+    lifetime: Vec<u64>,
+}
+
+impl Group {
+    fn new(buffers: &[Buffer], members: &[BufferIdx]) -> Self {
+        let members: Vec<(BufferIdx, Option<u64>)> = members
+            .iter()
+            .map(|&b| (b, buffers[b.index()].fixed_offset))
+            .collect();
+        let free: Vec<usize> = (0..members.len())
+            .filter(|&i| members[i].1.is_none())
+            .collect();
+        let buf = |i: usize| &buffers[members[free[i]].0.index()];
+        let n = free.len();
+        let mut times: Vec<u64> = members
+            .iter()
+            .flat_map(|(b, _)| [buffers[b.index()].start, buffers[b.index()].end])
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        let seg = |t: u64| times.partition_point(|&x| x < t) as u32;
+        let sections: Vec<(u32, u32)> = (0..n)
+            .map(|i| (seg(buf(i).start), seg(buf(i).end)))
+            .collect();
+        let section_count = times.len().saturating_sub(1);
+        let mut section_load = vec![0u64; section_count];
+        for i in 0..n {
+            for s in sections[i].0..sections[i].1 {
+                section_load[s as usize] += buf(i).size;
+            }
+        }
+        let contention = (0..n)
+            .map(|i| {
+                (sections[i].0..sections[i].1)
+                    .map(|s| section_load[s as usize])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut adj_start = vec![0u32];
+        let mut adj = Vec::new();
+        let mut fixed_start = vec![0u32];
+        let mut fixed = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                if i != j && buf(i).overlaps_in_time(buf(j)) {
+                    adj.push(j as u32);
+                }
+            }
+            adj_start.push(adj.len() as u32);
+            let from = fixed.len();
+            for (b, offset) in &members {
+                if let Some(o) = offset {
+                    let f = &buffers[b.index()];
+                    if f.overlaps_in_time(buf(i)) {
+                        fixed.push((*o, o + f.size));
+                    }
+                }
+            }
+            fixed[from..].sort_unstable();
+            fixed_start.push(fixed.len() as u32);
+        }
+        Group {
+            size: (0..n).map(|i| buf(i).size).collect(),
+            align: (0..n).map(|i| buf(i).alignment).collect(),
+            lifetime: (0..n).map(|i| buf(i).lifetime()).collect(),
+            members,
+            free,
+            sections,
+            section_count,
+            adj_start,
+            adj,
+            fixed_start,
+            fixed,
+            section_load,
+            contention,
+        }
+    }
+
+    /// Ranks of free buffers under a preorder (0 = first).
+    fn ranks(&self, preorder: Preorder) -> Vec<u32> {
+        let n = self.size.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        let area = |i: usize| u128::from(self.size[i]) * u128::from(self.lifetime[i]);
+        match preorder {
+            Preorder::SectionTotal => order.sort_by_key(|&i| {
+                (
+                    std::cmp::Reverse(self.contention[i]),
+                    std::cmp::Reverse(self.size[i]),
+                    i,
+                )
+            }),
+            Preorder::Area => order.sort_by_key(|&i| (std::cmp::Reverse(area(i)), i)),
+            Preorder::Lifetime => order.sort_by_key(|&i| {
+                (
+                    std::cmp::Reverse(self.lifetime[i]),
+                    std::cmp::Reverse(self.size[i]),
+                    i,
+                )
+            }),
+        }
+        let mut rank = vec![0u32; n];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r as u32;
+        }
+        rank
+    }
+
+    /// Decides whether the group fits in `capacity`, restarting through the
+    /// preorders with a growing backtrack budget until the deadline.
+    fn decide(
+        &self,
+        capacity: u64,
+        options: &SearchOptions,
+        deadline: Option<Instant>,
+        effort: &mut Effort,
+    ) -> Decision {
+        let fixed_fit = self.members.iter().all(|(_, o)| o.is_none());
+        let preorders = if options.preorders.is_empty() {
+            vec![Preorder::SectionTotal]
+        } else {
+            options.preorders.clone()
+        };
+        let mut budget = options.restart_backtracks.max(1);
+        let mut round = 0usize;
+        loop {
+            let preorder = preorders[round % preorders.len()];
+            let mut state = State::new(
+                self,
+                capacity,
+                self.ranks(preorder),
+                options,
+                deadline,
+                budget,
+            );
+            let outcome = state.search();
+            effort.nodes += state.nodes;
+            effort.backtracks += state.backtracks;
+            match outcome {
+                Outcome::Found => {
+                    let mut offsets: Vec<u64> =
+                        self.members.iter().map(|(_, o)| o.unwrap_or(0)).collect();
+                    for (i, &m) in self.free.iter().enumerate() {
+                        offsets[m] = state.offset[i];
+                    }
+                    return Decision::Fits(offsets);
+                }
+                Outcome::Exhausted => {
+                    return if fixed_fit {
+                        Decision::Infeasible
+                    } else {
+                        Decision::Unknown
+                    };
+                }
+                Outcome::OutOfTime => return Decision::Unknown,
+                Outcome::OutOfBudget => {
+                    effort.restarts += 1;
+                    round += 1;
+                    if round % preorders.len() == 0 {
+                        budget = budget.saturating_mul(2);
+                    }
+                }
+            }
+        }
+    }
+}
+
+enum Outcome {
+    Found,
+    Exhausted,
+    OutOfTime,
+    OutOfBudget,
+}
+
+/// Undo-log entries: restoring the search state on backtrack.
+enum Undo {
+    Floor(u32, u64),
+    SectionFloor(u32, u64),
+    Placed(u32),
+    Top(u64, u32),
+}
+
+const UNPLACED: u64 = u64::MAX;
+
+/// The incremental search state.
+struct State<'a> {
+    g: &'a Group,
+    capacity: u64,
+    rank: Vec<u32>,
+    options: &'a SearchOptions,
+    deadline: Option<Instant>,
+    budget: u64,
+    /// Offset of each free buffer, or UNPLACED.
+    offset: Vec<u64>,
+    /// Canonical floor: highest end of placed overlapping free buffers.
+    floor: Vec<u64>,
+    /// Highest end of placed buffers in each section.
+    section_floor: Vec<u64>,
+    /// Free sizes not yet placed in each section.
+    section_remaining: Vec<u64>,
+    /// Highest offset placed so far and the rank placed last at it.
+    top: u64,
+    top_rank: u32,
+    placed: usize,
+    undo: Vec<Undo>,
+    /// Candidates of each depth: (offset, rank, buffer).
+    candidates: Vec<Vec<(u64, u32, u32)>>,
+    /// Scratch: effective height of each section.
+    effective: Vec<u64>,
+    nodes: u64,
+    backtracks: u64,
+}
+
+impl<'a> State<'a> {
+    fn new(
+        g: &'a Group,
+        capacity: u64,
+        rank: Vec<u32>,
+        options: &'a SearchOptions,
+        deadline: Option<Instant>,
+        budget: u64,
+    ) -> Self {
+        let n = g.size.len();
+        State {
+            g,
+            capacity,
+            rank,
+            options,
+            deadline,
+            budget,
+            offset: vec![UNPLACED; n],
+            floor: vec![0; n],
+            section_floor: vec![0; g.section_count],
+            section_remaining: g.section_load.clone(),
+            top: 0,
+            top_rank: 0,
+            placed: 0,
+            undo: Vec::new(),
+            candidates: Vec::new(),
+            effective: vec![0; g.section_count],
+            nodes: 0,
+            backtracks: 0,
+        }
+    }
+
+    /// The lowest aligned offset at or above the floor of `i` that clears
+    /// the fixed buffers it meets.
+    fn lowest_offset(&self, i: usize) -> u64 {
+        let base = align_up(self.floor[i], self.g.align[i]);
+        let fixed =
+            &self.g.fixed[self.g.fixed_start[i] as usize..self.g.fixed_start[i + 1] as usize];
+        if fixed.is_empty() {
+            return base;
+        }
+        // First fit among the fixed ranges, starting from `base`.
+        let above: Vec<(u64, u64)> = fixed
+            .iter()
+            .map(|&(o, e)| (o.max(base), e.max(base)))
+            .collect();
+        first_fit(&above, self.g.size[i], self.g.align[i]).max(base)
+    }
+
+    fn search(&mut self) -> Outcome {
+        let n = self.g.size.len();
+        if self.placed == n {
+            return Outcome::Found;
+        }
+        self.nodes += 1;
+        if self.nodes % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Outcome::OutOfTime;
+        }
+        if self.backtracks > self.budget {
+            return Outcome::OutOfBudget;
+        }
+        let depth = self.placed;
+        if self.candidates.len() <= depth {
+            self.candidates.push(Vec::new());
+        }
+        let mut candidates = std::mem::take(&mut self.candidates[depth]);
+        candidates.clear();
+        // Lowest offsets of unplaced buffers; h_min for dominance (§6.3).
+        let mut h_min = u64::MAX;
+        for i in 0..n {
+            if self.offset[i] != UNPLACED {
+                continue;
+            }
+            let o = self.lowest_offset(i);
+            let h = o + self.g.size[i];
+            if h > self.capacity {
+                self.candidates[depth] = candidates;
+                return Outcome::Exhausted;
+            }
+            h_min = h_min.min(h);
+            candidates.push((o, self.rank[i], i as u32));
+        }
+        let (top, top_rank) = (self.top, self.top_rank);
+        let opts = self.options;
+        candidates.retain(|&(o, r, _)| {
+            let canonical =
+                !opts.canonical || o > top || (o == top && (depth == 0 || r > top_rank));
+            let undominated = !opts.dominance || o < h_min;
+            canonical && undominated
+        });
+        if opts.dynamic_order {
+            candidates.sort_unstable();
+        } else {
+            candidates.sort_unstable_by_key(|&(_, r, _)| r);
+        }
+        let mut result = Outcome::Exhausted;
+        for &(o, r, i) in &candidates {
+            let mark = self.undo.len();
+            self.place(i as usize, o, r);
+            if !opts.section_inference || self.sections_feasible(i as usize) {
+                match self.search() {
+                    Outcome::Found => {
+                        result = Outcome::Found;
+                        break;
+                    }
+                    Outcome::Exhausted => {}
+                    stop => {
+                        self.rollback(mark);
+                        result = stop;
+                        break;
+                    }
+                }
+            }
+            self.rollback(mark);
+            self.backtracks += 1;
+        }
+        self.candidates[depth] = candidates;
+        result
+    }
+
+    fn place(&mut self, i: usize, o: u64, r: u32) {
+        let end = o + self.g.size[i];
+        self.undo.push(Undo::Placed(i as u32));
+        self.undo.push(Undo::Top(self.top, self.top_rank));
+        self.offset[i] = o;
+        self.placed += 1;
+        self.top = o;
+        self.top_rank = r;
+        for k in self.g.adj_start[i]..self.g.adj_start[i + 1] {
+            let j = self.g.adj[k as usize];
+            if self.floor[j as usize] < end {
+                self.undo.push(Undo::Floor(j, self.floor[j as usize]));
+                self.floor[j as usize] = end;
+            }
+        }
+        let (lo, hi) = self.g.sections[i];
+        for s in lo..hi {
+            self.section_remaining[s as usize] -= self.g.size[i];
+            if self.section_floor[s as usize] < end {
+                self.undo
+                    .push(Undo::SectionFloor(s, self.section_floor[s as usize]));
+                self.section_floor[s as usize] = end;
+            }
+        }
+    }
+
+    fn rollback(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            match self.undo.pop() {
+                Some(Undo::Floor(j, v)) => self.floor[j as usize] = v,
+                Some(Undo::SectionFloor(s, v)) => self.section_floor[s as usize] = v,
+                Some(Undo::Top(t, r)) => {
+                    self.top = t;
+                    self.top_rank = r;
+                }
+                Some(Undo::Placed(i)) => {
+                    let i = i as usize;
+                    self.offset[i] = UNPLACED;
+                    self.placed -= 1;
+                    let (lo, hi) = self.g.sections[i];
+                    for s in lo..hi {
+                        self.section_remaining[s as usize] += self.g.size[i];
+                    }
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Eq. 3 after placing `i`: in every section, the unplaced sizes stacked
+    /// above the section height must fit under the capacity. The height is
+    /// the section floor, raised to the highest placed offset (canonical)
+    /// and to the effective height: the lowest floor of an unplaced buffer
+    /// alive in the section (§6.2).
+    fn sections_feasible(&mut self, _i: usize) -> bool {
+        if self.options.effective_height {
+            self.effective.fill(u64::MAX);
+            for j in 0..self.g.size.len() {
+                if self.offset[j] == UNPLACED {
+                    let f = self.floor[j];
+                    let (lo, hi) = self.g.sections[j];
+                    for e in &mut self.effective[lo as usize..hi as usize] {
+                        *e = (*e).min(f);
+                    }
+                }
+            }
+        }
+        for s in 0..self.g.section_count {
+            let remaining = self.section_remaining[s];
+            if remaining == 0 {
+                continue;
+            }
+            let mut height = self.section_floor[s];
+            if self.options.canonical {
+                // Monotonicity: nothing goes below the highest offset.
+                height = height.max(self.top);
+            }
+            if self.options.effective_height {
+                height = height.max(self.effective[s]);
+            }
+            if height + remaining > self.capacity {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::validate;
+    use proptest::prelude::*;
+
+    /// The paper's running example (Figure 2): five buffers, capacity 12.
+    fn running_example() -> Problem {
+        let b = |id: &str, s, e| Buffer::new(id, s, e, 4);
+        Problem::new(
+            vec![
+                b("b1", 0, 3),
+                b("b2", 3, 9),
+                b("b3", 0, 9),
+                b("b4", 9, 21),
+                b("b5", 0, 21),
+            ],
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Decides `problem` at `capacity` with the search alone (no greedy).
+    fn decide(problem: &Problem, capacity: u64, options: &SearchOptions) -> (Decision, Effort) {
+        let mut effort = Effort::default();
+        let groups = Groups::new(problem, options.decompose);
+        (
+            groups.decide(problem, capacity, options, None, &mut effort),
+            effort,
+        )
+    }
+
+    #[test]
+    fn running_example_fits_12_and_not_11() {
+        let p = running_example();
+        for options in [
+            SearchOptions::default(),
+            SearchOptions {
+                decompose: false,
+                ..Default::default()
+            },
+        ] {
+            let (d, effort) = decide(&p, 12, &options);
+            let Decision::Fits(offsets) = d else {
+                panic!("{d:?}")
+            };
+            let plan = Plan::from_offsets(offsets);
+            validate(&p.clone().with_capacity(Some(12)), &plan).unwrap();
+            assert!(effort.nodes >= 1);
+            assert_eq!(decide(&p, 11, &options).0, Decision::Infeasible);
+        }
+        // Through the solver interface.
+        let s = Search::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        assert_eq!((s.makespan, s.lower_bound, s.optimal), (12, 12, true));
+        let err =
+            Search::default().solve(&p.clone().with_capacity(Some(11)), &SolveOptions::default());
+        assert!(matches!(
+            err,
+            Err(SolveError::NotFound {
+                reason: NotFoundReason::ProvenInfeasible,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn every_ablation_still_decides_the_example() {
+        let p = running_example();
+        let all = SearchOptions::default();
+        let variants = [
+            SearchOptions {
+                canonical: false,
+                ..all.clone()
+            },
+            SearchOptions {
+                section_inference: false,
+                ..all.clone()
+            },
+            SearchOptions {
+                effective_height: false,
+                ..all.clone()
+            },
+            SearchOptions {
+                dominance: false,
+                ..all.clone()
+            },
+            SearchOptions {
+                dynamic_order: false,
+                ..all.clone()
+            },
+            SearchOptions {
+                preorders: vec![Preorder::Lifetime],
+                ..all.clone()
+            },
+        ];
+        for options in variants {
+            assert!(
+                matches!(decide(&p, 12, &options).0, Decision::Fits(_)),
+                "{options:?}"
+            );
+            assert_eq!(
+                decide(&p, 11, &options).0,
+                Decision::Infeasible,
+                "{options:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn time_limit_gives_unknown_not_a_wrong_answer() {
+        let g = crate::generate::generate(crate::generate::Kind::Random, 60, 1).problem;
+        let load = g.max_load();
+        let options = SolveOptions {
+            time_limit: Some(Duration::from_millis(50)),
+            seed: 0,
+        };
+        let started = Instant::now();
+        match Search::default().solve(&g.clone().with_capacity(Some(load)), &options) {
+            Ok(s) => validate(&g.with_capacity(Some(load)), &s.plan).unwrap(),
+            Err(SolveError::NotFound { reason, .. }) => {
+                assert!(matches!(
+                    reason,
+                    NotFoundReason::TimeLimit | NotFoundReason::ProvenInfeasible
+                ))
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    /// The optimum by brute force: every order, each buffer dropped onto
+    /// the placed buffers it overlaps (every plan can be pushed down into
+    /// such a form, so the minimum over orders is the optimum).
+    fn brute_force(p: &Problem) -> u64 {
+        fn go(p: &Problem, placed: &mut Vec<(usize, u64)>, best: &mut u64) {
+            let b = p.buffers();
+            if placed.len() == b.len() {
+                let m = placed
+                    .iter()
+                    .map(|&(i, o)| o + b[i].size)
+                    .max()
+                    .unwrap_or(0);
+                *best = (*best).min(m);
+                return;
+            }
+            for i in 0..b.len() {
+                if placed.iter().any(|&(j, _)| j == i) {
+                    continue;
+                }
+                let floor = placed
+                    .iter()
+                    .filter(|&&(j, _)| b[j].overlaps_in_time(&b[i]))
+                    .map(|&(j, o)| o + b[j].size)
+                    .max()
+                    .unwrap_or(0);
+                let o = align_up(floor, b[i].alignment);
+                if o + b[i].size < *best {
+                    placed.push((i, o));
+                    go(p, placed, best);
+                    placed.pop();
+                }
+            }
+        }
+        let mut best = u64::MAX;
+        go(p, &mut Vec::new(), &mut best);
+        if p.is_empty() {
+            0
+        } else {
+            best
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn minimised_capacity_is_the_brute_force_optimum(
+            spec in proptest::collection::vec((0u64..12, 1u64..8, 1u64..9, 0u32..3), 0..8)
+        ) {
+            let buffers = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size, a))| Buffer::new(format!("b{i}"), s, s + len, size).aligned(1 << a))
+                .collect();
+            let p = Problem::new(buffers, None).unwrap();
+            let s = Search::default().solve(&p, &SolveOptions::default()).unwrap();
+            prop_assert_eq!(validate(&p, &s.plan), Ok(()));
+            prop_assert!(s.optimal);
+            prop_assert_eq!(s.makespan, brute_force(&p));
+            // The search alone, at the optimum and one below.
+            let opt = s.makespan;
+            prop_assert!(matches!(decide(&p, opt, &SearchOptions::default()).0, Decision::Fits(_)));
+            if opt > 0 {
+                prop_assert_eq!(decide(&p, opt - 1, &SearchOptions::default()).0, Decision::Infeasible);
+            }
+        }
+    }
+}
