@@ -163,9 +163,9 @@ pub struct GenerateArgs {
     /// Kind of instance.
     #[arg(long, value_enum)]
     pub kind: KindArg,
-    /// Number of buffers.
-    #[arg(long)]
-    pub buffers: usize,
+    /// Number of buffers (at most 100,000,000).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000_000))]
+    pub buffers: u32,
     /// Random seed: the same seed gives the same file.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -180,8 +180,9 @@ pub struct BenchArgs {
     /// instances of `--sizes` buffers of kind `--kind` are used.
     pub inputs: Vec<PathBuf>,
     /// Sizes of the generated instances.
-    #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000])]
-    pub sizes: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_values_t = [10_000u32, 100_000, 1_000_000],
+        value_parser = clap::value_parser!(u32).range(0..=100_000_000))]
+    pub sizes: Vec<u32>,
     /// Kind of the generated instances.
     #[arg(long, value_enum, default_value_t = KindArg::Layered)]
     pub kind: KindArg,

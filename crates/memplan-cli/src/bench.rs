@@ -163,7 +163,7 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
     let mut files = Vec::new();
     for &n in &args.sizes {
         let path = dir.join(format!("{}-{n}.csv", kind.name()));
-        let generated = generate(kind, n, args.seed);
+        let generated = generate(kind, n as usize, args.seed);
         write_atomically(&path, |out| {
             write_problem(out, &generated.problem, Lifetimes::HalfOpen)
         })?;

@@ -62,13 +62,22 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
                 best_makespan,
             } = &error;
             if args.json {
+                let max_load = problem.max_load();
                 let value = json!({
                     "status": "not_found",
                     "reason": reason.describe(),
                     "capacity": capacity,
                     "best_makespan": best_makespan,
+                    "makespan": best_makespan,
+                    "fragmentation": best_makespan.map(|m| m.saturating_sub(max_load)),
                     "buffers": problem.len(),
-                    "max_load": problem.max_load(),
+                    "max_load": max_load,
+                    "lower_bound": if *reason == memplan::NotFoundReason::ProvenInfeasible {
+                        capacity.saturating_add(1).max(max_load)
+                    } else {
+                        max_load
+                    },
+                    "optimal": false,
                     "solver": solver.name(),
                     "seconds": elapsed,
                 });
@@ -81,7 +90,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         }
     };
     validate(&problem, &solution.plan).map_err(|e| {
-        Failure::Negative(format!(
+        Failure::Internal(format!(
             "internal error: {} returned an invalid plan: {e}",
             solver.name()
         ))
@@ -240,7 +249,7 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
 
 fn generate_file(args: GenerateArgs) -> Result<(), Failure> {
     let kind: Kind = args.kind.into();
-    let generated = generate(kind, args.buffers, args.seed);
+    let generated = generate(kind, args.buffers as usize, args.seed);
     write_atomically(&args.output, |out| {
         write_problem(out, &generated.problem, Lifetimes::HalfOpen)
     })?;

@@ -17,6 +17,8 @@ pub enum Failure {
     /// The command ran but the answer is negative (no plan within the
     /// capacity, an invalid plan): exit 1.
     Negative(String),
+    /// A bug in memplan (a solver returned an invalid plan): exit 3.
+    Internal(String),
 }
 
 impl Failure {
@@ -24,6 +26,7 @@ impl Failure {
         match self {
             Failure::Input(_) => 2,
             Failure::Negative(_) => 1,
+            Failure::Internal(_) => 3,
         }
     }
 }
@@ -39,7 +42,8 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            let (Failure::Input(message) | Failure::Negative(message)) = &failure;
+            let (Failure::Input(message) | Failure::Negative(message) | Failure::Internal(message)) =
+                &failure;
             eprintln!("memplan: {message}");
             ExitCode::from(failure.exit_code())
         }

@@ -194,6 +194,10 @@ fn every_bad_input_class_is_refused_with_location() {
         ("sum-overflow.csv", "id,lower,upper,size\na,0,2,18446744073709551615\nb,3,4,1\n", ":3: column `size`: sizes (with alignment padding and fixed offsets) sum past 2^64"),
         ("fields.csv", "id,lower,upper,size\na,0,2\n", ":2: expected 4 fields as in the header, found 3"),
         ("empty-id.csv", "id,lower,upper,size\n,0,2,1\n", ":2: column `id`: empty id"),
+        ("blank-lines.csv", "id,lower,upper,size\na,0,2,4\n\n\n\nb,x,2,4\n", ":6: column `lower`: expected a non-negative integer, got `x`"),
+        ("crlf.csv", "id,lower,upper,size\r\na,0,2,4\r\n\r\nb,0,2,0\r\n", ":4: column `size`: size must be positive, got 0"),
+        ("empty-file.csv", "", ": empty file: expected a header row"),
+        ("trailing-comma.csv", "id,lower,upper,size,\na,0,2,4,\n", ":1: empty column name (a trailing comma?)"),
     ];
     for (name, text, message) in cases {
         let dir = TempDir::new().unwrap();
@@ -250,6 +254,34 @@ fn unreadable_file_and_usage_errors_exit_2() {
         .arg(example("small.csv"))
         .assert()
         .code(2);
+}
+
+#[test]
+fn non_utf8_id_and_oversized_generate_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("bytes.csv");
+    std::fs::write(&input, b"id,lower,upper,size\n\xff,0,2,4\n").unwrap();
+    memplan()
+        .arg("stats")
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            ":2: column `id`: id is not valid UTF-8",
+        ));
+    memplan()
+        .args([
+            "generate",
+            "--kind",
+            "random",
+            "--buffers",
+            "1152921504606846976",
+            "-o",
+        ])
+        .arg(dir.path().join("huge.csv"))
+        .assert()
+        .code(2);
+    assert!(!dir.path().join("huge.csv").exists());
 }
 
 #[test]

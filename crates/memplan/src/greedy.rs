@@ -536,6 +536,19 @@ mod tests {
             prop_assert_eq!(lowest, Some(got));
             let bf = best_fit(&occ, size, alignment);
             prop_assert!(free(bf) && bf % alignment == 0);
+            // Best fit by brute force: the free aligned offsets inside gaps
+            // (below the top of all ranges), by gap length, then offset.
+            let top = occ.iter().map(|r| r.1).max().unwrap_or(0);
+            let gap_of = |x: u64| {
+                let lo = occ.iter().map(|r| r.1).filter(|&e| e <= x).max().unwrap_or(0);
+                let hi = occ.iter().map(|r| r.0).filter(|&o| o >= x + size).min().unwrap();
+                (hi - lo, lo)
+            };
+            let want = (0..top)
+                .filter(|&x| x % alignment == 0 && free(x) && x + size <= top)
+                .min_by_key(|&x| (gap_of(x), x))
+                .unwrap_or_else(|| align_up(top, alignment));
+            prop_assert_eq!(bf, want);
         }
     }
 }

@@ -307,9 +307,9 @@ impl Group {
             .collect();
         let section_count = times.len().saturating_sub(1);
         let mut section_load = vec![0u64; section_count];
-        for i in 0..n {
-            for s in sections[i].0..sections[i].1 {
-                section_load[s as usize] += buf(i).size;
+        for (i, &(lo, hi)) in sections.iter().enumerate() {
+            for load in &mut section_load[lo as usize..hi as usize] {
+                *load += buf(i).size;
             }
         }
         let contention = (0..n)

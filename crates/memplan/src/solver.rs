@@ -30,9 +30,10 @@ pub struct Solution {
 }
 
 impl Solution {
-    /// A solution for `plan` with the max load as lower bound. Fails when
-    /// the problem has a capacity and the plan does not fit in it: as
-    /// [`NotFoundReason::ProvenInfeasible`] when even the max load exceeds
+    /// A solution for `plan` whose lower bound is the max load (or the
+    /// highest fixed end, if higher). Fails when the problem has a capacity
+    /// and the plan does not fit in it: as
+    /// [`NotFoundReason::ProvenInfeasible`] when even the lower bound exceeds
     /// the capacity, else as `reason`.
     pub fn within_capacity(
         problem: &Problem,
@@ -41,6 +42,14 @@ impl Solution {
         reason: NotFoundReason,
     ) -> Result<Solution, SolveError> {
         let makespan = plan.makespan(problem);
+        // Fixed buffers bound the makespan from below too.
+        let fixed_end = problem
+            .buffers()
+            .iter()
+            .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
+            .max()
+            .unwrap_or(0);
+        let max_load = max_load.max(fixed_end);
         if let Some(capacity) = problem.capacity {
             if max_load > capacity {
                 return Err(SolveError::NotFound {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::Plan;
-use crate::problem::read::{csv_line, csv_reader, parse_u64};
+use crate::problem::read::{csv_line, csv_reader, parse_u64, LineCounter};
 use crate::problem::write::write_rows;
 use crate::problem::{InputError, InputErrorKind, Lifetimes, Problem};
 
@@ -17,6 +17,16 @@ pub fn write_plan<W: Write>(
     plan: &Plan,
     lifetimes: Lifetimes,
 ) -> std::io::Result<()> {
+    if plan.offsets().len() != problem.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "plan has {} offsets for {} buffers",
+                plan.offsets().len(),
+                problem.len()
+            ),
+        ));
+    }
     write_rows(out, problem, lifetimes, true, |i| Some(plan.offsets()[i]))
 }
 
@@ -46,15 +56,27 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
         .byte_headers()
         .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
         .clone();
-    let find = |names: &[&str]| {
-        header
+    // The single column named by one of `names`; a second one is refused.
+    let find = |names: &[&str], canonical: &'static str| {
+        let mut found = header
             .iter()
-            .position(|h| names.iter().any(|n| h.eq_ignore_ascii_case(n.as_bytes())))
+            .enumerate()
+            .filter(|(_, h)| names.iter().any(|n| h.eq_ignore_ascii_case(n.as_bytes())));
+        let first = found
+            .next()
+            .ok_or_else(|| err(Some(1), None, InputErrorKind::MissingColumn(canonical)))?;
+        if let Some((_, second)) = found.next() {
+            let name = String::from_utf8_lossy(second).into_owned();
+            return Err(err(
+                Some(1),
+                Some(&name),
+                InputErrorKind::DuplicateColumn(String::from_utf8_lossy(first.1).into_owned()),
+            ));
+        }
+        Ok(first.0)
     };
-    let id_col = find(&["id", "buffer", "buffer_id"])
-        .ok_or_else(|| err(Some(1), None, InputErrorKind::MissingColumn("id")))?;
-    let offset_col = find(&["offset"])
-        .ok_or_else(|| err(Some(1), None, InputErrorKind::MissingColumn("offset")))?;
+    let id_col = find(&["id", "buffer", "buffer_id"], "id")?;
+    let offset_col = find(&["offset"], "offset")?;
 
     let index: rustc_hash::FxHashMap<&str, usize> = problem
         .buffers()
@@ -65,13 +87,14 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
     let mut offsets: Vec<Option<u64>> = vec![None; problem.len()];
     let mut lines = vec![0u64; problem.len()];
     let mut record = csv::ByteRecord::new();
+    let mut line_counter = LineCounter::new(1);
     loop {
         match reader.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
             Err(e) => return Err(err(csv_line(&e), None, InputErrorKind::Csv(e.to_string()))),
         }
-        let line = record.position().map_or(0, |p| p.line());
+        let line = line_counter.line(bytes, record.position());
         let id = String::from_utf8_lossy(record.get(id_col).unwrap_or(b"")).into_owned();
         let &i = index.get(id.as_str()).ok_or_else(|| {
             err(

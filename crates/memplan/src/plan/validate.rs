@@ -155,6 +155,33 @@ mod tests {
         Problem::new(buffers, None).unwrap()
     }
 
+    proptest::proptest! {
+        /// Random (mostly invalid) plans: the sweep agrees with checking
+        /// every pair, so it can both accept and reject.
+        #[test]
+        fn agrees_with_pairwise_check(
+            spec in proptest::collection::vec((0u64..20, 1u64..8, 1u64..6, 0u64..16), 1..12)
+        ) {
+            let p = problem(&spec.iter().map(|&(s, len, size, _)| (s, s + len, size)).collect::<Vec<_>>());
+            let plan = Plan::from_offsets(spec.iter().map(|x| x.3).collect());
+            let b = p.buffers();
+            let conflict = (0..b.len()).any(|i| {
+                (0..i).any(|j| {
+                    b[i].overlaps_in_time(&b[j])
+                        && plan.offsets()[i] < plan.offsets()[j] + b[j].size
+                        && plan.offsets()[j] < plan.offsets()[i] + b[i].size
+                })
+            });
+            let result = validate(&p, &plan);
+            proptest::prop_assert_eq!(result.is_err(), conflict, "{:?}", result);
+            if let Err(PlanError::Overlap { first, second, .. }) = result {
+                let (x, y) = (&b[first.index()], &b[second.index()]);
+                let (ox, oy) = (plan.offset(first), plan.offset(second));
+                proptest::prop_assert!(x.overlaps_in_time(y) && ox < oy + y.size && oy < ox + x.size);
+            }
+        }
+    }
+
     #[test]
     fn accepts_valid_plans() {
         let p = problem(&[(0, 4, 4), (2, 6, 4), (4, 8, 4)]);

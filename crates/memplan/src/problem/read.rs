@@ -54,6 +54,12 @@ pub enum InputErrorKind {
     FieldCount { expected: usize, found: usize },
     #[error("empty id")]
     EmptyId,
+    #[error("id is not valid UTF-8")]
+    NotUtf8,
+    #[error("empty file: expected a header row")]
+    EmptyFile,
+    #[error("empty column name (a trailing comma?)")]
+    EmptyColumnName,
     #[error("empty value in a required column")]
     EmptyValue,
     #[error("expected a non-negative integer, got `{0}`")]
@@ -159,8 +165,10 @@ pub fn read_problem(path: &Path, lifetimes: Lifetimes) -> Result<Problem, InputE
 /// Reads a problem from CSV bytes; `path` only names the source in errors.
 ///
 /// Large unquoted inputs are parsed in parallel chunks split at line ends;
-/// the result and the reported error (the first in the file) are the same
-/// as a sequential read.
+/// the result is the same as a sequential read. Errors in a row's own cells
+/// are reported first (the first such row in the file); checks across rows
+/// (duplicate ids, fixed overlaps, the size sum) and per-buffer invariants
+/// follow, in the order of [`Problem::new`].
 pub fn read_problem_from(
     bytes: &[u8],
     path: &Path,
@@ -177,6 +185,9 @@ pub fn read_problem_from(
         .byte_headers()
         .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
         .clone();
+    if header.is_empty() {
+        return Err(err(None, None, InputErrorKind::EmptyFile));
+    }
     let columns = parse_header(&header).map_err(|(column, kind)| err(Some(1), column, kind))?;
     for required in [Field::Id, Field::Lower, Field::Upper, Field::Size] {
         if columns.get(required).is_none() {
@@ -187,7 +198,11 @@ pub fn read_problem_from(
             ));
         }
     }
-    let body_start = reader.position().byte() as usize;
+    let mut body_start = (reader.position().byte() as usize).min(bytes.len());
+    // After a CRLF header the reader may stop between `\r` and `\n`.
+    if body_start > 0 && bytes[body_start - 1] == b'\r' && bytes.get(body_start) == Some(&b'\n') {
+        body_start += 1;
+    }
     let body = &bytes[body_start.min(bytes.len())..];
     let ctx = RowContext {
         path,
@@ -270,6 +285,7 @@ impl RowContext<'_> {
             .trim(csv::Trim::All)
             .from_reader(chunk);
         let mut out = Vec::new();
+        let mut lines = LineCounter::new(first_line);
         let mut record = csv::ByteRecord::new();
         loop {
             match reader.read_byte_record(&mut record) {
@@ -280,7 +296,7 @@ impl RowContext<'_> {
                     return Err(err(line, None, InputErrorKind::Csv(e.to_string())));
                 }
             }
-            let line = first_line + record.position().map_or(1, |p| p.line()) - 1;
+            let line = lines.line(chunk, record.position());
             if record.len() != columns.names.len() {
                 return Err(err(
                     line,
@@ -300,7 +316,9 @@ impl RowContext<'_> {
                 number(f)?.ok_or_else(|| field_err(f, InputErrorKind::EmptyValue))
             };
 
-            let id = String::from_utf8_lossy(cell(Field::Id)).into_owned();
+            let id = std::str::from_utf8(cell(Field::Id))
+                .map_err(|_| field_err(Field::Id, InputErrorKind::NotUtf8))?
+                .to_string();
             if id.is_empty() {
                 return Err(field_err(Field::Id, InputErrorKind::EmptyId));
             }
@@ -374,6 +392,44 @@ pub(crate) fn csv_reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
         .from_reader(bytes)
 }
 
+/// Line numbers of records, counted from the bytes themselves: the CSV
+/// reader reports the position before any blank lines it skipped.
+pub(crate) struct LineCounter {
+    byte: usize,
+    line: u64,
+}
+
+impl LineCounter {
+    /// A counter at the start of `bytes`, which is line `first_line`.
+    pub(crate) fn new(first_line: u64) -> Self {
+        LineCounter {
+            byte: 0,
+            line: first_line,
+        }
+    }
+
+    /// The line of the record at `position` (records come in order).
+    pub(crate) fn line(&mut self, bytes: &[u8], position: Option<&csv::Position>) -> u64 {
+        let Some(p) = position else { return self.line };
+        let target = (p.byte() as usize).min(bytes.len());
+        if target >= self.byte {
+            self.line += bytes[self.byte..target]
+                .iter()
+                .filter(|&&c| c == b'\n')
+                .count() as u64;
+            self.byte = target;
+        }
+        // Skip the line ends before the record's first byte.
+        while self.byte < bytes.len() && matches!(bytes[self.byte], b'\n' | b'\r') {
+            if bytes[self.byte] == b'\n' {
+                self.line += 1;
+            }
+            self.byte += 1;
+        }
+        self.line
+    }
+}
+
 /// The line a CSV error happened at, if the error knows it.
 pub(crate) fn csv_line(e: &csv::Error) -> Option<u64> {
     e.position().map(|p| p.line())
@@ -385,6 +441,9 @@ fn parse_header(header: &csv::ByteRecord) -> Result<Columns, (Option<String>, In
     for (i, raw) in header.iter().enumerate() {
         let name = String::from_utf8_lossy(raw).into_owned();
         columns.names.push(name.clone());
+        if name.is_empty() {
+            return Err((None, InputErrorKind::EmptyColumnName));
+        }
         let field =
             Field::from_header(&name).ok_or((Some(name.clone()), InputErrorKind::UnknownColumn))?;
         if let Some(previous) = columns.pos[field as usize] {
