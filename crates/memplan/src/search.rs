@@ -131,13 +131,7 @@ impl Solver for Search {
             .map(|s| s.plan)
             .unwrap_or_default();
         let greedy_makespan = greedy.makespan(problem);
-        let fixed_end = problem
-            .buffers()
-            .iter()
-            .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
-            .max()
-            .unwrap_or(0);
-        let lower = max_load.max(fixed_end);
+        let lower = max_load.max(problem.fixed_end());
 
         if let Some(capacity) = problem.capacity {
             if greedy_makespan <= capacity {

@@ -43,13 +43,7 @@ impl Solution {
     ) -> Result<Solution, SolveError> {
         let makespan = plan.makespan(problem);
         // Fixed buffers bound the makespan from below too.
-        let fixed_end = problem
-            .buffers()
-            .iter()
-            .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
-            .max()
-            .unwrap_or(0);
-        let max_load = max_load.max(fixed_end);
+        let max_load = max_load.max(problem.fixed_end());
         if let Some(capacity) = problem.capacity {
             if max_load > capacity {
                 return Err(SolveError::NotFound {

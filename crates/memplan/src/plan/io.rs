@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::Plan;
-use crate::problem::read::{csv_line, csv_reader, parse_u64, LineCounter};
+use crate::problem::read::{csv_line, csv_reader, parse_u64, read_file, LineCounter};
 use crate::problem::write::write_rows;
 use crate::problem::{InputError, InputErrorKind, Lifetimes, Problem};
 
@@ -34,13 +34,7 @@ pub fn write_plan<W: Write>(
 /// an `offset` column; other columns are ignored. Every buffer of the
 /// problem must appear exactly once.
 pub fn read_plan(path: &Path, problem: &Problem) -> Result<Plan, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| InputError {
-        path: path.to_path_buf(),
-        line: None,
-        column: None,
-        kind: Box::new(InputErrorKind::Io(e.to_string())),
-    })?;
-    read_plan_from(&bytes, path, problem)
+    read_plan_from(&read_file(path)?, path, problem)
 }
 
 /// Reads a plan from CSV bytes; `path` only names the source in errors.

@@ -233,6 +233,16 @@ impl Problem {
         self
     }
 
+    /// The highest end of a fixed buffer (0 without any): like the max load,
+    /// a lower bound on every makespan.
+    pub fn fixed_end(&self) -> u64 {
+        self.buffers
+            .iter()
+            .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The max load L: most bytes alive at one instant, the lower bound on
     /// every makespan (idealloc §2, computed by event traversal §5.3).
     pub fn max_load(&self) -> u64 {

@@ -153,13 +153,17 @@ impl Columns {
 /// Reads a problem from a CSV file. `lifetimes` says how to read the time
 /// columns; the capacity is left unset.
 pub fn read_problem(path: &Path, lifetimes: Lifetimes) -> Result<Problem, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| InputError {
+    read_problem_from(&read_file(path)?, path, lifetimes)
+}
+
+/// The bytes of `path`, or an error naming it.
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
+    std::fs::read(path).map_err(|e| InputError {
         path: path.to_path_buf(),
         line: None,
         column: None,
         kind: Box::new(InputErrorKind::Io(e.to_string())),
-    })?;
-    read_problem_from(&bytes, path, lifetimes)
+    })
 }
 
 /// Reads a problem from CSV bytes; `path` only names the source in errors.
