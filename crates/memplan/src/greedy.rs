@@ -285,7 +285,12 @@ pub fn align_up(x: u64, alignment: u64) -> u64 {
 /// range of `occupied` (sorted by offset). After a conflict the candidate
 /// jumps past the conflicting range (the first-fit note's offset jump).
 pub fn first_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
-    let mut candidate = 0;
+    first_fit_from(occupied, 0, size, alignment)
+}
+
+/// [`first_fit`] among offsets at or above `start`.
+pub fn first_fit_from(occupied: &[(u64, u64)], start: u64, size: u64, alignment: u64) -> u64 {
+    let mut candidate = align_up(start, alignment);
     for &(offset, end) in occupied {
         if offset >= candidate + size {
             break;

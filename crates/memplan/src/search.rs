@@ -19,7 +19,7 @@
 use std::time::Duration;
 use std::time::Instant;
 
-use crate::greedy::{align_up, first_fit, Greedy};
+use crate::greedy::{align_up, first_fit_from, Greedy};
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
@@ -125,8 +125,9 @@ impl Solver for Search {
             ]
         };
         // The best greedy plan: the upper bound, and often the answer.
+        let unbounded = problem.clone().with_capacity(None);
         let greedy = Greedy::all()
-            .filter_map(|g| g.solve(&problem.clone().with_capacity(None), options).ok())
+            .filter_map(|g| g.solve(&unbounded, options).ok())
             .min_by_key(|s| s.makespan)
             .map(|s| s.plan)
             .unwrap_or_default();
@@ -212,6 +213,8 @@ impl Solver for Search {
 struct Groups {
     /// Global indices of each group's buffers.
     members: Vec<Vec<BufferIdx>>,
+    /// Static data of each group, built once for every capacity tried.
+    groups: Vec<Group>,
 }
 
 impl Groups {
@@ -225,7 +228,11 @@ impl Groups {
         for b in problem.indices() {
             members[group_of[b.index()] as usize].push(b);
         }
-        Groups { members }
+        let groups = members
+            .iter()
+            .map(|m| Group::new(problem.buffers(), m))
+            .collect();
+        Groups { members, groups }
     }
 
     /// Decides every group at `capacity`; the plan is the union.
@@ -238,8 +245,7 @@ impl Groups {
         effort: &mut Effort,
     ) -> Decision {
         let mut offsets = vec![0u64; problem.len()];
-        for members in &self.members {
-            let group = Group::new(problem.buffers(), members);
+        for (members, group) in self.members.iter().zip(&self.groups) {
             match group.decide(capacity, options, deadline, effort) {
                 Decision::Fits(local) => {
                     for (b, o) in members.iter().zip(local) {
@@ -526,15 +532,7 @@ impl<'a> State<'a> {
         let base = align_up(self.floor[i], self.g.align[i]);
         let fixed =
             &self.g.fixed[self.g.fixed_start[i] as usize..self.g.fixed_start[i + 1] as usize];
-        if fixed.is_empty() {
-            return base;
-        }
-        // First fit among the fixed ranges, starting from `base`.
-        let above: Vec<(u64, u64)> = fixed
-            .iter()
-            .map(|&(o, e)| (o.max(base), e.max(base)))
-            .collect();
-        first_fit(&above, self.g.size[i], self.g.align[i]).max(base)
+        first_fit_from(fixed, base, self.g.size[i], self.g.align[i])
     }
 
     fn search(&mut self) -> Outcome {
