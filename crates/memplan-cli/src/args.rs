@@ -69,8 +69,35 @@ pub struct SolveArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// Write offsets as addresses from this base (a multiple of every
+    /// buffer's alignment); statistics stay relative to it.
+    #[arg(long, default_value_t = 0)]
+    pub start_address: u64,
     #[command(flatten)]
     pub search: SearchArgs,
+    #[command(flatten)]
+    pub boxing: BoxingArgs,
+}
+
+/// Options of `--solver boxing` (idealloc §5.1).
+#[derive(Args, Debug)]
+pub struct BoxingArgs {
+    /// Boxing: box-unbox-squeeze iterations at most.
+    #[arg(long, default_value_t = 100)]
+    pub iterations: u32,
+    /// Boxing: stop once fragmentation is at most this % of the max load.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_percent)]
+    pub target_fragmentation: f64,
+}
+
+impl BoxingArgs {
+    /// The library's options.
+    pub fn options(&self) -> memplan::boxing::BoxingOptions {
+        memplan::boxing::BoxingOptions {
+            iterations: self.iterations,
+            target_fragmentation: self.target_fragmentation,
+        }
+    }
 }
 
 /// Ablation switches of `--solver search` (MiniMalloc).
@@ -206,12 +233,21 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a non-negative percentage, got `{s}`")),
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolverArg {
     /// Sort + first-fit / best-fit.
     Greedy,
     /// MiniMalloc exact search: decides --capacity, or minimises it.
     Search,
+    /// idealloc boxing: randomized iterations, low fragmentation at scale.
+    Boxing,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

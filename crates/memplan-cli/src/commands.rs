@@ -40,6 +40,9 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
         SolverArg::Search => Box::new(memplan::search::Search {
             options: args.search.options(),
         }),
+        SolverArg::Boxing => Box::new(memplan::boxing::Boxing {
+            options: args.boxing.options(),
+        }),
     }
 }
 
@@ -97,9 +100,8 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     })?;
     if let Some(path) = &args.output {
         let lifetimes: Lifetimes = args.input.lifetimes.into();
-        write_atomically(path, |out| {
-            write_plan(out, &problem, &solution.plan, lifetimes)
-        })?;
+        let plan = at_address(&problem, &solution.plan, args.start_address)?;
+        write_atomically(path, |out| write_plan(out, &problem, &plan, lifetimes))?;
     }
     let stats = Stats::with_max_load(
         &problem,
@@ -161,6 +163,38 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `plan` with every offset moved up by `start`, which must keep every
+/// buffer aligned and every address below 2^64.
+fn at_address(
+    problem: &Problem,
+    plan: &memplan::Plan,
+    start: u64,
+) -> Result<memplan::Plan, Failure> {
+    if start == 0 {
+        return Ok(plan.clone());
+    }
+    let mut offsets = Vec::with_capacity(problem.len());
+    for (b, &offset) in problem.buffers().iter().zip(plan.offsets()) {
+        if start % b.alignment != 0 {
+            return Err(Failure::Input(format!(
+                "--start-address {start} is not a multiple of buffer `{}`'s alignment {}",
+                b.id, b.alignment
+            )));
+        }
+        let address = start
+            .checked_add(offset)
+            .filter(|a| a.checked_add(b.size).is_some())
+            .ok_or_else(|| {
+                Failure::Input(format!(
+                    "--start-address {start}: buffer `{}` would end past 2^64",
+                    b.id
+                ))
+            })?;
+        offsets.push(address);
+    }
+    Ok(memplan::Plan::from_offsets(offsets))
 }
 
 fn percent(part: u64, whole: u64) -> f64 {

@@ -11,10 +11,13 @@
 //! - [`occupancy`]: the index of placed buffers used by the fitting step;
 //! - [`solver`]: the common solver interface;
 //! - [`greedy`]: sort + first-fit / best-fit;
+//! - [`search`]: the MiniMalloc exact search;
+//! - [`boxing`]: the idealloc boxing algorithm;
 //! - [`generate`]: synthetic instance generators.
 //!
 //! The library never prints; the `memplan` binary does.
 
+pub mod boxing;
 pub mod generate;
 pub mod greedy;
 pub mod index;

@@ -1,0 +1,727 @@
+//! The boxing solver: idealloc (Lamprakos et al., "idealloc: futureproof
+//! static memory planning"), an implementation of the boxing algorithm of
+//! Buchsbaum et al. ("OPT versus LOAD in dynamic storage allocation", BA).
+//!
+//! One iteration boxes the buffers into nested, equal-height boxes
+//! (Theorem 16 → Corollary 15 → Theorem 2 → Lemma 1), unboxes them into
+//! sparse offsets (idealloc §4, Fig. 6) and squeezes the buffers by first-fit
+//! in increasing sparse offset. Iterations differ by their random critical
+//! points (§3.3) and tie breaks (§5.10); the best plan is kept, starting from
+//! the size-first greedy plan (§5.5).
+//!
+//! Deviations from idealloc, all deliberate:
+//! - every random choice comes from one seeded ChaCha generator per
+//!   iteration (idealloc relies on unstable sorts and an unordered priority
+//!   queue), so a seed gives one plan whatever the thread count;
+//! - the ε calibration of §5.6 simulates Theorem 16's loop on the job heights
+//!   alone (boxes of one Corollary 15 call all have height H), so the 101
+//!   trial values cost microseconds instead of 101 boxings;
+//! - iterations run in rounds of [`ROUND`] in parallel; an iteration is
+//!   abandoned only when a buffer would end strictly above the best makespan,
+//!   so the winner (lowest makespan, then lowest iteration) never depends on
+//!   thread timing.
+
+use std::cmp::Reverse;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::greedy::{self, Fit, Order};
+use crate::index::BufferIdx;
+use crate::plan::Plan;
+use crate::problem::Problem;
+use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+
+/// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
+const MIN_RATIO: f64 = 2216.53;
+/// Inequality 10 (§3.2): μ* ≤ (√5 − 1) / 2.
+const MU_MAX: f64 = 0.618_033_988_749_895;
+/// Iterations run together, in parallel; the target and the time limit are
+/// checked between rounds.
+const ROUND: usize = 8;
+/// Theorem 2 recursions on fewer jobs run sequentially.
+const PARALLEL_JOBS: usize = 4096;
+
+/// Options of the boxing solver (idealloc §5.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoxingOptions {
+    /// Upper bound on box-unbox-squeeze iterations.
+    pub iterations: u32,
+    /// Stop as soon as the fragmentation is at most this percentage of the
+    /// max load (0: stop only at a plan that meets the lower bound).
+    pub target_fragmentation: f64,
+}
+
+impl Default for BoxingOptions {
+    fn default() -> Self {
+        BoxingOptions {
+            iterations: 100,
+            target_fragmentation: 0.0,
+        }
+    }
+}
+
+/// The idealloc solver.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Boxing {
+    /// Iterations and early-stop target.
+    pub options: BoxingOptions,
+}
+
+impl Solver for Boxing {
+    fn name(&self) -> String {
+        "boxing".to_string()
+    }
+
+    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        let started = Instant::now();
+        let max_load = problem.max_load();
+        let lower_bound = max_load.max(problem.fixed_end());
+        let target = target_makespan(lower_bound, self.options.target_fragmentation);
+        let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
+        let plan = if let Some(plan) = elementary_case(problem) {
+            plan
+        } else {
+            let bootstrap = greedy::order(problem, Order::Size);
+            let mut best = greedy::place(problem, &bootstrap, Fit::FirstFit, None)
+                .ok_or_else(|| internal_not_found(problem))?;
+            let mut best_makespan = best.makespan(problem);
+            if best_makespan > target && self.options.iterations > 0 {
+                let prelude = Prelude::new(problem);
+                let deadline = options.time_limit.map(|limit| started + limit);
+                let shared_best = AtomicU64::new(best_makespan);
+                let abandoned = AtomicU64::new(0);
+                let mut done = 0u32;
+                while done < self.options.iterations && best_makespan > target {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        break;
+                    }
+                    let round = (self.options.iterations - done).min(ROUND as u32);
+                    let results: Vec<(u32, Option<Plan>)> = (done..done + round)
+                        .into_par_iter()
+                        .map(|i| {
+                            let plan = iteration(
+                                problem,
+                                &prelude,
+                                iteration_seed(options.seed, i),
+                                &shared_best,
+                            );
+                            if plan.is_none() {
+                                abandoned.fetch_add(1, Ordering::Relaxed);
+                            }
+                            (i, plan)
+                        })
+                        .collect();
+                    done += round;
+                    for (i, plan) in results {
+                        let Some(plan) = plan else { continue };
+                        let makespan = plan.makespan(problem);
+                        if makespan < best_makespan {
+                            best_makespan = makespan;
+                            best = plan;
+                            counters[2].1 = u64::from(i) + 1;
+                        }
+                    }
+                }
+                counters[0].1 = u64::from(done);
+                counters[1].1 = abandoned.load(Ordering::Relaxed);
+            }
+            best
+        };
+        let mut solution =
+            Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)?;
+        solution.counters = counters;
+        Ok(solution)
+    }
+}
+
+/// The makespan at which the search stops: the lower bound plus the target
+/// fragmentation percentage of it.
+fn target_makespan(lower_bound: u64, percent: f64) -> u64 {
+    let slack = (lower_bound as f64 * percent.max(0.0) / 100.0).floor();
+    lower_bound.saturating_add(slack as u64)
+}
+
+/// The seed of iteration `i`: one stream per iteration, whatever thread
+/// runs it.
+fn iteration_seed(seed: u64, i: u32) -> u64 {
+    // SplitMix64 finaliser: distinct, well-mixed seeds per iteration.
+    let mut z = seed ^ (u64::from(i) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn internal_not_found(problem: &Problem) -> SolveError {
+    SolveError::NotFound {
+        capacity: problem.capacity.unwrap_or(0),
+        reason: NotFoundReason::Heuristic,
+        best_makespan: None,
+    }
+}
+
+/// Elementary cases (idealloc §2.1, §5.6): when no two buffers overlap in
+/// time, every offset is 0; when all buffers have one size, interval graph
+/// coloring is optimal. `None` when neither applies (or fixed buffers or
+/// alignments get in the way).
+pub fn elementary_case(problem: &Problem) -> Option<Plan> {
+    let buffers = problem.buffers();
+    let first = buffers.first()?;
+    if buffers.iter().any(|b| b.fixed_offset.is_some()) {
+        return None;
+    }
+    let spans: Vec<(u64, u64, u32)> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.start, b.end, i as u32))
+        .collect();
+    let rows = interval_coloring(&spans);
+    let rows_used = rows.iter().max().map_or(0, |r| r + 1);
+    if rows_used == 1 {
+        return Some(Plan::from_offsets(vec![0; buffers.len()]));
+    }
+    let size = first.size;
+    if buffers
+        .iter()
+        .all(|b| b.size == size && size % b.alignment == 0)
+    {
+        let offsets = rows.iter().map(|&r| u64::from(r) * size).collect();
+        return Some(Plan::from_offsets(offsets));
+    }
+    None
+}
+
+/// Interval graph coloring (optimal for unit heights, idealloc §2.1): the
+/// row of each `(start, end, key)` span, in input order, so that spans in one
+/// row never overlap; uses as many rows as the most spans alive at once.
+/// Spans are visited by start (ties by key) and take the lowest free row.
+fn interval_coloring(spans: &[(u64, u64, u32)]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..spans.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (spans[i as usize].0, spans[i as usize].2));
+    let mut busy: std::collections::BinaryHeap<Reverse<(u64, u32)>> = Default::default();
+    let mut free: std::collections::BinaryHeap<Reverse<u32>> = Default::default();
+    let mut rows = vec![0u32; spans.len()];
+    let mut next_row = 0u32;
+    for i in order {
+        let (start, end, _) = spans[i as usize];
+        while let Some(&Reverse((busy_end, row))) = busy.peek() {
+            if busy_end > start {
+                break;
+            }
+            busy.pop();
+            free.push(Reverse(row));
+        }
+        let row = free.pop().map_or_else(
+            || {
+                next_row += 1;
+                next_row - 1
+            },
+            |Reverse(r)| r,
+        );
+        rows[i as usize] = row;
+        busy.push(Reverse((end, row)));
+    }
+    rows
+}
+
+/// What a job holds (idealloc §5.2: buffers and boxes are both jobs).
+#[derive(Clone, Debug)]
+enum Contents {
+    /// An input buffer.
+    Buffer(u32),
+    /// The dummy job of §5.6: boxed, never placed.
+    Dummy,
+    /// A box and the jobs inside it.
+    Boxed(Vec<Job>),
+}
+
+/// A BA job: a height and a half-open lifetime.
+#[derive(Clone, Debug)]
+struct Job {
+    size: u64,
+    start: u64,
+    end: u64,
+    contents: Contents,
+}
+
+impl Job {
+    fn is_live_at(&self, t: u64) -> bool {
+        self.start <= t && t < self.end
+    }
+
+    /// A box of height `size` around `contents` (non-empty), spanning their
+    /// lifetimes.
+    fn boxed(size: u64, contents: Vec<Job>) -> Job {
+        let start = contents.iter().map(|j| j.start).min().unwrap_or(0);
+        let end = contents.iter().map(|j| j.end).max().unwrap_or(0);
+        Job {
+            size,
+            start,
+            end,
+            contents: Contents::Boxed(contents),
+        }
+    }
+}
+
+/// What the prelude (§5.6) computes once for all iterations.
+#[derive(Clone, Debug)]
+struct Prelude {
+    /// The jobs to box: every free buffer, and the dummy job if any.
+    jobs: Vec<Job>,
+    /// ε, calibrated within Inequality 11.
+    epsilon: f64,
+}
+
+impl Prelude {
+    /// Builds the jobs, adds the dummy job when the height ratio breaks
+    /// Inequality 12 and calibrates ε (§5.6).
+    fn new(problem: &Problem) -> Prelude {
+        let mut jobs: Vec<Job> = problem
+            .buffers()
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.fixed_offset.is_none())
+            .map(|(i, b)| Job {
+                size: b.size,
+                start: b.start,
+                end: b.end,
+                contents: Contents::Buffer(i as u32),
+            })
+            .collect();
+        let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(1);
+        let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
+        if (h_max as f64) / (h_min as f64) <= MIN_RATIO {
+            let start = jobs.iter().map(|j| j.start).min().unwrap_or(0);
+            let end = jobs.iter().map(|j| j.end).max().unwrap_or(1);
+            jobs.push(Job {
+                size: (MIN_RATIO * h_min as f64).ceil() as u64 + 1,
+                start,
+                end,
+                contents: Contents::Dummy,
+            });
+        }
+        let mut heights: Vec<u64> = jobs.iter().map(|j| j.size).collect();
+        heights.sort_unstable();
+        heights.dedup();
+        let epsilon = calibrate_epsilon(&heights);
+        Prelude { jobs, epsilon }
+    }
+}
+
+/// Inequality 11 (§3.2): the legal range of ε for height ratio `r`.
+fn epsilon_range(r: f64) -> (f64, f64) {
+    let log = r.log2();
+    let low = (log.powi(14) / r).powf(1.0 / 6.0);
+    let high = MU_MAX * log * log;
+    (low, high.max(low))
+}
+
+/// §5.6: tries ε from the low end of Inequality 11 upwards in steps of 1% of
+/// the range and keeps the value whose Theorem 16 loop ends with the
+/// smallest ratio r*. `heights` are the distinct job heights, increasing.
+fn calibrate_epsilon(heights: &[u64]) -> f64 {
+    let (Some(&h_min), Some(&h_max)) = (heights.first(), heights.last()) else {
+        return 1.0;
+    };
+    let (low, high) = epsilon_range(h_max as f64 / h_min as f64);
+    let mut best = (f64::INFINITY, low);
+    for step in 0..=100 {
+        let epsilon = low + (high - low) * f64::from(step) / 100.0;
+        let r_star = simulate_ratio(heights, epsilon);
+        if r_star < best.0 {
+            best = (r_star, epsilon);
+        }
+    }
+    best.1
+}
+
+/// The ratio r* at which Theorem 16's loop stops for ε, computed on the
+/// heights alone: each round boxes the jobs of height at most μH into boxes
+/// of height H.
+fn simulate_ratio(heights: &[u64], epsilon: f64) -> f64 {
+    let h_max = heights[heights.len() - 1];
+    let mut first_unboxed = 0usize;
+    let mut box_heights: Vec<u64> = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let h_min = heights
+            .get(first_unboxed)
+            .copied()
+            .into_iter()
+            .chain(box_heights.iter().copied())
+            .min()
+            .unwrap_or(h_max);
+        let Some(round) = Round::new(h_min, h_max, epsilon) else {
+            return h_max as f64 / h_min as f64;
+        };
+        first_unboxed += heights[first_unboxed..].partition_point(|&h| h <= round.small_limit);
+        box_heights.retain(|&h| h > round.small_limit);
+        box_heights.push(round.box_height);
+    }
+    let h_min = heights
+        .get(first_unboxed)
+        .copied()
+        .into_iter()
+        .chain(box_heights)
+        .min()
+        .unwrap_or(h_max);
+    h_max as f64 / h_min as f64
+}
+
+/// Theorem 16's loop never needs more rounds than this (each round raises
+/// h_min geometrically); the bound only guards against float corner cases.
+const MAX_ROUNDS: usize = 200;
+
+/// One round of Theorem 16's loop (§3.2 eqs. 3-5).
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    /// μ = ε / (log₂ r)².
+    mu: f64,
+    /// H = ⌈μ⁵ h_max / (log₂ r)²⌉.
+    box_height: u64,
+    /// Jobs of height at most μH are boxed this round.
+    small_limit: u64,
+}
+
+impl Round {
+    /// The round for the current heights, or `None` when the loop ends
+    /// ((log₂ r)² < 1/ε) or could not progress (h_min > μH).
+    fn new(h_min: u64, h_max: u64, epsilon: f64) -> Option<Round> {
+        let r = h_max as f64 / h_min as f64;
+        let log2 = r.log2().powi(2);
+        if log2 < 1.0 / epsilon {
+            return None;
+        }
+        let mu = epsilon / log2;
+        let box_height = (mu.powi(5) * h_max as f64 / log2).ceil() as u64;
+        let small_limit = (mu * box_height as f64).floor() as u64;
+        (h_min <= small_limit && box_height > h_min).then_some(Round {
+            mu,
+            box_height,
+            small_limit,
+        })
+    }
+}
+
+/// One box-unbox-squeeze iteration; `None` when abandoned because a buffer
+/// would end above the best makespan so far (§5.5 early stopping).
+fn iteration(problem: &Problem, prelude: &Prelude, seed: u64, best: &AtomicU64) -> Option<Plan> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng);
+    let mut sparse = vec![u64::MAX; problem.len()];
+    unbox_all(&boxes, 0, &mut sparse);
+    // Squeeze: first-fit in increasing sparse offset, larger first on ties,
+    // then a random tie break (§4, §5.10).
+    let buffers = problem.buffers();
+    let mut keyed: Vec<(u64, Reverse<u64>, u32, BufferIdx)> = sparse
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| buffers[i].fixed_offset.is_none())
+        .map(|(i, &o)| (o, Reverse(buffers[i].size), rng.gen(), BufferIdx::new(i)))
+        .collect();
+    keyed.sort_unstable();
+    let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
+    let limit = best.load(Ordering::Relaxed);
+    let plan = greedy::place(problem, &order, Fit::FirstFit, Some(limit))?;
+    best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
+    Some(plan)
+}
+
+/// Theorem 16: box the smallest jobs with Corollary 15 until
+/// (log₂ r)² < 1/ε, then box everything once more with μ* = ε/(log₂ r*)²
+/// in place of ε (§3.2, Inequality 10). Returns the outermost boxes.
+fn theorem_16(mut jobs: Vec<Job>, epsilon: f64, rng: &mut ChaCha8Rng) -> Vec<Job> {
+    let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
+    for _ in 0..MAX_ROUNDS {
+        let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
+        let Some(round) = Round::new(h_min, h_max, epsilon) else {
+            break;
+        };
+        let (small, large): (Vec<Job>, Vec<Job>) =
+            jobs.into_iter().partition(|j| j.size <= round.small_limit);
+        jobs = large;
+        jobs.extend(corollary_15(small, round.box_height, round.mu, rng));
+    }
+    let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
+    let log2 = (h_max as f64 / h_min as f64).log2().powi(2);
+    let mu_star = if log2 > 0.0 {
+        (epsilon / log2).min(MU_MAX)
+    } else {
+        MU_MAX
+    };
+    let box_height = (h_max as f64 / mu_star).ceil() as u64;
+    corollary_15(jobs, box_height, mu_star, rng)
+}
+
+/// Corollary 15: round every height up to ⌊(1+ε)^i⌋, then box each size
+/// class with Theorem 2 into boxes of height `box_height`, ⌊H/h⌋ jobs
+/// stacked per box. Size classes are boxed in parallel (§5.9).
+fn corollary_15(
+    mut jobs: Vec<Job>,
+    box_height: u64,
+    epsilon: f64,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Job> {
+    let base = (1.0 + epsilon).ln();
+    let rounded = |h: u64| -> u64 {
+        let i = ((h as f64).ln() / base).ceil();
+        let r = (i * base).exp().floor() as u64;
+        r.max(h)
+    };
+    jobs.sort_unstable_by_key(|j| j.size);
+    // Split into size classes (consecutive after the sort).
+    let mut classes: Vec<(u64, Vec<Job>, u64)> = Vec::new();
+    for job in jobs {
+        let class = rounded(job.size);
+        match classes.last_mut() {
+            Some((c, members, _)) if *c == class => members.push(job),
+            _ => classes.push((class, vec![job], rng.gen())),
+        }
+    }
+    classes
+        .into_par_iter()
+        .flat_map_iter(|(class, members, seed)| {
+            let per_box = (box_height / class).max(1);
+            let height = box_height.max(class);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut boxes = Vec::new();
+            theorem_2(members, per_box, height, epsilon, &mut rng, &mut boxes);
+            boxes
+        })
+        .collect()
+}
+
+/// Theorem 2 as simplified in §5.8 (no free spaces): pick a critical point
+/// t at which some job is live (§3.3 critical point injection: the start of
+/// a random job), box the jobs live at t with Lemma 1 and its unresolved jobs
+/// by interval graph coloring, `per_box` rows per box, then recurse on the
+/// jobs wholly before and wholly after t (in parallel, §5.9).
+fn theorem_2(
+    jobs: Vec<Job>,
+    per_box: u64,
+    box_height: u64,
+    epsilon: f64,
+    rng: &mut ChaCha8Rng,
+    out: &mut Vec<Job>,
+) {
+    if jobs.is_empty() {
+        return;
+    }
+    let t = jobs[rng.gen_range(0..jobs.len())].start;
+    let mut live = Vec::new();
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for job in jobs {
+        if job.is_live_at(t) {
+            live.push(job);
+        } else if job.end <= t {
+            before.push(job);
+        } else {
+            after.push(job);
+        }
+    }
+    let unresolved = lemma_1(live, per_box, box_height, epsilon, out);
+    box_rows(unresolved, per_box, box_height, out);
+    let (seed_before, seed_after): (u64, u64) = (rng.gen(), rng.gen());
+    if before.len() + after.len() >= PARALLEL_JOBS {
+        let (mut a, b) = rayon::join(
+            || {
+                let mut out = Vec::new();
+                let mut rng = ChaCha8Rng::seed_from_u64(seed_before);
+                theorem_2(before, per_box, box_height, epsilon, &mut rng, &mut out);
+                out
+            },
+            || {
+                let mut out = Vec::new();
+                let mut rng = ChaCha8Rng::seed_from_u64(seed_after);
+                theorem_2(after, per_box, box_height, epsilon, &mut rng, &mut out);
+                out
+            },
+        );
+        a.extend(b);
+        out.extend(a);
+    } else {
+        theorem_2(
+            before,
+            per_box,
+            box_height,
+            epsilon,
+            &mut ChaCha8Rng::seed_from_u64(seed_before),
+            out,
+        );
+        theorem_2(
+            after,
+            per_box,
+            box_height,
+            epsilon,
+            &mut ChaCha8Rng::seed_from_u64(seed_after),
+            out,
+        );
+    }
+}
+
+/// Lemma 1 (Appendix A): the jobs `live` all share an instant. The
+/// `per_box·⌈1/ε²⌉` earliest-starting and then as many latest-ending jobs
+/// are unresolved (returned); the rest is cut into alternating vertical
+/// strips (earliest starts) and horizontal strips (latest ends) of
+/// `per_box·⌈1/ε⌉` jobs, boxed `per_box` at a time in order of decreasing end
+/// (vertical) or increasing start (horizontal).
+fn lemma_1(
+    live: Vec<Job>,
+    per_box: u64,
+    box_height: u64,
+    epsilon: f64,
+    out: &mut Vec<Job>,
+) -> Vec<Job> {
+    let first_strip = strip_len(per_box, (1.0 / (epsilon * epsilon)).ceil());
+    if live.len() <= 2 * first_strip {
+        return live;
+    }
+    let strip = strip_len(per_box, (1.0 / epsilon).ceil());
+    let n = live.len();
+    let mut by_start: Vec<u32> = (0..n as u32).collect();
+    by_start.sort_unstable_by_key(|&i| live[i as usize].start);
+    let mut by_end: Vec<u32> = (0..n as u32).collect();
+    by_end.sort_unstable_by_key(|&i| Reverse(live[i as usize].end));
+    let mut slots: Vec<Option<Job>> = live.into_iter().map(Some).collect();
+    let (mut s, mut e) = (0usize, 0usize);
+    // Takes up to `count` remaining jobs from the front of `order`.
+    let take = |order: &[u32], cursor: &mut usize, count: usize, slots: &mut Vec<Option<Job>>| {
+        let mut taken = Vec::with_capacity(count);
+        while taken.len() < count && *cursor < order.len() {
+            if let Some(job) = slots[order[*cursor] as usize].take() {
+                taken.push(job);
+            }
+            *cursor += 1;
+        }
+        taken
+    };
+    let mut unresolved = take(&by_start, &mut s, first_strip, &mut slots);
+    unresolved.extend(take(&by_end, &mut e, first_strip, &mut slots));
+    let per_box = per_box as usize;
+    loop {
+        let mut vertical = take(&by_start, &mut s, strip, &mut slots);
+        if vertical.is_empty() {
+            break;
+        }
+        vertical.sort_unstable_by_key(|j| Reverse(j.end));
+        box_chunks(vertical, per_box, box_height, out);
+        let mut horizontal = take(&by_end, &mut e, strip, &mut slots);
+        if horizontal.is_empty() {
+            break;
+        }
+        horizontal.sort_unstable_by_key(|j| j.start);
+        box_chunks(horizontal, per_box, box_height, out);
+    }
+    unresolved
+}
+
+/// `per_box · factor` jobs, saturating.
+fn strip_len(per_box: u64, factor: f64) -> usize {
+    let len = per_box as f64 * factor.max(1.0);
+    if len >= usize::MAX as f64 {
+        usize::MAX / 4
+    } else {
+        len as usize
+    }
+}
+
+/// Boxes `jobs` in consecutive groups of `per_box`.
+fn box_chunks(jobs: Vec<Job>, per_box: usize, box_height: u64, out: &mut Vec<Job>) {
+    let mut jobs = jobs.into_iter().peekable();
+    while jobs.peek().is_some() {
+        let group: Vec<Job> = jobs.by_ref().take(per_box).collect();
+        out.push(Job::boxed(box_height, group));
+    }
+}
+
+/// Theorem 2's treatment of unresolved jobs: pack them in rows by interval
+/// graph coloring, then box `per_box` consecutive rows at a time.
+fn box_rows(jobs: Vec<Job>, per_box: u64, box_height: u64, out: &mut Vec<Job>) {
+    if jobs.is_empty() {
+        return;
+    }
+    let spans: Vec<(u64, u64, u32)> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (j.start, j.end, i as u32))
+        .collect();
+    let rows = interval_coloring(&spans);
+    let boxes = rows.iter().max().map_or(0, |&r| u64::from(r) / per_box + 1) as usize;
+    let mut groups: Vec<Vec<Job>> = vec![Vec::new(); boxes];
+    for (job, row) in jobs.into_iter().zip(rows) {
+        groups[(u64::from(row) / per_box) as usize].push(job);
+    }
+    for group in groups.into_iter().filter(|g| !g.is_empty()) {
+        out.push(Job::boxed(box_height, group));
+    }
+}
+
+/// UnboxAll (§4, Fig. 6): gives every buffer inside `jobs` a sparse offset
+/// at or above the watermark `w`. Same-size jobs are placed row by row
+/// (interval graph coloring); jobs that never overlap all start at `w`;
+/// otherwise each size class, largest first, is placed above the previous.
+fn unbox_all(jobs: &[Job], w: u64, sparse: &mut [u64]) {
+    let Some(first) = jobs.first() else { return };
+    if jobs.iter().all(|j| j.size == first.size) {
+        place_same_sizes(jobs, w, sparse);
+    } else if !any_overlap(jobs) {
+        for job in jobs {
+            place_job(job, w, sparse);
+        }
+    } else {
+        let mut order: Vec<u32> = (0..jobs.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| Reverse(jobs[i as usize].size));
+        let mut w = w;
+        for class in order.chunk_by(|&a, &b| jobs[a as usize].size == jobs[b as usize].size) {
+            let members: Vec<&Job> = class.iter().map(|&i| &jobs[i as usize]).collect();
+            w = place_same_sizes_ref(&members, w, sparse);
+        }
+    }
+}
+
+/// PlaceSameSizes (Fig. 6): rows by interval graph coloring, each row's jobs
+/// unboxed at the watermark, which then rises by the row height.
+fn place_same_sizes(jobs: &[Job], w: u64, sparse: &mut [u64]) -> u64 {
+    let refs: Vec<&Job> = jobs.iter().collect();
+    place_same_sizes_ref(&refs, w, sparse)
+}
+
+fn place_same_sizes_ref(jobs: &[&Job], w: u64, sparse: &mut [u64]) -> u64 {
+    let Some(first) = jobs.first() else { return w };
+    let size = first.size;
+    let spans: Vec<(u64, u64, u32)> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (j.start, j.end, i as u32))
+        .collect();
+    let rows = interval_coloring(&spans);
+    for (job, &row) in jobs.iter().zip(&rows) {
+        place_job(
+            job,
+            w.saturating_add(u64::from(row).saturating_mul(size)),
+            sparse,
+        );
+    }
+    let used = rows.iter().max().map_or(0, |&r| u64::from(r) + 1);
+    w.saturating_add(used.saturating_mul(size))
+}
+
+/// Places one job at `w`: a buffer gets the offset, a box unboxes its
+/// contents from `w`, the dummy job is skipped (§5.7).
+fn place_job(job: &Job, w: u64, sparse: &mut [u64]) {
+    match &job.contents {
+        Contents::Buffer(i) => sparse[*i as usize] = w,
+        Contents::Dummy => {}
+        Contents::Boxed(contents) => unbox_all(contents, w, sparse),
+    }
+}
+
+/// True when two of `jobs` are alive at the same time.
+fn any_overlap(jobs: &[Job]) -> bool {
+    let mut spans: Vec<(u64, u64)> = jobs.iter().map(|j| (j.start, j.end)).collect();
+    spans.sort_unstable();
+    spans.windows(2).any(|w| w[1].0 < w[0].1)
+}
