@@ -15,6 +15,7 @@ use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 use crate::sweep::{time_groups, LoadProfile};
+use crate::time_tree::TimeTree;
 
 /// The order in which buffers are placed. Ties always end on input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -248,31 +249,82 @@ fn place_group(
         .iter()
         .map(|b| Span::from(&buffers[b.index()]))
         .collect();
-    let mut occupancy = Occupancy::new(&spans);
+    let mut index = if fit == Fit::FirstFit && mean_conflicts(&spans) > DENSE_CONFLICTS {
+        Index::Tree(TimeTree::new(&spans))
+    } else {
+        Index::Occupancy(Occupancy::new(&spans), fit, Vec::new())
+    };
     let mut offsets = vec![0u64; members.len()];
     for (i, b) in members.iter().enumerate() {
         if let Some(offset) = buffers[b.index()].fixed_offset {
             offsets[i] = offset;
-            occupancy.place(i as u32, offset);
+            index.place(i as u32, offset, spans[i].size);
         }
     }
-    let mut occupied: Vec<(u64, u64)> = Vec::new();
     for b in order {
         let buf = &buffers[members[b as usize].index()];
-        occupied.clear();
-        occupancy.occupied_during(b, |o, e| occupied.push((o, e)));
-        occupied.sort_unstable_by_key(|r| r.0);
-        let offset = match fit {
-            Fit::FirstFit => first_fit(&occupied, buf.size, buf.alignment),
-            Fit::BestFit => best_fit(&occupied, buf.size, buf.alignment),
-        };
+        let offset = index.fit(b, buf.size, buf.alignment);
         if limit.is_some_and(|l| offset + buf.size > l) {
             return None;
         }
         offsets[b as usize] = offset;
-        occupancy.place(b, offset);
+        index.place(b, offset, buf.size);
     }
     Some(offsets)
+}
+
+/// Above this many time-overlapping buffers per buffer on average, first-fit
+/// uses the [`TimeTree`] (O(log² n) per buffer) rather than sorting the
+/// conflicts (O(k log k)). Measured: iopddl S_1 (~1500) is 13× faster with
+/// the tree, generated `random` instances (~100) 2× slower.
+const DENSE_CONFLICTS: u64 = 256;
+
+/// Mean number of other spans overlapping a span, in O(n log n): each
+/// overlapping pair has its later start inside the other's lifetime.
+fn mean_conflicts(spans: &[Span]) -> u64 {
+    let mut starts: Vec<u64> = spans.iter().map(|s| s.start).collect();
+    starts.sort_unstable();
+    let pairs: u64 = spans
+        .iter()
+        .map(|s| {
+            let inside =
+                starts.partition_point(|&t| t < s.end) - starts.partition_point(|&t| t < s.start);
+            inside as u64 - 1
+        })
+        .sum();
+    pairs / spans.len().max(1) as u64
+}
+
+/// The placed buffers of one group, indexed for the fit: dense first-fit
+/// walks the [`TimeTree`]; otherwise (and for best-fit, which needs every
+/// gap) the conflicts the [`Occupancy`] lists are sorted.
+enum Index {
+    Tree(TimeTree),
+    Occupancy(Occupancy, Fit, Vec<(u64, u64)>),
+}
+
+impl Index {
+    fn place(&mut self, b: u32, offset: u64, size: u64) {
+        match self {
+            Index::Tree(tree) => tree.place(b, offset, size),
+            Index::Occupancy(occupancy, _, _) => occupancy.place(b, offset),
+        }
+    }
+
+    fn fit(&mut self, b: u32, size: u64, alignment: u64) -> u64 {
+        match self {
+            Index::Tree(tree) => tree.first_fit(b, size, alignment, 0),
+            Index::Occupancy(occupancy, fit, occupied) => {
+                occupied.clear();
+                occupancy.occupied_during(b, |o, e| occupied.push((o, e)));
+                occupied.sort_unstable_by_key(|r| r.0);
+                match fit {
+                    Fit::FirstFit => first_fit(occupied, size, alignment),
+                    Fit::BestFit => best_fit(occupied, size, alignment),
+                }
+            }
+        }
+    }
 }
 
 /// The smallest multiple of `alignment` that is `>= x`.

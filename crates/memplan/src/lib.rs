@@ -8,7 +8,7 @@
 //! - [`problem`]: buffers, lifetimes, the problem and its CSV reader;
 //! - [`plan`]: offsets, the independent validator, statistics, plan CSV I/O;
 //! - [`sweep`]: event traversal (max load, load profile, contention);
-//! - [`occupancy`]: the index of placed buffers used by the fitting step;
+//! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the fitting step;
 //! - [`solver`]: the common solver interface;
 //! - [`greedy`]: sort + first-fit / best-fit;
 //! - [`search`]: the MiniMalloc exact search;
@@ -27,6 +27,7 @@ pub mod problem;
 pub mod search;
 pub mod solver;
 pub mod sweep;
+pub mod time_tree;
 
 pub use index::BufferIdx;
 pub use plan::{validate, Plan, PlanError, Stats};
