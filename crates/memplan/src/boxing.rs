@@ -29,7 +29,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::greedy::{self, Fit, Order};
+use crate::greedy::{self, Fit, Order, Placer};
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::Problem;
@@ -85,8 +85,10 @@ impl Solver for Boxing {
         let plan = if let Some(plan) = elementary_case(problem) {
             plan
         } else {
+            let placer = Placer::new(problem, Fit::FirstFit);
             let bootstrap = greedy::order(problem, Order::Size);
-            let mut best = greedy::place(problem, &bootstrap, Fit::FirstFit, None)
+            let mut best = placer
+                .place(&bootstrap, None)
                 .ok_or_else(|| internal_not_found(problem))?;
             let mut best_makespan = best.makespan(problem);
             if best_makespan > target && self.options.iterations > 0 {
@@ -104,6 +106,7 @@ impl Solver for Boxing {
                         .into_par_iter()
                         .map(|i| {
                             let plan = iteration(
+                                &placer,
                                 problem,
                                 &prelude,
                                 iteration_seed(options.seed, i),
@@ -407,7 +410,13 @@ impl Round {
 
 /// One box-unbox-squeeze iteration; `None` when abandoned because a buffer
 /// would end above the best makespan so far (§5.5 early stopping).
-fn iteration(problem: &Problem, prelude: &Prelude, seed: u64, best: &AtomicU64) -> Option<Plan> {
+fn iteration(
+    placer: &Placer,
+    problem: &Problem,
+    prelude: &Prelude,
+    seed: u64,
+    best: &AtomicU64,
+) -> Option<Plan> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng);
     let mut sparse = vec![u64::MAX; problem.len()];
@@ -424,7 +433,7 @@ fn iteration(problem: &Problem, prelude: &Prelude, seed: u64, best: &AtomicU64) 
     keyed.sort_unstable();
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
-    let plan = greedy::place(problem, &order, Fit::FirstFit, Some(limit))?;
+    let plan = placer.place(&order, Some(limit))?;
     best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
     Some(plan)
 }

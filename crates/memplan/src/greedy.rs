@@ -183,44 +183,92 @@ fn sorted_by_key<K: Ord + Send>(
 /// groups are placed independently (in parallel); the plan is exactly the
 /// one a single pass over `order` gives.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
-    // Small groups are merged: an index per handful of buffers costs more
-    // than it saves.
-    place_in_groups(problem, order, fit, limit, 4096)
+    Placer::new(problem, fit).place(order, limit)
 }
 
-fn place_in_groups(
-    problem: &Problem,
-    order: &[BufferIdx],
-    fit: Fit,
-    limit: Option<u64>,
-    min_group: usize,
-) -> Option<Plan> {
-    let buffers = problem.buffers();
-    let (group_of, groups) = time_groups(buffers, min_group);
-    // Members of each group (input order) and each buffer's local index.
-    let members = bucket(groups, problem.indices(), |b| group_of[b.index()]);
-    let mut local = vec![0u32; buffers.len()];
-    for list in &members {
-        for (i, b) in list.iter().enumerate() {
-            local[b.index()] = i as u32;
+/// Everything about placement that does not depend on the order: the time
+/// groups and, per group, the index with the fixed buffers already placed.
+/// Build once, then [`Placer::place`] many orders (idealloc's iterations).
+#[derive(Clone, Debug)]
+pub struct Placer<'p> {
+    problem: &'p Problem,
+    /// Group of each buffer.
+    group_of: Vec<u32>,
+    /// Members of each group, input order.
+    members: Vec<Vec<BufferIdx>>,
+    /// Index of each buffer within its group.
+    local: Vec<u32>,
+    /// Per group: the index and the offsets with only fixed buffers placed.
+    templates: Vec<(Index, Vec<u64>)>,
+}
+
+impl<'p> Placer<'p> {
+    /// Prepares placement with `fit`.
+    pub fn new(problem: &'p Problem, fit: Fit) -> Self {
+        // Small groups are merged: an index per handful of buffers costs
+        // more than it saves.
+        Self::with_min_group(problem, fit, 4096)
+    }
+
+    fn with_min_group(problem: &'p Problem, fit: Fit, min_group: usize) -> Self {
+        let buffers = problem.buffers();
+        let (group_of, groups) = time_groups(buffers, min_group);
+        let members = bucket(groups, problem.indices(), |b| group_of[b.index()]);
+        let mut local = vec![0u32; buffers.len()];
+        for list in &members {
+            for (i, b) in list.iter().enumerate() {
+                local[b.index()] = i as u32;
+            }
+        }
+        let templates = members
+            .par_iter()
+            .map(|members| group_template(buffers, members, fit))
+            .collect();
+        Placer {
+            problem,
+            group_of,
+            members,
+            local,
+            templates,
         }
     }
-    let orders = bucket(groups, order.iter().copied(), |b| group_of[b.index()]);
-    let placed: Option<Vec<Vec<u64>>> = members
-        .par_iter()
-        .zip(orders.par_iter())
-        .map(|(members, order)| {
-            let local_order = order.iter().map(|b| local[b.index()]);
-            place_group(buffers, members, local_order, fit, limit)
-        })
-        .collect();
-    let mut offsets = vec![0u64; buffers.len()];
-    for (members, group_offsets) in members.iter().zip(placed?) {
-        for (b, o) in members.iter().zip(group_offsets) {
-            offsets[b.index()] = o;
+
+    /// Places the fixed buffers, then the buffers of `order` one by one. With
+    /// `limit`, stops and returns `None` as soon as a buffer would end above
+    /// it (idealloc §5.5 early stopping). Buffers that are neither fixed nor
+    /// in `order` get offset 0.
+    pub fn place(&self, order: &[BufferIdx], limit: Option<u64>) -> Option<Plan> {
+        let buffers = self.problem.buffers();
+        let orders = bucket(self.members.len(), order.iter().copied(), |b| {
+            self.group_of[b.index()]
+        });
+        let placed: Option<Vec<Vec<u64>>> = self
+            .members
+            .par_iter()
+            .zip(orders.par_iter())
+            .zip(self.templates.par_iter())
+            .map(|((members, order), (index, offsets))| {
+                let local_order = order.iter().map(|b| self.local[b.index()]);
+                let (mut index, mut offsets) = (index.clone(), offsets.clone());
+                place_group(
+                    buffers,
+                    members,
+                    local_order,
+                    &mut index,
+                    &mut offsets,
+                    limit,
+                )?;
+                Some(offsets)
+            })
+            .collect();
+        let mut offsets = vec![0u64; buffers.len()];
+        for (members, group_offsets) in self.members.iter().zip(placed?) {
+            for (b, o) in members.iter().zip(group_offsets) {
+                offsets[b.index()] = o;
+            }
         }
+        Some(Plan::from_offsets(offsets))
     }
-    Some(Plan::from_offsets(offsets))
 }
 
 /// Splits `items` into `groups` lists by `group(item)`, keeping their order.
@@ -236,15 +284,9 @@ fn bucket(
     lists
 }
 
-/// [`place`] for one time group: `members` are its buffers, `order` lists
-/// local indices into `members`. Returns the offsets of `members`.
-fn place_group(
-    buffers: &[Buffer],
-    members: &[BufferIdx],
-    order: impl Iterator<Item = u32>,
-    fit: Fit,
-    limit: Option<u64>,
-) -> Option<Vec<u64>> {
+/// The index of one time group (`members`) for `fit`, with its fixed
+/// buffers placed, and their offsets.
+fn group_template(buffers: &[Buffer], members: &[BufferIdx], fit: Fit) -> (Index, Vec<u64>) {
     let spans: Vec<Span> = members
         .iter()
         .map(|b| Span::from(&buffers[b.index()]))
@@ -261,6 +303,19 @@ fn place_group(
             index.place(i as u32, offset, spans[i].size);
         }
     }
+    (index, offsets)
+}
+
+/// Places one time group: `members` are its buffers, `order` lists local
+/// indices into `members`; fills `offsets`. `None` when `limit` is exceeded.
+fn place_group(
+    buffers: &[Buffer],
+    members: &[BufferIdx],
+    order: impl Iterator<Item = u32>,
+    index: &mut Index,
+    offsets: &mut [u64],
+    limit: Option<u64>,
+) -> Option<()> {
     for b in order {
         let buf = &buffers[members[b as usize].index()];
         let offset = index.fit(b, buf.size, buf.alignment);
@@ -270,14 +325,15 @@ fn place_group(
         offsets[b as usize] = offset;
         index.place(b, offset, buf.size);
     }
-    Some(offsets)
+    Some(())
 }
 
 /// Above this many time-overlapping buffers per buffer on average, first-fit
 /// uses the [`TimeTree`] (O(log² n) per buffer) rather than sorting the
 /// conflicts (O(k log k)). Measured: iopddl S_1 (~1500) is 13× faster with
-/// the tree, generated `random` instances (~100) 2× slower.
-const DENSE_CONFLICTS: u64 = 256;
+/// the tree, generated `random` instances (~100) 2× slower; somas resnet50
+/// (~216) and iopddl G_1 (~140) about even.
+const DENSE_CONFLICTS: u64 = 128;
 
 /// Mean number of other spans overlapping a span, in O(n log n): each
 /// overlapping pair has its later start inside the other's lifetime.
@@ -298,6 +354,7 @@ fn mean_conflicts(spans: &[Span]) -> u64 {
 /// The placed buffers of one group, indexed for the fit: dense first-fit
 /// walks the [`TimeTree`]; otherwise (and for best-fit, which needs every
 /// gap) the conflicts the [`Occupancy`] lists are sorted.
+#[derive(Clone, Debug)]
 enum Index {
     Tree(TimeTree),
     Occupancy(Occupancy, Fit, Vec<(u64, u64)>),
@@ -554,7 +611,7 @@ mod tests {
         fn grouped_placement_equals_a_plain_pass(p in arb_problem(), min_group in 1usize..8) {
             for g in Greedy::all() {
                 let o = order(&p, g.order);
-                let grouped = place_in_groups(&p, &o, g.fit, None, min_group).unwrap();
+                let grouped = Placer::with_min_group(&p, g.fit, min_group).place(&o, None).unwrap();
                 // Reference: one pass, overlaps found by scanning every placed buffer.
                 let b = p.buffers();
                 let mut offsets: Vec<Option<u64>> = b.iter().map(|x| x.fixed_offset).collect();
