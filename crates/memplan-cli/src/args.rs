@@ -88,6 +88,10 @@ pub struct BoxingArgs {
     /// Boxing: stop once fragmentation is at most this % of the max load.
     #[arg(long, default_value_t = 0.0, value_parser = parse_percent)]
     pub target_fragmentation: f64,
+    /// Boxing: squeeze by sparse offset alone, as in the paper (§4), not
+    /// by size class first.
+    #[arg(long)]
+    pub no_size_classes: bool,
 }
 
 impl BoxingArgs {
@@ -96,6 +100,7 @@ impl BoxingArgs {
         memplan::boxing::BoxingOptions {
             iterations: self.iterations,
             target_fragmentation: self.target_fragmentation,
+            size_classes: !self.no_size_classes,
         }
     }
 }

@@ -48,6 +48,7 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
 
 fn solve(args: SolveArgs) -> Result<(), Failure> {
     let problem = read(&args.input)?.with_capacity(args.capacity);
+    check_start_address(&problem, args.start_address)?;
     let solver = solver(&args);
     let options = SolveOptions {
         time_limit: args.time_limit.map(Duration::from_secs_f64),
@@ -165,8 +166,19 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `plan` with every offset moved up by `start`, which must keep every
-/// buffer aligned and every address below 2^64.
+/// Refuses a `--start-address` that would misalign a buffer.
+fn check_start_address(problem: &Problem, start: u64) -> Result<(), Failure> {
+    match problem.buffers().iter().find(|b| start % b.alignment != 0) {
+        Some(b) => Err(Failure::Input(format!(
+            "--start-address {start} is not a multiple of buffer `{}`'s alignment {}",
+            b.id, b.alignment
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `plan` with every offset moved up by `start` (checked by
+/// [`check_start_address`]); every address must stay below 2^64.
 fn at_address(
     problem: &Problem,
     plan: &memplan::Plan,
@@ -177,12 +189,6 @@ fn at_address(
     }
     let mut offsets = Vec::with_capacity(problem.len());
     for (b, &offset) in problem.buffers().iter().zip(plan.offsets()) {
-        if start % b.alignment != 0 {
-            return Err(Failure::Input(format!(
-                "--start-address {start} is not a multiple of buffer `{}`'s alignment {}",
-                b.id, b.alignment
-            )));
-        }
         let address = start
             .checked_add(offset)
             .filter(|a| a.checked_add(b.size).is_some())

@@ -431,3 +431,83 @@ fn bench_runs_on_small_generated_instances() {
         .stdout(predicate::str::contains("layered-400.csv"))
         .stdout(predicate::str::contains("greedy/contention/best-fit"));
 }
+
+#[test]
+fn boxing_is_reproducible_and_start_address_shifts_offsets() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("layered.csv");
+    memplan()
+        .args([
+            "generate",
+            "--kind",
+            "layered",
+            "--buffers",
+            "600",
+            "--seed",
+            "4",
+            "-o",
+        ])
+        .arg(&input)
+        .assert()
+        .success();
+    let run = |name: &str, extra: &[&str]| {
+        let plan = dir.path().join(name);
+        let out = memplan()
+            .args([
+                "solve",
+                "--solver",
+                "boxing",
+                "--seed",
+                "9",
+                "--iterations",
+                "16",
+                "--json",
+                "-o",
+            ])
+            .arg(&plan)
+            .arg(&input)
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        (json(&out), std::fs::read_to_string(plan).unwrap())
+    };
+    let (a, plan_a) = run("a.csv", &[]);
+    let (b, plan_b) = run("b.csv", &[]);
+    assert_eq!(plan_a, plan_b);
+    assert_eq!(a["makespan"], b["makespan"]);
+    assert_eq!(a["solver"], "boxing");
+    let (c, plan_c) = run("c.csv", &["--start-address", "4096"]);
+    assert_eq!(c["makespan"], a["makespan"]);
+    let offsets = |plan: &str| -> Vec<u64> {
+        plan.lines()
+            .skip(1)
+            .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    let shifted: Vec<u64> = offsets(&plan_a).iter().map(|o| o + 4096).collect();
+    assert_eq!(offsets(&plan_c), shifted);
+}
+
+#[test]
+fn misaligned_start_address_is_refused_before_solving() {
+    let dir = TempDir::new().unwrap();
+    let input = file(
+        &dir,
+        "p.csv",
+        "id,lower,upper,size,alignment\na,0,2,8,64\nb,1,3,8,1\n",
+    );
+    let plan = dir.path().join("plan.csv");
+    memplan()
+        .args(["solve", "--start-address", "32", "-o"])
+        .arg(&plan)
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--start-address 32 is not a multiple of buffer `a`'s alignment 64",
+        ));
+    assert!(!plan.exists());
+}
