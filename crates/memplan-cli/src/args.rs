@@ -49,7 +49,7 @@ pub struct SolveArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Solver to run.
-    #[arg(long, value_enum, default_value_t = SolverArg::Greedy)]
+    #[arg(long, value_enum, default_value_t = SolverArg::Auto)]
     pub solver: SolverArg,
     /// Greedy placement order.
     #[arg(long, value_enum, default_value_t = OrderArg::Size)]
@@ -60,7 +60,8 @@ pub struct SolveArgs {
     /// The plan must fit in this many bytes (exit 1 if not found).
     #[arg(long)]
     pub capacity: Option<u64>,
-    /// Time budget in seconds (the greedy solver always runs to completion).
+    /// Time budget in seconds (auto: default 1, 0 = greedy only; the greedy
+    /// solver always runs to completion).
     #[arg(long, value_parser = parse_seconds)]
     pub time_limit: Option<f64>,
     /// Seed of randomized solvers.
@@ -247,6 +248,8 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolverArg {
+    /// Portfolio: every greedy variant, then boxing and search within --time-limit (default 1 s; 0: greedy only).
+    Auto,
     /// Sort + first-fit / best-fit.
     Greedy,
     /// MiniMalloc exact search: decides --capacity, or minimises it.

@@ -1,11 +1,14 @@
 //! One function per subcommand.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use memplan::generate::{generate, Kind};
 use memplan::greedy::Greedy;
 use memplan::plan::{read_plan, write_plan};
 use memplan::problem::{read_problem, write_problem};
+use memplan::solver::Cancel;
 use memplan::{validate, Lifetimes, Problem, SolveError, SolveOptions, Solver, Stats};
 use serde_json::json;
 
@@ -33,6 +36,7 @@ fn read(input: &InputArgs) -> Result<Problem, Failure> {
 /// The solver selected on the command line.
 fn solver(args: &SolveArgs) -> Box<dyn Solver> {
     match args.solver {
+        SolverArg::Auto => Box::new(memplan::auto::Auto::default()),
         SolverArg::Greedy => Box::new(Greedy {
             order: args.order.into(),
             fit: args.fit.into(),
@@ -50,9 +54,16 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     let problem = read(&args.input)?.with_capacity(args.capacity);
     check_start_address(&problem, args.start_address)?;
     let solver = solver(&args);
+    // Ctrl-C stops the solver, which returns its best plan so far.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = interrupted.clone();
+    // Failing to install the handler (e.g. one already set) only loses the
+    // graceful stop; the default handler still ends the process.
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     let options = SolveOptions {
         time_limit: args.time_limit.map(Duration::from_secs_f64),
         seed: args.seed,
+        cancel: Cancel::new(interrupted),
     };
     let started = Instant::now();
     let result = solver.solve(&problem, &options);
@@ -110,6 +121,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         solution.lower_bound.min(solution.makespan),
     );
     let max_load = problem.max_load();
+    let solver_name = solution.found_by.clone().unwrap_or_else(|| solver.name());
     if args.json {
         let counters: serde_json::Map<String, serde_json::Value> = solution
             .counters
@@ -126,7 +138,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
             "fragmentation_percent": percent(solution.makespan - max_load, max_load),
             "optimal": solution.optimal,
             "capacity": problem.capacity,
-            "solver": solver.name(),
+            "solver": solver_name,
             "seconds": elapsed,
             "counters": counters,
         });
@@ -154,7 +166,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
                 solution.lower_bound
             );
         }
-        println!("solver         {}", solver.name());
+        println!("solver         {solver_name}");
         println!("time           {}", seconds(elapsed));
         for (name, value) in &solution.counters {
             println!("{name:<14} {value}");

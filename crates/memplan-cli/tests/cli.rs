@@ -48,7 +48,7 @@ fn solves_the_first_fit_note_exactly() {
     assert_eq!(v["fragmentation"], 0);
     assert_eq!(v["optimal"], true);
     assert_eq!(v["buffers"], 6);
-    assert_eq!(v["solver"], "greedy/size/first-fit");
+    assert_eq!(v["solver"], "auto/greedy/size/first-fit");
     assert!(v["seconds"].as_f64().unwrap() >= 0.0);
     let written = std::fs::read_to_string(&plan).unwrap();
     assert_eq!(
@@ -71,7 +71,9 @@ fn human_summary_and_every_variant() {
             let dir = TempDir::new().unwrap();
             let plan = dir.path().join("plan.csv");
             memplan()
-                .args(["solve", "--order", order, "--fit", fit, "-o"])
+                .args([
+                    "solve", "--solver", "greedy", "--order", order, "--fit", fit, "-o",
+                ])
                 .arg(&plan)
                 .arg(example("layered-400.csv"))
                 .assert()
@@ -142,7 +144,14 @@ fn capacity_outcomes_and_exit_codes() {
     assert!(!plan.exists());
     // Above the max load but below the greedy plan: not proven.
     let out = memplan()
-        .args(["solve", "--json", "--capacity", "190753792"])
+        .args([
+            "solve",
+            "--solver",
+            "greedy",
+            "--json",
+            "--capacity",
+            "190753792",
+        ])
         .arg(example("layered-400.csv"))
         .assert()
         .code(1)
@@ -510,4 +519,46 @@ fn misaligned_start_address_is_refused_before_solving() {
             "--start-address 32 is not a multiple of buffer `a`'s alignment 64",
         ));
     assert!(!plan.exists());
+}
+
+#[test]
+fn auto_is_the_default_and_spends_its_budget_to_prove_optimality() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("perfect.csv");
+    memplan()
+        .args([
+            "generate",
+            "--kind",
+            "perfect",
+            "--buffers",
+            "60",
+            "--seed",
+            "2",
+            "-o",
+        ])
+        .arg(&input)
+        .assert()
+        .success();
+    let run = |limit: &str| {
+        let out = memplan()
+            .args(["solve", "--json", "--time-limit", limit])
+            .arg(&input)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        json(&out)
+    };
+    let greedy_only = run("0");
+    assert!(greedy_only["solver"]
+        .as_str()
+        .unwrap()
+        .starts_with("auto/greedy/"));
+    assert_eq!(greedy_only["optimal"], false);
+    let full = run("30");
+    assert_eq!(full["makespan"], full["max_load"]);
+    assert_eq!(full["lower_bound"], full["max_load"]);
+    assert_eq!(full["optimal"], true);
+    assert!(full["makespan"].as_u64() < greedy_only["makespan"].as_u64());
 }

@@ -33,7 +33,6 @@
 
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -91,10 +90,12 @@ impl Solver for Boxing {
     }
 
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
-        let started = Instant::now();
+        let deadline = options.deadline();
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
-        let target = target_makespan(lower_bound, self.options.target_fragmentation);
+        // With a capacity, the first plan within it will do.
+        let target = target_makespan(lower_bound, self.options.target_fragmentation)
+            .max(problem.capacity.unwrap_or(0));
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
         let plan = if let Some(plan) = elementary_case(problem) {
             plan
@@ -107,12 +108,11 @@ impl Solver for Boxing {
             let mut best_makespan = best.makespan(problem);
             if best_makespan > target && self.options.iterations > 0 {
                 let prelude = Prelude::new(problem);
-                let deadline = options.time_limit.map(|limit| started + limit);
                 let shared_best = AtomicU64::new(best_makespan);
                 let abandoned = AtomicU64::new(0);
                 let mut done = 0u32;
                 while done < self.options.iterations && best_makespan > target {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                    if deadline.passed() {
                         break;
                     }
                     let round = (self.options.iterations - done).min(ROUND as u32);

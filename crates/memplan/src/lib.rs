@@ -13,10 +13,12 @@
 //! - [`greedy`]: sort + first-fit / best-fit;
 //! - [`search`]: the MiniMalloc exact search;
 //! - [`boxing`]: the idealloc boxing algorithm;
+//! - [`auto`]: the default portfolio ([`plan`]);
 //! - [`generate`]: synthetic instance generators.
 //!
 //! The library never prints; the `memplan` binary does.
 
+pub mod auto;
 pub mod boxing;
 pub mod generate;
 pub mod greedy;
@@ -29,6 +31,7 @@ pub mod solver;
 pub mod sweep;
 pub mod time_tree;
 
+pub use auto::plan;
 pub use index::BufferIdx;
 pub use plan::{validate, Plan, PlanError, Stats};
 pub use problem::{Buffer, InputError, Lifetimes, Problem, ProblemError};

@@ -17,13 +17,12 @@
 
 #[cfg(test)]
 use std::time::Duration;
-use std::time::Instant;
 
 use crate::greedy::{align_up, first_fit_from, Greedy};
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
-use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 use crate::sweep::time_groups;
 
 /// Static orders in which the search considers buffers with equal offsets
@@ -113,7 +112,7 @@ impl Solver for Search {
     }
 
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
-        let deadline = options.time_limit.map(|t| Instant::now() + t);
+        let deadline = options.deadline();
         let max_load = problem.max_load();
         let groups = Groups::new(problem, self.options.decompose);
         let mut effort = Effort::default();
@@ -152,7 +151,7 @@ impl Solver for Search {
                     best_makespan: Some(greedy_makespan),
                 });
             }
-            return match groups.decide(problem, capacity, &self.options, deadline, &mut effort) {
+            return match groups.decide(problem, capacity, &self.options, &deadline, &mut effort) {
                 Decision::Fits(offsets) => {
                     let mut s = Solution::within_capacity(
                         problem,
@@ -189,7 +188,7 @@ impl Solver for Search {
                 proven + (best_makespan - 1 - proven) / 2
             };
             first = false;
-            match groups.decide(problem, c, &self.options, deadline, &mut effort) {
+            match groups.decide(problem, c, &self.options, &deadline, &mut effort) {
                 Decision::Fits(offsets) => {
                     let plan = Plan::from_offsets(offsets);
                     best_makespan = plan.makespan(problem);
@@ -205,6 +204,7 @@ impl Solver for Search {
             optimal: proven >= best_makespan,
             plan: best,
             counters: counters(&effort),
+            found_by: None,
         })
     }
 }
@@ -241,7 +241,7 @@ impl Groups {
         problem: &Problem,
         capacity: u64,
         options: &SearchOptions,
-        deadline: Option<Instant>,
+        deadline: &Deadline,
         effort: &mut Effort,
     ) -> Decision {
         let mut offsets = vec![0u64; problem.len()];
@@ -395,7 +395,7 @@ impl Group {
         &self,
         capacity: u64,
         options: &SearchOptions,
-        deadline: Option<Instant>,
+        deadline: &Deadline,
         effort: &mut Effort,
     ) -> Decision {
         let fixed_fit = self.members.iter().all(|(_, o)| o.is_none());
@@ -471,7 +471,7 @@ struct State<'a> {
     capacity: u64,
     rank: Vec<u32>,
     options: &'a SearchOptions,
-    deadline: Option<Instant>,
+    deadline: &'a Deadline,
     budget: u64,
     /// Offset of each free buffer, or UNPLACED.
     offset: Vec<u64>,
@@ -500,7 +500,7 @@ impl<'a> State<'a> {
         capacity: u64,
         rank: Vec<u32>,
         options: &'a SearchOptions,
-        deadline: Option<Instant>,
+        deadline: &'a Deadline,
         budget: u64,
     ) -> Self {
         let n = g.size.len();
@@ -541,7 +541,7 @@ impl<'a> State<'a> {
             return Outcome::Found;
         }
         self.nodes += 1;
-        if self.nodes % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.nodes % 256 == 0 && self.deadline.passed() {
             return Outcome::OutOfTime;
         }
         if self.backtracks > self.budget {
@@ -721,7 +721,13 @@ mod tests {
         let mut effort = Effort::default();
         let groups = Groups::new(problem, options.decompose);
         (
-            groups.decide(problem, capacity, options, None, &mut effort),
+            groups.decide(
+                problem,
+                capacity,
+                options,
+                &Deadline::default(),
+                &mut effort,
+            ),
             effort,
         )
     }
@@ -810,9 +816,9 @@ mod tests {
         let load = g.max_load();
         let options = SolveOptions {
             time_limit: Some(Duration::from_millis(50)),
-            seed: 0,
+            ..SolveOptions::default()
         };
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         match Search::default().solve(&g.clone().with_capacity(Some(load)), &options) {
             Ok(s) => validate(&g.with_capacity(Some(load)), &s.plan).unwrap(),
             Err(SolveError::NotFound { reason, .. }) => {

@@ -1,6 +1,8 @@
 //! The interface every solver implements.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::plan::Plan;
 use crate::problem::Problem;
@@ -12,6 +14,65 @@ pub struct SolveOptions {
     pub time_limit: Option<Duration>,
     /// Seed of every random choice: the same seed gives the same plan.
     pub seed: u64,
+    /// Set from outside (Ctrl-C, a portfolio) to stop early: solvers then
+    /// return their best plan so far, as at the time limit.
+    pub cancel: Cancel,
+}
+
+impl SolveOptions {
+    /// The point at which the solver must stop, measured from now.
+    pub fn deadline(&self) -> Deadline {
+        Deadline {
+            at: self.time_limit.map(|t| Instant::now() + t),
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
+/// Shared stop flags: raised when any of them is. All `Cancel` values
+/// compare equal (the flags are not part of what a solve means).
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Vec<Arc<AtomicBool>>);
+
+impl Cancel {
+    /// A flag that `flag.store(true)` raises.
+    pub fn new(flag: Arc<AtomicBool>) -> Self {
+        Cancel(vec![flag])
+    }
+
+    /// These flags and `flag`.
+    pub fn with(&self, flag: Arc<AtomicBool>) -> Self {
+        let mut flags = self.0.clone();
+        flags.push(flag);
+        Cancel(flags)
+    }
+
+    /// True once any flag is raised.
+    pub fn is_raised(&self) -> bool {
+        self.0.iter().any(|f| f.load(Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Cancel {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Cancel {}
+
+/// When a solver must stop: a wall-clock instant and/or a cancel flag.
+#[derive(Clone, Debug, Default)]
+pub struct Deadline {
+    at: Option<Instant>,
+    cancel: Cancel,
+}
+
+impl Deadline {
+    /// True once the instant has passed or the flag is raised.
+    pub fn passed(&self) -> bool {
+        self.at.is_some_and(|d| Instant::now() >= d) || self.cancel.is_raised()
+    }
 }
 
 /// A plan and what the solver knows about it.
@@ -27,6 +88,8 @@ pub struct Solution {
     pub optimal: bool,
     /// Solver-specific counters (nodes, backtracks, iterations...).
     pub counters: Vec<(&'static str, u64)>,
+    /// For portfolios: the member that found the plan (e.g. `search`).
+    pub found_by: Option<String>,
 }
 
 impl Solution {
@@ -66,6 +129,7 @@ impl Solution {
             lower_bound: max_load,
             optimal: makespan == max_load,
             counters: Vec::new(),
+            found_by: None,
         })
     }
 }

@@ -1,0 +1,316 @@
+//! The portfolio users run by default: every greedy variant, then boxing
+//! and the exact search in parallel within the time budget, sharing a stop
+//! flag so that a proof of optimality (or a plan within the capacity) ends
+//! the others. Reports the best plan, who found it, and the best proven
+//! lower bound.
+//!
+//! Determinism: the greedy variants, boxing (for a seed) and the search are
+//! each deterministic, so the result is too whenever no member is cut short
+//! by the time limit; a member stopped by the clock may stop at a different
+//! point on another run.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::boxing::{Boxing, BoxingOptions};
+use crate::greedy::Greedy;
+use crate::problem::Problem;
+use crate::search::{Search, SearchOptions};
+use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+
+/// Options of the portfolio.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoOptions {
+    /// The exact search joins the portfolio only up to this many buffers
+    /// (beyond, its time is better spent on boxing iterations).
+    pub search_max_buffers: usize,
+}
+
+impl Default for AutoOptions {
+    fn default() -> Self {
+        AutoOptions {
+            search_max_buffers: 5000,
+        }
+    }
+}
+
+/// The `auto` portfolio solver. Its time limit (default: see
+/// [`DEFAULT_TIME_LIMIT`]) bounds the whole run; 0 means greedy only.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Auto {
+    /// Which members run.
+    pub options: AutoOptions,
+}
+
+/// The budget of `auto` when the caller gives none.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
+
+impl Solver for Auto {
+    fn name(&self) -> String {
+        "auto".into()
+    }
+
+    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        let started = Instant::now();
+        let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
+        let max_load = problem.max_load();
+        let lower_bound = max_load.max(problem.fixed_end());
+        let (greedy, greedy_plan) = best_greedy(problem);
+        let mut best =
+            Solution::within_capacity(problem, greedy_plan, max_load, NotFoundReason::Heuristic);
+        let greedy_name = format!("auto/{}", greedy.name());
+        if let Ok(s) = &mut best {
+            s.found_by = Some(greedy_name.clone());
+        }
+        let done = |r: &Result<Solution, SolveError>| match r {
+            Ok(s) => s.optimal || problem.capacity.is_some(),
+            Err(SolveError::NotFound { reason, .. }) => *reason == NotFoundReason::ProvenInfeasible,
+        };
+        let remaining = limit.saturating_sub(started.elapsed());
+        if done(&best) || remaining.is_zero() || problem.is_empty() {
+            return best;
+        }
+        // The members share one stop flag, raised by the first conclusive
+        // answer (and by the caller's own flags).
+        let stop = Arc::new(AtomicBool::new(false));
+        let member_options = SolveOptions {
+            time_limit: Some(remaining),
+            seed: options.seed,
+            cancel: options.cancel.with(stop.clone()),
+        };
+        let run = |solver: &dyn Solver| {
+            let result = solver.solve(problem, &member_options);
+            if done(&result) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            result.map(|mut s| {
+                s.found_by = Some(format!("auto/{}", solver.name()));
+                s
+            })
+        };
+        let boxing = Boxing {
+            options: BoxingOptions {
+                iterations: u32::MAX,
+                ..BoxingOptions::default()
+            },
+        };
+        let search = Search {
+            options: SearchOptions::default(),
+        };
+        let use_search = problem.len() <= self.options.search_max_buffers;
+        let (boxed, searched) = rayon::join(|| run(&boxing), || use_search.then(|| run(&search)));
+        for result in [Some(boxed), searched].into_iter().flatten() {
+            best = better(best, result);
+        }
+        if let Ok(s) = &mut best {
+            s.lower_bound = s.lower_bound.max(lower_bound);
+            s.optimal = s.optimal || s.makespan == s.lower_bound;
+            if s.found_by.is_none() {
+                s.found_by = Some(greedy_name);
+            }
+        }
+        best
+    }
+}
+
+/// The best plan of every greedy variant (run in parallel), ties to the
+/// first in [`Greedy::all`] order.
+fn best_greedy(problem: &Problem) -> (Greedy, crate::plan::Plan) {
+    let variants: Vec<Greedy> = Greedy::all().collect();
+    let plans: Vec<(u64, usize, crate::plan::Plan)> = variants
+        .par_iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let order = crate::greedy::order(problem, g.order);
+            let plan = crate::greedy::place(problem, &order, g.fit, None).unwrap_or_default();
+            (plan.makespan(problem), i, plan)
+        })
+        .collect();
+    let (_, i, plan) = plans
+        .into_iter()
+        .min_by_key(|(m, i, _)| (*m, *i))
+        .unwrap_or_default();
+    (variants[i], plan)
+}
+
+/// The better of two outcomes: a plan beats none, a lower makespan beats a
+/// higher one (ties keep `a`); proofs (lower bounds, infeasibility) are
+/// kept from both.
+fn better(
+    a: Result<Solution, SolveError>,
+    b: Result<Solution, SolveError>,
+) -> Result<Solution, SolveError> {
+    match (a, b) {
+        (Ok(mut x), Ok(y)) => {
+            let bound = x.lower_bound.max(y.lower_bound);
+            if y.makespan < x.makespan {
+                x = y;
+            }
+            x.lower_bound = bound;
+            x.optimal = x.optimal || x.makespan == bound;
+            Ok(x)
+        }
+        (Ok(x), Err(e)) | (Err(e), Ok(x)) => {
+            // A plan within the capacity and a proof of infeasibility
+            // cannot both hold; the plan (validated by the caller) wins.
+            let _ = e;
+            Ok(x)
+        }
+        (Err(x), Err(y)) => {
+            let proven = |e: &SolveError| {
+                matches!(
+                    e,
+                    SolveError::NotFound {
+                        reason: NotFoundReason::ProvenInfeasible,
+                        ..
+                    }
+                )
+            };
+            let best_makespan = |e: &SolveError| match e {
+                SolveError::NotFound { best_makespan, .. } => best_makespan.unwrap_or(u64::MAX),
+            };
+            if proven(&y) && !proven(&x) {
+                let SolveError::NotFound {
+                    capacity, reason, ..
+                } = y;
+                let m = best_makespan(&x).min(best_makespan(&y));
+                Err(SolveError::NotFound {
+                    capacity,
+                    reason,
+                    best_makespan: (m != u64::MAX).then_some(m),
+                })
+            } else {
+                let SolveError::NotFound {
+                    capacity, reason, ..
+                } = x;
+                let m = best_makespan(&x).min(best_makespan(&y));
+                Err(SolveError::NotFound {
+                    capacity,
+                    reason,
+                    best_makespan: (m != u64::MAX).then_some(m),
+                })
+            }
+        }
+    }
+}
+
+/// Plans `problem` with the default portfolio: the library's entry point.
+pub fn plan(problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+    Auto::default().solve(problem, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, Kind};
+    use crate::plan::validate;
+    use crate::solver::Cancel;
+
+    fn options(seconds: f64) -> SolveOptions {
+        SolveOptions {
+            time_limit: Some(Duration::from_secs_f64(seconds)),
+            ..SolveOptions::default()
+        }
+    }
+
+    /// Perfect instance (zero-fragmentation plan exists) where no greedy
+    /// variant reaches the max load.
+    fn hard_perfect() -> Problem {
+        generate(Kind::Perfect, 60, 2).problem
+    }
+
+    #[test]
+    fn zero_budget_is_the_best_greedy_variant() {
+        let p = hard_perfect();
+        let s = plan(&p, &options(0.0)).unwrap();
+        let best = Greedy::all()
+            .map(|g| g.solve(&p, &SolveOptions::default()).unwrap().makespan)
+            .min()
+            .unwrap();
+        assert_eq!(s.makespan, best);
+        assert!(s.makespan > p.max_load());
+        assert!(s.found_by.unwrap().starts_with("auto/greedy/"));
+        assert!(!s.optimal);
+    }
+
+    #[test]
+    fn budget_reaches_and_proves_the_optimum() {
+        let p = hard_perfect();
+        let s = plan(&p, &options(20.0)).unwrap();
+        assert_eq!(validate(&p, &s.plan), Ok(()));
+        assert_eq!(s.makespan, p.max_load());
+        assert_eq!(s.lower_bound, p.max_load());
+        assert!(s.optimal);
+    }
+
+    #[test]
+    fn capacity_stops_at_the_first_plan_within_it() {
+        let p = hard_perfect();
+        let loose = p.clone().with_capacity(Some(p.max_load() * 2));
+        let s = plan(&loose, &options(20.0)).unwrap();
+        assert!(s.makespan <= p.max_load() * 2);
+        assert!(s.found_by.unwrap().starts_with("auto/greedy/"));
+        let below = p.clone().with_capacity(Some(p.max_load() - 1));
+        let e = plan(&below, &options(20.0)).unwrap_err();
+        assert!(matches!(
+            e,
+            SolveError::NotFound {
+                reason: NotFoundReason::ProvenInfeasible,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn raised_cancel_returns_the_greedy_plan_at_once() {
+        let p = hard_perfect();
+        let flag = Arc::new(AtomicBool::new(true));
+        let started = Instant::now();
+        let s = plan(
+            &p,
+            &SolveOptions {
+                time_limit: Some(Duration::from_secs(60)),
+                seed: 0,
+                cancel: Cancel::new(flag),
+            },
+        )
+        .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert_eq!(validate(&p, &s.plan), Ok(()));
+    }
+
+    #[test]
+    fn better_keeps_the_lower_makespan_and_the_higher_bound() {
+        let p = hard_perfect();
+        let g = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        let mut worse = g.clone();
+        worse.makespan += 10;
+        worse.lower_bound += 5;
+        let b = better(Ok(worse), Ok(g.clone())).unwrap();
+        assert_eq!(b.makespan, g.makespan);
+        assert_eq!(b.lower_bound, g.lower_bound + 5);
+        let err = SolveError::NotFound {
+            capacity: 1,
+            reason: NotFoundReason::TimeLimit,
+            best_makespan: Some(9),
+        };
+        let proof = SolveError::NotFound {
+            capacity: 1,
+            reason: NotFoundReason::ProvenInfeasible,
+            best_makespan: None,
+        };
+        assert_eq!(
+            better(Err(err), Err(proof)).unwrap_err(),
+            SolveError::NotFound {
+                capacity: 1,
+                reason: NotFoundReason::ProvenInfeasible,
+                best_makespan: Some(9),
+            }
+        );
+    }
+}
