@@ -66,6 +66,9 @@ pub struct SolveArgs {
     /// Seed of randomized solvers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Tela: candidate placements tried per capacity before giving up.
+    #[arg(long, default_value_t = 500_000)]
+    pub step_limit: u64,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -212,6 +215,9 @@ pub enum SolverArg {
     Greedy,
     /// MiniMalloc exact search: decides --capacity, or minimises it.
     Search,
+    /// TelaMalloc: heuristic-guided search with propagation and smart
+    /// backtracking; decides --capacity, or minimises it.
+    Tela,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

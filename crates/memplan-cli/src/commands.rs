@@ -40,6 +40,12 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
         SolverArg::Search => Box::new(memplan::search::Search {
             options: args.search.options(),
         }),
+        SolverArg::Tela => Box::new(memplan::tela::Tela {
+            options: memplan::tela::TelaOptions {
+                step_limit: args.step_limit,
+                ..Default::default()
+            },
+        }),
     }
 }
 

@@ -11,6 +11,9 @@
 //! - [`occupancy`]: the index of placed buffers used by the fitting step;
 //! - [`solver`]: the common solver interface;
 //! - [`greedy`]: sort + first-fit / best-fit;
+//! - [`search`]: exact search (MiniMalloc);
+//! - [`tela`]: heuristic-guided search with propagation and smart
+//!   backtracking (TelaMalloc);
 //! - [`generate`]: synthetic instance generators.
 //!
 //! The library never prints; the `memplan` binary does.
@@ -24,6 +27,9 @@ pub mod problem;
 pub mod search;
 pub mod solver;
 pub mod sweep;
+pub mod tela;
+#[cfg(test)]
+mod testutil;
 
 pub use index::BufferIdx;
 pub use plan::{validate, Plan, PlanError, Stats};
