@@ -67,6 +67,9 @@ pub struct SolveArgs {
     /// Seed of randomized solvers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Tela: candidate placements tried per capacity before giving up.
+    #[arg(long, default_value_t = 500_000)]
+    pub step_limit: u64,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -256,6 +259,9 @@ pub enum SolverArg {
     Search,
     /// idealloc boxing: randomized iterations, low fragmentation at scale.
     Boxing,
+    /// TelaMalloc: heuristic-guided search with propagation and smart
+    /// backtracking; decides --capacity, or minimises it.
+    Tela,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

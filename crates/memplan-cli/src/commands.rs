@@ -47,6 +47,12 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
         SolverArg::Boxing => Box::new(memplan::boxing::Boxing {
             options: args.boxing.options(),
         }),
+        SolverArg::Tela => Box::new(memplan::tela::Tela {
+            options: memplan::tela::TelaOptions {
+                step_limit: args.step_limit,
+                ..Default::default()
+            },
+        }),
     }
 }
 

@@ -562,3 +562,66 @@ fn auto_is_the_default_and_spends_its_budget_to_prove_optimality() {
     assert_eq!(full["optimal"], true);
     assert!(full["makespan"].as_u64() < greedy_only["makespan"].as_u64());
 }
+
+#[test]
+fn tela_solver_decides_and_minimises() {
+    // At the max load: found by the search itself, with its counters.
+    let out = memplan()
+        .args([
+            "solve",
+            "--solver",
+            "tela",
+            "--json",
+            "--capacity",
+            "190753792",
+        ])
+        .arg(example("layered-400.csv"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["solver"], "tela");
+    assert_eq!(v["makespan"], 190753792);
+    assert_eq!(v["optimal"], true);
+    assert!(v["counters"]["steps"].as_u64().unwrap() >= 400);
+    assert!(v["counters"]["minor_backtracks"].is_u64());
+    assert!(v["counters"]["major_backtracks"].is_u64());
+    // Too few steps to place 400 buffers.
+    memplan()
+        .args([
+            "solve",
+            "--solver",
+            "tela",
+            "--step-limit",
+            "10",
+            "--capacity",
+            "190753792",
+        ])
+        .arg(example("layered-400.csv"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("step limit reached"));
+    // Below the max load: proven; without a capacity: minimised, fixed and
+    // aligned buffers kept.
+    memplan()
+        .args(["solve", "--solver", "tela", "--capacity", "8703"])
+        .arg(example("small.csv"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("proven infeasible"));
+    let out = memplan()
+        .args(["solve", "--solver", "tela", "--json"])
+        .arg(example("small.csv"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(
+        (v["makespan"].as_u64(), v["optimal"].as_bool()),
+        (Some(8704), Some(true))
+    );
+}

@@ -1,5 +1,6 @@
 //! The portfolio users run by default: every greedy variant, then boxing
-//! and the exact search in parallel within the time budget, sharing a stop
+//! and the exact search (and, with a capacity, tela) in parallel within the
+//! time budget, sharing a stop
 //! flag so that a proof of optimality (or a plan within the capacity) ends
 //! the others. Reports the best plan, who found it, and the best proven
 //! lower bound.
@@ -20,6 +21,7 @@ use crate::greedy::Greedy;
 use crate::problem::Problem;
 use crate::search::{Search, SearchOptions};
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::tela::Tela;
 
 /// Options of the portfolio.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,8 +103,19 @@ impl Solver for Auto {
             options: SearchOptions::default(),
         };
         let use_search = problem.len() <= self.options.search_max_buffers;
-        let (boxed, searched) = rayon::join(|| run(&boxing), || use_search.then(|| run(&search)));
-        for result in [Some(boxed), searched].into_iter().flatten() {
+        // Tela decides capacities; it does not minimise better than search.
+        let use_tela = use_search && problem.capacity.is_some();
+        let tela = Tela::default();
+        let (boxed, (searched, tela_result)) = rayon::join(
+            || run(&boxing),
+            || {
+                rayon::join(
+                    || use_search.then(|| run(&search)),
+                    || use_tela.then(|| run(&tela)),
+                )
+            },
+        );
+        for result in [Some(boxed), searched, tela_result].into_iter().flatten() {
             best = better(best, result);
         }
         if let Ok(s) = &mut best {

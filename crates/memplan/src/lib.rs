@@ -14,6 +14,8 @@
 //! - [`search`]: the MiniMalloc exact search;
 //! - [`boxing`]: the idealloc boxing algorithm;
 //! - [`auto`]: the default portfolio ([`plan`]);
+//! - [`tela`]: heuristic-guided search with propagation and smart
+//!   backtracking (TelaMalloc);
 //! - [`generate`]: synthetic instance generators.
 //!
 //! The library never prints; the `memplan` binary does.
@@ -29,6 +31,9 @@ pub mod problem;
 pub mod search;
 pub mod solver;
 pub mod sweep;
+pub mod tela;
+#[cfg(test)]
+mod testutil;
 pub mod time_tree;
 
 pub use auto::plan;

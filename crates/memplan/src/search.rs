@@ -23,7 +23,7 @@ use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
-use crate::sweep::time_groups;
+use crate::sweep::{section_spans, time_groups};
 
 /// Static orders in which the search considers buffers with equal offsets
 /// (and the tie-break of index monotonicity). The search restarts with the
@@ -295,17 +295,10 @@ impl Group {
             .collect();
         let buf = |i: usize| &buffers[members[free[i]].0.index()];
         let n = free.len();
-        let mut times: Vec<u64> = members
-            .iter()
-            .flat_map(|(b, _)| [buffers[b.index()].start, buffers[b.index()].end])
-            .collect();
-        times.sort_unstable();
-        times.dedup();
-        let seg = |t: u64| times.partition_point(|&x| x < t) as u32;
-        let sections: Vec<(u32, u32)> = (0..n)
-            .map(|i| (seg(buf(i).start), seg(buf(i).end)))
-            .collect();
-        let section_count = times.len().saturating_sub(1);
+        // Sections of every member (fixed ones too), kept for free buffers.
+        let (spans, section_count) =
+            section_spans(members.iter().map(|(b, _)| &buffers[b.index()]));
+        let sections: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
         let mut section_load = vec![0u64; section_count];
         for (i, &(lo, hi)) in sections.iter().enumerate() {
             for load in &mut section_load[lo as usize..hi as usize] {
@@ -831,48 +824,6 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(2));
     }
 
-    /// The optimum by brute force: every order, each buffer dropped onto
-    /// the placed buffers it overlaps (every plan can be pushed down into
-    /// such a form, so the minimum over orders is the optimum).
-    fn brute_force(p: &Problem) -> u64 {
-        fn go(p: &Problem, placed: &mut Vec<(usize, u64)>, best: &mut u64) {
-            let b = p.buffers();
-            if placed.len() == b.len() {
-                let m = placed
-                    .iter()
-                    .map(|&(i, o)| o + b[i].size)
-                    .max()
-                    .unwrap_or(0);
-                *best = (*best).min(m);
-                return;
-            }
-            for i in 0..b.len() {
-                if placed.iter().any(|&(j, _)| j == i) {
-                    continue;
-                }
-                let floor = placed
-                    .iter()
-                    .filter(|&&(j, _)| b[j].overlaps_in_time(&b[i]))
-                    .map(|&(j, o)| o + b[j].size)
-                    .max()
-                    .unwrap_or(0);
-                let o = align_up(floor, b[i].alignment);
-                if o + b[i].size < *best {
-                    placed.push((i, o));
-                    go(p, placed, best);
-                    placed.pop();
-                }
-            }
-        }
-        let mut best = u64::MAX;
-        go(p, &mut Vec::new(), &mut best);
-        if p.is_empty() {
-            0
-        } else {
-            best
-        }
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
@@ -888,7 +839,7 @@ mod tests {
             let s = Search::default().solve(&p, &SolveOptions::default()).unwrap();
             prop_assert_eq!(validate(&p, &s.plan), Ok(()));
             prop_assert!(s.optimal);
-            prop_assert_eq!(s.makespan, brute_force(&p));
+            prop_assert_eq!(s.makespan, crate::testutil::brute_force(&p));
             // The search alone, at the optimum and one below.
             let opt = s.makespan;
             prop_assert!(matches!(decide(&p, opt, &SearchOptions::default()).0, Decision::Fits(_)));

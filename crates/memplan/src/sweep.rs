@@ -118,6 +118,28 @@ pub fn time_groups(buffers: &[Buffer], min_group: usize) -> (Vec<u32>, usize) {
     (group_of, groups)
 }
 
+/// The elementary time sections of a set of buffers (MiniMalloc §6.2): the
+/// intervals between consecutive distinct start and end times. Returns the
+/// section range `[lo, hi)` of each buffer, in the iterator's order, and the
+/// number of sections. Two buffers overlap in time exactly when their
+/// section ranges intersect.
+pub fn section_spans<'a>(
+    buffers: impl Iterator<Item = &'a Buffer> + Clone,
+) -> (Vec<(u32, u32)>, usize) {
+    let mut times: Vec<u64> = buffers.clone().flat_map(|b| [b.start, b.end]).collect();
+    times.sort_unstable();
+    times.dedup();
+    let spans = buffers
+        .map(|b| {
+            (
+                segment_of(&times, b.start) as u32,
+                segment_of(&times, b.end) as u32,
+            )
+        })
+        .collect();
+    (spans, times.len().saturating_sub(1))
+}
+
 #[inline]
 fn segment_of(times: &[u64], t: u64) -> usize {
     times.partition_point(|&x| x < t)
@@ -215,6 +237,14 @@ mod tests {
         assert_eq!(time_groups(&b, 1), (vec![0, 0, 1, 2, 2, 1], 3));
         assert_eq!(time_groups(&b, 3), (vec![0, 0, 0, 1, 1, 0], 2));
         assert_eq!(time_groups(&[], 1), (vec![], 0));
+    }
+
+    #[test]
+    fn section_spans_cover_lifetimes() {
+        let b = bufs(&[(0, 2, 1), (1, 5, 1), (5, 6, 1)]);
+        // Times 0, 1, 2, 5, 6: sections [0,1) [1,2) [2,5) [5,6).
+        assert_eq!(section_spans(b.iter()), (vec![(0, 2), (1, 3), (3, 4)], 4));
+        assert_eq!(section_spans([].iter()), (vec![], 0));
     }
 
     #[test]

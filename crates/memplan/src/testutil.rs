@@ -1,0 +1,47 @@
+//! Helpers shared by the unit tests of several solvers.
+
+use crate::greedy::align_up;
+use crate::problem::Problem;
+
+/// The optimum by brute force: every order, each buffer dropped onto
+/// the placed buffers it overlaps (every plan can be pushed down into
+/// such a form, so the minimum over orders is the optimum). Ignores fixed
+/// offsets: use it on problems without fixed buffers.
+pub fn brute_force(p: &Problem) -> u64 {
+    fn go(p: &Problem, placed: &mut Vec<(usize, u64)>, best: &mut u64) {
+        let b = p.buffers();
+        if placed.len() == b.len() {
+            let m = placed
+                .iter()
+                .map(|&(i, o)| o + b[i].size)
+                .max()
+                .unwrap_or(0);
+            *best = (*best).min(m);
+            return;
+        }
+        for i in 0..b.len() {
+            if placed.iter().any(|&(j, _)| j == i) {
+                continue;
+            }
+            let floor = placed
+                .iter()
+                .filter(|&&(j, _)| b[j].overlaps_in_time(&b[i]))
+                .map(|&(j, o)| o + b[j].size)
+                .max()
+                .unwrap_or(0);
+            let o = align_up(floor, b[i].alignment);
+            if o + b[i].size < *best {
+                placed.push((i, o));
+                go(p, placed, best);
+                placed.pop();
+            }
+        }
+    }
+    let mut best = u64::MAX;
+    go(p, &mut Vec::new(), &mut best);
+    if p.is_empty() {
+        0
+    } else {
+        best
+    }
+}
