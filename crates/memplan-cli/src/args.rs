@@ -105,6 +105,7 @@ impl BoxingArgs {
             iterations: self.iterations,
             target_fragmentation: self.target_fragmentation,
             size_classes: !self.no_size_classes,
+            bootstrap: None,
         }
     }
 }

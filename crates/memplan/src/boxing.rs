@@ -65,6 +65,9 @@ pub struct BoxingOptions {
     /// Squeeze by decreasing size class first, sparse offset within a class
     /// (our deviation); `false` squeezes by sparse offset alone (§4).
     pub size_classes: bool,
+    /// The plan to start from (§5.5 bootstrapping); `None`: the size-first
+    /// greedy plan.
+    pub bootstrap: Option<Plan>,
 }
 
 impl Default for BoxingOptions {
@@ -73,6 +76,7 @@ impl Default for BoxingOptions {
             iterations: 100,
             target_fragmentation: 0.0,
             size_classes: true,
+            bootstrap: None,
         }
     }
 }
@@ -101,10 +105,12 @@ impl Solver for Boxing {
             plan
         } else {
             let placer = Placer::new(problem, Fit::FirstFit);
-            let bootstrap = greedy::order(problem, Order::Size);
-            let mut best = placer
-                .place(&bootstrap, None)
-                .ok_or_else(|| internal_not_found(problem))?;
+            let mut best = match &self.options.bootstrap {
+                Some(plan) if plan.offsets().len() == problem.len() => plan.clone(),
+                _ => placer
+                    .place(&greedy::order(problem, Order::Size), None)
+                    .ok_or_else(|| internal_not_found(problem))?,
+            };
             let mut best_makespan = best.makespan(problem);
             if best_makespan > target && self.options.iterations > 0 {
                 let prelude = Prelude::new(problem);

@@ -335,6 +335,14 @@ fn place_group(
 /// (~216) and iopddl G_1 (~140) about even.
 const DENSE_CONFLICTS: u64 = 128;
 
+/// True when buffers meet more than [`DENSE_CONFLICTS`] others on average:
+/// first-fit is then fast (the [`TimeTree`]) but best-fit sorts thousands
+/// of conflicts per buffer.
+pub fn is_dense(problem: &Problem) -> bool {
+    let spans: Vec<Span> = problem.buffers().iter().map(Span::from).collect();
+    mean_conflicts(&spans) > DENSE_CONFLICTS
+}
+
 /// Mean number of other spans overlapping a span, in O(n log n): each
 /// overlapping pair has its later start inside the other's lifetime.
 fn mean_conflicts(spans: &[Span]) -> u64 {
