@@ -195,27 +195,17 @@ fn better(
             let best_makespan = |e: &SolveError| match e {
                 SolveError::NotFound { best_makespan, .. } => best_makespan.unwrap_or(u64::MAX),
             };
-            if proven(&y) && !proven(&x) {
-                let SolveError::NotFound {
-                    capacity, reason, ..
-                } = y;
-                let m = best_makespan(&x).min(best_makespan(&y));
-                Err(SolveError::NotFound {
-                    capacity,
-                    reason,
-                    best_makespan: (m != u64::MAX).then_some(m),
-                })
-            } else {
-                let SolveError::NotFound {
-                    capacity, reason, ..
-                } = x;
-                let m = best_makespan(&x).min(best_makespan(&y));
-                Err(SolveError::NotFound {
-                    capacity,
-                    reason,
-                    best_makespan: (m != u64::MAX).then_some(m),
-                })
-            }
+            // Keep the proof if either has one, and the lowest makespan seen.
+            let m = best_makespan(&x).min(best_makespan(&y));
+            let kept = if proven(&y) && !proven(&x) { y } else { x };
+            let SolveError::NotFound {
+                capacity, reason, ..
+            } = kept;
+            Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan: (m != u64::MAX).then_some(m),
+            })
         }
     }
 }

@@ -197,12 +197,7 @@ pub fn elementary_case(problem: &Problem) -> Option<Plan> {
     if buffers.iter().any(|b| b.fixed_offset.is_some()) {
         return None;
     }
-    let spans: Vec<(u64, u64, u32)> = buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (b.start, b.end, i as u32))
-        .collect();
-    let rows = interval_coloring(&spans);
+    let rows = interval_coloring(buffers.iter().map(|b| (b.start, b.end)));
     let rows_used = rows.iter().max().map_or(0, |r| r + 1);
     if rows_used == 1 {
         return Some(Plan::from_offsets(vec![0; buffers.len()]));
@@ -219,10 +214,15 @@ pub fn elementary_case(problem: &Problem) -> Option<Plan> {
 }
 
 /// Interval graph coloring (optimal for unit heights, idealloc §2.1): the
-/// row of each `(start, end, key)` span, in input order, so that spans in one
-/// row never overlap; uses as many rows as the most spans alive at once.
-/// Spans are visited by start (ties by key) and take the lowest free row.
-fn interval_coloring(spans: &[(u64, u64, u32)]) -> Vec<u32> {
+/// row of each `(start, end)` lifetime, in input order, so that lifetimes in
+/// one row never overlap; uses as many rows as the most alive at once.
+/// Lifetimes are visited by start (ties by input order) and take the lowest
+/// free row.
+fn interval_coloring(lifetimes: impl Iterator<Item = (u64, u64)>) -> Vec<u32> {
+    let spans: Vec<(u64, u64, u32)> = lifetimes
+        .enumerate()
+        .map(|(i, (s, e))| (s, e, i as u32))
+        .collect();
     let mut order: Vec<u32> = (0..spans.len() as u32).collect();
     order.sort_unstable_by_key(|&i| (spans[i as usize].0, spans[i as usize].2));
     let mut busy: std::collections::BinaryHeap<Reverse<(u64, u32)>> = Default::default();
@@ -695,12 +695,7 @@ fn box_rows(jobs: Vec<Job>, per_box: u64, box_height: u64, out: &mut Vec<Job>) {
     if jobs.is_empty() {
         return;
     }
-    let spans: Vec<(u64, u64, u32)> = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| (j.start, j.end, i as u32))
-        .collect();
-    let rows = interval_coloring(&spans);
+    let rows = interval_coloring(jobs.iter().map(|j| (j.start, j.end)));
     let boxes = rows.iter().max().map_or(0, |&r| u64::from(r) / per_box + 1) as usize;
     let mut groups: Vec<Vec<Job>> = vec![Vec::new(); boxes];
     for (job, row) in jobs.into_iter().zip(rows) {
@@ -744,12 +739,7 @@ fn place_same_sizes(jobs: &[Job], w: u64, sparse: &mut [u64]) -> u64 {
 fn place_same_sizes_ref(jobs: &[&Job], w: u64, sparse: &mut [u64]) -> u64 {
     let Some(first) = jobs.first() else { return w };
     let size = first.size;
-    let spans: Vec<(u64, u64, u32)> = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| (j.start, j.end, i as u32))
-        .collect();
-    let rows = interval_coloring(&spans);
+    let rows = interval_coloring(jobs.iter().map(|j| (j.start, j.end)));
     for (job, &row) in jobs.iter().zip(&rows) {
         place_job(
             job,
