@@ -131,27 +131,32 @@ pub struct SearchArgs {
     /// Search: do not split independent time groups.
     #[arg(long)]
     pub no_decompose: bool,
-    /// Search: static preorders tried in turn.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PreorderArg::SectionTotal, PreorderArg::Area, PreorderArg::Lifetime])]
+    /// Search: no hatless pruning.
+    #[arg(long)]
+    pub no_hatless: bool,
+    /// Search: static preorders (T section total, W width, A area), each searched in parallel.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PreorderArg::Twa, PreorderArg::Wat, PreorderArg::Taw, PreorderArg::Area])]
     pub preorders: Vec<PreorderArg>,
-    /// Search: backtracks before restarting with the next preorder (doubled each round).
-    #[arg(long, default_value_t = 4096)]
+    /// Search: when positive, one preorder at a time, restarting with the next after this many backtracks (doubled each round).
+    #[arg(long, default_value_t = 0)]
     pub restart_backtracks: u64,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PreorderArg {
-    SectionTotal,
+    Twa,
+    Wat,
+    Taw,
     Area,
-    Lifetime,
 }
 
 impl From<PreorderArg> for memplan::search::Preorder {
     fn from(p: PreorderArg) -> Self {
         match p {
-            PreorderArg::SectionTotal => memplan::search::Preorder::SectionTotal,
+            PreorderArg::Twa => memplan::search::Preorder::Twa,
+            PreorderArg::Wat => memplan::search::Preorder::Wat,
+            PreorderArg::Taw => memplan::search::Preorder::Taw,
             PreorderArg::Area => memplan::search::Preorder::Area,
-            PreorderArg::Lifetime => memplan::search::Preorder::Lifetime,
         }
     }
 }
@@ -168,6 +173,7 @@ impl SearchArgs {
             preorders: self.preorders.iter().map(|&p| p.into()).collect(),
             restart_backtracks: self.restart_backtracks,
             decompose: !self.no_decompose,
+            hatless: !self.no_hatless,
         }
     }
 }

@@ -6,9 +6,19 @@
 //! It decides "is there a plan within capacity C?" and, without a capacity,
 //! minimises C between the max load and the best greedy makespan.
 //!
+//! Beyond the paper's pseudocode, as in MiniMalloc's reference code (§7
+//! names its design choices): dynamic temporal decomposition during search,
+//! hatless pruning, and several static preorders (TWA, WAT, TAW) searched in
+//! parallel.
+//!
 //! Deviations from the paper, and why:
-//! - temporal decomposition (§7) is applied once, at the root (independent
-//!   time groups are solved separately), not dynamically during search;
+//! - a fourth preorder (area alone) joins the default set: it decides the
+//!   hardest public instance (challenging E) far sooner than the others;
+//! - before expanding a child at offset `o`, eq. 3 is applied to it in O(1):
+//!   the child's floor is at least `o` everywhere, so `o` plus the highest
+//!   remaining section size must fit (candidates above are skipped);
+//! - the preorder searches run in lockstep (they meet every few thousand
+//!   nodes) so that the plan found does not depend on thread timing;
 //! - fixed buffers are honoured by placing a buffer at the lowest aligned
 //!   offset at or above its canonical floor that clears the fixed buffers it
 //!   meets. This is sound, but the canonical argument no longer guarantees
@@ -24,19 +34,39 @@ use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 use crate::sweep::{section_spans, time_groups};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Barrier;
 
 /// Static orders in which the search considers buffers with equal offsets
-/// (and the tie-break of index monotonicity). The search restarts with the
-/// next one after a backtrack budget.
+/// (and the tie-break of index monotonicity). Named after MiniMalloc's
+/// preordering keys, most significant first: T, the section total (the
+/// highest load over the buffer's lifetime); W, the width (lifetime); A, the
+/// area (size × lifetime). Larger keys come first, ties by input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Preorder {
-    /// Largest section total first: the highest load over the buffer's
-    /// lifetime, then size.
-    SectionTotal,
-    /// Largest size × lifetime first.
+    /// Section total, then width, then area.
+    Twa,
+    /// Width, then area, then section total.
+    Wat,
+    /// Section total, then area, then width.
+    Taw,
+    /// Area alone.
     Area,
-    /// Longest lifetime first, then size.
-    Lifetime,
+}
+
+impl Preorder {
+    /// Every preorder, the default set tried by the search.
+    pub const ALL: [Preorder; 4] = [Preorder::Twa, Preorder::Wat, Preorder::Taw, Preorder::Area];
+
+    /// The keys, most significant first.
+    fn keys(self) -> &'static [u8] {
+        match self {
+            Preorder::Twa => b"TWA",
+            Preorder::Wat => b"WAT",
+            Preorder::Taw => b"TAW",
+            Preorder::Area => b"A",
+        }
+    }
 }
 
 /// The paper's techniques, each switchable for ablation.
@@ -53,13 +83,21 @@ pub struct SearchOptions {
     /// Expand the lowest offsets first, then the static preorder (§7);
     /// without it, candidates follow the preorder alone.
     pub dynamic_order: bool,
-    /// Static preorders tried in turn.
+    /// Static preorders: each one runs its own search, in parallel and in
+    /// lockstep (the first to decide wins, the same one whatever the
+    /// timing), or in turn with restarts when `restart_backtracks > 0`.
     pub preorders: Vec<Preorder>,
-    /// Backtracks allowed before restarting with the next preorder; doubled
-    /// after each round through all preorders.
+    /// When positive: one search at a time, restarting with the next
+    /// preorder after this many backtracks, doubled after each round
+    /// through all preorders.
     pub restart_backtracks: u64,
-    /// Solve independent time groups separately (§7, at the root).
+    /// Solve independent time ranges separately (§7), at the root and
+    /// whenever the unplaced buffers split during the search.
     pub decompose: bool,
+    /// Hatless pruning (from MiniMalloc's reference implementation): when a
+    /// buffer fails at a node without having raised any unplaced buffer's
+    /// floor, the node fails.
+    pub hatless: bool,
 }
 
 impl Default for SearchOptions {
@@ -70,9 +108,10 @@ impl Default for SearchOptions {
             effective_height: true,
             dominance: true,
             dynamic_order: true,
-            preorders: vec![Preorder::SectionTotal, Preorder::Area, Preorder::Lifetime],
-            restart_backtracks: 1 << 12,
+            preorders: Preorder::ALL.to_vec(),
+            restart_backtracks: 0,
             decompose: true,
+            hatless: true,
         }
     }
 }
@@ -357,24 +396,22 @@ impl Group {
     fn ranks(&self, preorder: Preorder) -> Vec<u32> {
         let n = self.size.len();
         let mut order: Vec<usize> = (0..n).collect();
-        let area = |i: usize| u128::from(self.size[i]) * u128::from(self.lifetime[i]);
-        match preorder {
-            Preorder::SectionTotal => order.sort_by_key(|&i| {
-                (
-                    std::cmp::Reverse(self.contention[i]),
-                    std::cmp::Reverse(self.size[i]),
-                    i,
-                )
-            }),
-            Preorder::Area => order.sort_by_key(|&i| (std::cmp::Reverse(area(i)), i)),
-            Preorder::Lifetime => order.sort_by_key(|&i| {
-                (
-                    std::cmp::Reverse(self.lifetime[i]),
-                    std::cmp::Reverse(self.size[i]),
-                    i,
-                )
-            }),
-        }
+        let key = |i: usize, k: u8| -> u128 {
+            match k {
+                b'W' => u128::from(self.lifetime[i]),
+                b'A' => u128::from(self.size[i]) * u128::from(self.lifetime[i]),
+                _ => u128::from(self.contention[i]),
+            }
+        };
+        order.sort_by(|&i, &j| {
+            for &k in preorder.keys() {
+                let c = key(j, k).cmp(&key(i, k));
+                if c != std::cmp::Ordering::Equal {
+                    return c;
+                }
+            }
+            i.cmp(&j)
+        });
         let mut rank = vec![0u32; n];
         for (r, &i) in order.iter().enumerate() {
             rank[i] = r as u32;
@@ -382,8 +419,8 @@ impl Group {
         rank
     }
 
-    /// Decides whether the group fits in `capacity`, restarting through the
-    /// preorders with a growing backtrack budget until the deadline.
+    /// Decides whether the group fits in `capacity`: one search per
+    /// preorder, in parallel lockstep, or in turn with restarts.
     fn decide(
         &self,
         capacity: u64,
@@ -391,13 +428,113 @@ impl Group {
         deadline: &Deadline,
         effort: &mut Effort,
     ) -> Decision {
-        let fixed_fit = self.members.iter().all(|(_, o)| o.is_none());
         let preorders = if options.preorders.is_empty() {
-            vec![Preorder::SectionTotal]
+            vec![Preorder::Twa]
         } else {
             options.preorders.clone()
         };
-        let mut budget = options.restart_backtracks.max(1);
+        if options.restart_backtracks > 0 || preorders.len() == 1 {
+            self.decide_in_turn(capacity, options, &preorders, deadline, effort)
+        } else {
+            self.decide_in_lockstep(capacity, options, &preorders, deadline, effort)
+        }
+    }
+
+    /// The answer of a search that ended with `outcome`.
+    fn decision(&self, outcome: &Outcome, state: &State) -> Option<Decision> {
+        match outcome {
+            Outcome::Found => {
+                let mut offsets: Vec<u64> =
+                    self.members.iter().map(|(_, o)| o.unwrap_or(0)).collect();
+                for (i, &m) in self.free.iter().enumerate() {
+                    offsets[m] = state.offset[i];
+                }
+                Some(Decision::Fits(offsets))
+            }
+            // Placing buffers above fixed ones is sound but not complete.
+            Outcome::Exhausted if self.members.iter().all(|(_, o)| o.is_none()) => {
+                Some(Decision::Infeasible)
+            }
+            Outcome::Exhausted | Outcome::OutOfTime => Some(Decision::Unknown),
+            Outcome::OutOfBudget | Outcome::Stopped => None,
+        }
+    }
+
+    /// One search per preorder, each in its own thread; every
+    /// [`LOCKSTEP_NODES`] nodes they wait for each other, and stop once one
+    /// has decided. The answer is that of the first preorder (in the given
+    /// order) that decided within the last round, so it does not depend on
+    /// the thread timing (unless the clock stops a search).
+    fn decide_in_lockstep(
+        &self,
+        capacity: u64,
+        options: &SearchOptions,
+        preorders: &[Preorder],
+        deadline: &Deadline,
+        effort: &mut Effort,
+    ) -> Decision {
+        let lockstep = Lockstep {
+            barrier: Barrier::new(preorders.len()),
+            decided_at: AtomicU64::new(u64::MAX),
+        };
+        let results: Vec<(Option<Decision>, u64, u64)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = preorders
+                .iter()
+                .map(|&p| {
+                    let lockstep = &lockstep;
+                    scope.spawn(move || {
+                        let rank = self.ranks(p);
+                        let mut state =
+                            State::new(self, capacity, rank, options, deadline, u64::MAX);
+                        state.lockstep = Some(lockstep);
+                        let outcome = state.search();
+                        if !matches!(outcome, Outcome::Stopped) {
+                            lockstep.decide(state.meetings + 1);
+                        }
+                        (
+                            self.decision(&outcome, &state),
+                            state.nodes,
+                            state.backtracks,
+                        )
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or((Some(Decision::Unknown), 0, 0)))
+                .collect()
+        });
+        let mut answer = Decision::Unknown;
+        for (decision, nodes, backtracks) in results {
+            effort.nodes += nodes;
+            effort.backtracks += backtracks;
+            match decision {
+                Some(d @ (Decision::Fits(_) | Decision::Infeasible))
+                    if answer == Decision::Unknown =>
+                {
+                    answer = d
+                }
+                _ => {}
+            }
+        }
+        answer
+    }
+
+    /// One search at a time, restarting through the preorders with a
+    /// growing backtrack budget until the deadline.
+    fn decide_in_turn(
+        &self,
+        capacity: u64,
+        options: &SearchOptions,
+        preorders: &[Preorder],
+        deadline: &Deadline,
+        effort: &mut Effort,
+    ) -> Decision {
+        let mut budget = if options.restart_backtracks == 0 {
+            u64::MAX
+        } else {
+            options.restart_backtracks
+        };
         let mut round = 0usize;
         loop {
             let preorder = preorders[round % preorders.len()];
@@ -412,32 +549,41 @@ impl Group {
             let outcome = state.search();
             effort.nodes += state.nodes;
             effort.backtracks += state.backtracks;
-            match outcome {
-                Outcome::Found => {
-                    let mut offsets: Vec<u64> =
-                        self.members.iter().map(|(_, o)| o.unwrap_or(0)).collect();
-                    for (i, &m) in self.free.iter().enumerate() {
-                        offsets[m] = state.offset[i];
-                    }
-                    return Decision::Fits(offsets);
-                }
-                Outcome::Exhausted => {
-                    return if fixed_fit {
-                        Decision::Infeasible
-                    } else {
-                        Decision::Unknown
-                    };
-                }
-                Outcome::OutOfTime => return Decision::Unknown,
-                Outcome::OutOfBudget => {
-                    effort.restarts += 1;
-                    round += 1;
-                    if round % preorders.len() == 0 {
-                        budget = budget.saturating_mul(2);
-                    }
-                }
+            if let Some(decision) = self.decision(&outcome, &state) {
+                return decision;
+            }
+            effort.restarts += 1;
+            round += 1;
+            if round % preorders.len() == 0 {
+                budget = budget.saturating_mul(2);
             }
         }
+    }
+}
+
+/// Nodes each lockstep search expands between two meetings.
+const LOCKSTEP_NODES: u64 = 4096;
+
+/// Searches run in lockstep: they meet every [`LOCKSTEP_NODES`] nodes, and
+/// all stop at the first meeting at which one of them has decided.
+struct Lockstep {
+    barrier: Barrier,
+    /// The first meeting at which a search had decided (`u64::MAX`: none).
+    decided_at: AtomicU64,
+}
+
+impl Lockstep {
+    /// Meeting number `meeting` (counted from 1): waits for the other
+    /// searches; true when one of them has decided by this meeting.
+    fn meet(&self, meeting: u64) -> bool {
+        self.barrier.wait();
+        self.decided_at.load(Ordering::SeqCst) <= meeting
+    }
+
+    /// Announces that this search has ended, at its last meeting.
+    fn decide(&self, meeting: u64) {
+        self.decided_at.fetch_min(meeting, Ordering::SeqCst);
+        self.barrier.wait();
     }
 }
 
@@ -446,6 +592,8 @@ enum Outcome {
     Exhausted,
     OutOfTime,
     OutOfBudget,
+    /// Another search of the lockstep decided first.
+    Stopped,
 }
 
 /// Undo-log entries: restoring the search state on backtrack.
@@ -453,10 +601,12 @@ enum Undo {
     Floor(u32, u64),
     SectionFloor(u32, u64),
     Placed(u32),
-    Top(u64, u32),
 }
 
 const UNPLACED: u64 = u64::MAX;
+
+/// A candidate extension: (offset, preorder rank, buffer).
+type Candidate = (u64, u32, u32);
 
 /// The incremental search state.
 struct State<'a> {
@@ -474,17 +624,25 @@ struct State<'a> {
     section_floor: Vec<u64>,
     /// Free sizes not yet placed in each section.
     section_remaining: Vec<u64>,
-    /// Highest offset placed so far and the rank placed last at it.
-    top: u64,
-    top_rank: u32,
+    /// `crossing[t]`: unplaced buffers alive in both section `t - 1` and
+    /// section `t`. A zero cuts the unplaced buffers into independent time
+    /// ranges (§7, dynamic temporal decomposition).
+    crossing: Vec<u32>,
     placed: usize,
     undo: Vec<Undo>,
-    /// Candidates of each depth: (offset, rank, buffer).
-    candidates: Vec<Vec<(u64, u32, u32)>>,
+    /// Candidate lists of each recursion level, reused.
+    scratch: Vec<Vec<Candidate>>,
+    level: usize,
     /// Scratch: effective height of each section.
     effective: Vec<u64>,
+    /// Scratch: section boundaries where the unplaced buffers split.
+    cuts: Vec<u32>,
     nodes: u64,
     backtracks: u64,
+    /// The other searches this one runs in lockstep with.
+    lockstep: Option<&'a Lockstep>,
+    /// Meetings with the other lockstep searches so far.
+    meetings: u64,
 }
 
 impl<'a> State<'a> {
@@ -497,6 +655,12 @@ impl<'a> State<'a> {
         budget: u64,
     ) -> Self {
         let n = g.size.len();
+        let mut crossing = vec![0u32; g.section_count + 1];
+        for &(lo, hi) in &g.sections {
+            for c in &mut crossing[lo as usize + 1..hi as usize] {
+                *c += 1;
+            }
+        }
         State {
             g,
             capacity,
@@ -508,14 +672,17 @@ impl<'a> State<'a> {
             floor: vec![0; n],
             section_floor: vec![0; g.section_count],
             section_remaining: g.section_load.clone(),
-            top: 0,
-            top_rank: 0,
+            crossing,
             placed: 0,
             undo: Vec::new(),
-            candidates: Vec::new(),
+            scratch: Vec::new(),
+            level: 0,
             effective: vec![0; g.section_count],
+            cuts: Vec::new(),
             nodes: 0,
             backtracks: 0,
+            lockstep: None,
+            meetings: 0,
         }
     }
 
@@ -528,93 +695,182 @@ impl<'a> State<'a> {
         first_fit_from(fixed, base, self.g.size[i], self.g.align[i])
     }
 
+    /// Searches the whole group.
     fn search(&mut self) -> Outcome {
-        let n = self.g.size.len();
-        if self.placed == n {
-            return Outcome::Found;
-        }
+        self.node(0, self.g.section_count as u32, 0, 0)
+    }
+
+    /// One node of the search over the unplaced buffers whose lifetimes lie
+    /// in sections `[lo, hi)`. Canonical extensions (§6.1) start at offset
+    /// `top`, and at `top` itself only buffers of rank `min_rank` or more.
+    fn node(&mut self, lo: u32, hi: u32, top: u64, min_rank: u32) -> Outcome {
         self.nodes += 1;
-        if self.nodes % 256 == 0 && self.deadline.passed() {
-            return Outcome::OutOfTime;
+        if self.nodes % 256 == 0 {
+            if self.deadline.passed() {
+                return Outcome::OutOfTime;
+            }
+            if self.nodes % LOCKSTEP_NODES == 0 {
+                if let Some(lockstep) = self.lockstep {
+                    self.meetings += 1;
+                    if lockstep.meet(self.meetings) {
+                        return Outcome::Stopped;
+                    }
+                }
+            }
         }
         if self.backtracks > self.budget {
             return Outcome::OutOfBudget;
         }
-        let depth = self.placed;
-        if self.candidates.len() <= depth {
-            self.candidates.push(Vec::new());
+        let level = self.level;
+        if self.scratch.len() <= level {
+            self.scratch.push(Vec::new());
         }
-        let mut candidates = std::mem::take(&mut self.candidates[depth]);
+        let mut candidates = std::mem::take(&mut self.scratch[level]);
         candidates.clear();
-        // Lowest offsets of unplaced buffers; h_min for dominance (§6.3).
+        self.level += 1;
+        let outcome = self.expand(lo, hi, top, min_rank, &mut candidates);
+        self.level -= 1;
+        self.scratch[level] = candidates;
+        outcome
+    }
+
+    fn expand(
+        &mut self,
+        lo: u32,
+        hi: u32,
+        top: u64,
+        min_rank: u32,
+        candidates: &mut Vec<Candidate>,
+    ) -> Outcome {
+        // Lowest offsets of the unplaced buffers; h_min for dominance (§6.3).
         let mut h_min = u64::MAX;
-        for i in 0..n {
-            if self.offset[i] != UNPLACED {
+        for i in 0..self.g.size.len() {
+            let start = self.g.sections[i].0;
+            if self.offset[i] != UNPLACED || start < lo || start >= hi {
                 continue;
             }
             let o = self.lowest_offset(i);
             let h = o + self.g.size[i];
             if h > self.capacity {
-                self.candidates[depth] = candidates;
                 return Outcome::Exhausted;
             }
             h_min = h_min.min(h);
             candidates.push((o, self.rank[i], i as u32));
         }
-        let (top, top_rank) = (self.top, self.top_rank);
+        if candidates.is_empty() {
+            return Outcome::Found;
+        }
         let opts = self.options;
+        // The highest offset a child may take: placed at `o`, a buffer makes
+        // `o` the floor of every section (canonical), so eq. 3 fails in the
+        // child as soon as `o` plus a section's remaining sizes exceeds the
+        // capacity (in the buffer's own sections its size moves from the
+        // remaining sizes to the floor).
+        let mut highest = u64::MAX;
+        if opts.section_inference {
+            match self.sections_feasible(lo, hi, top, candidates) {
+                None => return Outcome::Exhausted,
+                Some(remaining) if opts.canonical => highest = self.capacity - remaining,
+                Some(_) => {}
+            }
+        }
+        if opts.decompose {
+            if let Some(parts) = self.split(lo, hi, candidates) {
+                // Independent parts: each must be completed, whatever the
+                // others do, so the first that fails fails the node.
+                for (a, b) in parts {
+                    match self.node(a, b, top, min_rank) {
+                        Outcome::Found => {}
+                        other => return other,
+                    }
+                }
+                return Outcome::Found;
+            }
+        }
         candidates.retain(|&(o, r, _)| {
-            let canonical =
-                !opts.canonical || o > top || (o == top && (depth == 0 || r > top_rank));
+            let canonical = !opts.canonical || o > top || (o == top && r >= min_rank);
             let undominated = !opts.dominance || o < h_min;
-            canonical && undominated
+            canonical && undominated && o <= highest
         });
         if opts.dynamic_order {
             candidates.sort_unstable();
         } else {
             candidates.sort_unstable_by_key(|&(_, r, _)| r);
         }
-        let mut result = Outcome::Exhausted;
-        for &(o, r, i) in &candidates {
+        for &(o, r, i) in candidates.iter() {
             let mark = self.undo.len();
-            self.place(i as usize, o, r);
-            if !opts.section_inference || self.sections_feasible(i as usize) {
-                match self.search() {
-                    Outcome::Found => {
-                        result = Outcome::Found;
-                        break;
-                    }
-                    Outcome::Exhausted => {}
-                    stop => {
-                        self.rollback(mark);
-                        result = stop;
-                        break;
-                    }
+            let hat = self.place(i as usize, o);
+            match self.node(lo, hi, o, r + 1) {
+                Outcome::Found => return Outcome::Found,
+                Outcome::Exhausted => {}
+                stop => {
+                    self.rollback(mark);
+                    return stop;
                 }
             }
             self.rollback(mark);
             self.backtracks += 1;
+            // Hatless pruning: when placing the failed buffer raised no
+            // unplaced buffer's floor, it can sit at this very offset in
+            // every completion, which would then start with it; so no later
+            // candidate can succeed.
+            if opts.hatless && opts.dynamic_order && opts.canonical && !hat {
+                break;
+            }
         }
-        self.candidates[depth] = candidates;
-        result
+        Outcome::Exhausted
     }
 
-    fn place(&mut self, i: usize, o: u64, r: u32) {
+    /// The independent time ranges of the unplaced buffers of `[lo, hi)`,
+    /// when there are at least two (§7).
+    fn split(&mut self, lo: u32, hi: u32, candidates: &[Candidate]) -> Option<Vec<(u32, u32)>> {
+        self.cuts.clear();
+        self.cuts
+            .extend((lo + 1..hi).filter(|&t| self.crossing[t as usize] == 0));
+        if self.cuts.is_empty() {
+            return None;
+        }
+        // Keep only the parts that hold an unplaced buffer.
+        let mut used = vec![false; self.cuts.len() + 1];
+        for &(_, _, i) in candidates {
+            let start = self.g.sections[i as usize].0;
+            used[self.cuts.partition_point(|&c| c <= start)] = true;
+        }
+        if used.iter().filter(|&&u| u).count() < 2 {
+            return None;
+        }
+        let mut parts = Vec::new();
+        let mut from = lo;
+        for (k, &u) in used.iter().enumerate() {
+            let to = self.cuts.get(k).copied().unwrap_or(hi);
+            if u {
+                parts.push((from, to));
+            }
+            from = to;
+        }
+        Some(parts)
+    }
+
+    /// Places `i` at `o`; true when that raised an unplaced buffer's floor
+    /// (the buffer has a "hat").
+    fn place(&mut self, i: usize, o: u64) -> bool {
         let end = o + self.g.size[i];
         self.undo.push(Undo::Placed(i as u32));
-        self.undo.push(Undo::Top(self.top, self.top_rank));
         self.offset[i] = o;
         self.placed += 1;
-        self.top = o;
-        self.top_rank = r;
+        let mut hat = false;
         for k in self.g.adj_start[i]..self.g.adj_start[i + 1] {
             let j = self.g.adj[k as usize];
-            if self.floor[j as usize] < end {
+            if self.floor[j as usize] < end && self.offset[j as usize] == UNPLACED {
+                hat = true;
                 self.undo.push(Undo::Floor(j, self.floor[j as usize]));
                 self.floor[j as usize] = end;
             }
         }
         let (lo, hi) = self.g.sections[i];
+        for c in &mut self.crossing[lo as usize + 1..hi as usize] {
+            *c -= 1;
+        }
         for s in lo..hi {
             self.section_remaining[s as usize] -= self.g.size[i];
             if self.section_floor[s as usize] < end {
@@ -623,6 +879,7 @@ impl<'a> State<'a> {
                 self.section_floor[s as usize] = end;
             }
         }
+        hat
     }
 
     fn rollback(&mut self, mark: usize) {
@@ -630,15 +887,14 @@ impl<'a> State<'a> {
             match self.undo.pop() {
                 Some(Undo::Floor(j, v)) => self.floor[j as usize] = v,
                 Some(Undo::SectionFloor(s, v)) => self.section_floor[s as usize] = v,
-                Some(Undo::Top(t, r)) => {
-                    self.top = t;
-                    self.top_rank = r;
-                }
                 Some(Undo::Placed(i)) => {
                     let i = i as usize;
                     self.offset[i] = UNPLACED;
                     self.placed -= 1;
                     let (lo, hi) = self.g.sections[i];
+                    for c in &mut self.crossing[lo as usize + 1..hi as usize] {
+                        *c += 1;
+                    }
                     for s in lo..hi {
                         self.section_remaining[s as usize] += self.g.size[i];
                     }
@@ -648,42 +904,50 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Eq. 3 after placing `i`: in every section, the unplaced sizes stacked
-    /// above the section height must fit under the capacity. The height is
-    /// the section floor, raised to the highest placed offset (canonical)
-    /// and to the effective height: the lowest floor of an unplaced buffer
-    /// alive in the section (§6.2).
-    fn sections_feasible(&mut self, _i: usize) -> bool {
+    /// Eq. 3 over sections `[lo, hi)`: in every section, the unplaced sizes
+    /// stacked above the section height must fit under the capacity. The
+    /// height is the section floor, raised to `top` (canonical: nothing goes
+    /// below the highest offset) and to the effective height: the lowest
+    /// offset an unplaced buffer alive in the section can take (§6.2).
+    ///
+    /// Returns the highest remaining size of a section, or `None` when a
+    /// section overflows.
+    fn sections_feasible(
+        &mut self,
+        lo: u32,
+        hi: u32,
+        top: u64,
+        candidates: &[Candidate],
+    ) -> Option<u64> {
+        let (lo, hi) = (lo as usize, hi as usize);
         if self.options.effective_height {
-            self.effective.fill(u64::MAX);
-            for j in 0..self.g.size.len() {
-                if self.offset[j] == UNPLACED {
-                    let f = self.floor[j];
-                    let (lo, hi) = self.g.sections[j];
-                    for e in &mut self.effective[lo as usize..hi as usize] {
-                        *e = (*e).min(f);
-                    }
+            self.effective[lo..hi].fill(u64::MAX);
+            for &(o, _, j) in candidates {
+                let (a, b) = self.g.sections[j as usize];
+                for e in &mut self.effective[a as usize..b as usize] {
+                    *e = (*e).min(o);
                 }
             }
         }
-        for s in 0..self.g.section_count {
+        let mut highest = 0;
+        for s in lo..hi {
             let remaining = self.section_remaining[s];
             if remaining == 0 {
                 continue;
             }
+            highest = highest.max(remaining);
             let mut height = self.section_floor[s];
             if self.options.canonical {
-                // Monotonicity: nothing goes below the highest offset.
-                height = height.max(self.top);
+                height = height.max(top);
             }
             if self.options.effective_height {
                 height = height.max(self.effective[s]);
             }
             if height + remaining > self.capacity {
-                return false;
+                return None;
             }
         }
-        true
+        Some(highest)
     }
 }
 
@@ -786,7 +1050,19 @@ mod tests {
                 ..all.clone()
             },
             SearchOptions {
-                preorders: vec![Preorder::Lifetime],
+                preorders: vec![Preorder::Wat],
+                ..all.clone()
+            },
+            SearchOptions {
+                hatless: false,
+                ..all.clone()
+            },
+            SearchOptions {
+                decompose: false,
+                ..all.clone()
+            },
+            SearchOptions {
+                restart_backtracks: 1,
                 ..all.clone()
             },
         ];
