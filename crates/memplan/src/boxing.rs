@@ -320,8 +320,11 @@ impl Prelude {
         if (h_max as f64) / (h_min as f64) <= MIN_RATIO {
             let start = jobs.iter().map(|j| j.start).min().unwrap_or(0);
             let end = jobs.iter().map(|j| j.end).max().unwrap_or(1);
+            // Saturating: from h_min ≈ 2^53 on, ⌈2216.53·h_min⌉ passes
+            // u64::MAX (the float cast saturates, the `+ 1` must too, or the
+            // dummy gets height 0 and Corollary 15 divides by it).
             jobs.push(Job {
-                size: (MIN_RATIO * h_min as f64).ceil() as u64 + 1,
+                size: ((MIN_RATIO * h_min as f64).ceil() as u64).saturating_add(1),
                 start,
                 end,
                 contents: Contents::Dummy,
@@ -849,6 +852,41 @@ mod tests {
                     assert!(round.mu <= MU_MAX);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn huge_sizes_do_not_overflow_the_dummy_job() {
+        // Sizes from 2^53 on: ⌈2216.53·h_min⌉ exceeds u64::MAX. The
+        // overlapping, distinct sizes are not an elementary case, and the
+        // size-first greedy plan is not optimal, so iterations run. Then
+        // sizes from 1 to 2^56 (no dummy, box heights past u64::MAX).
+        let mut x = 12345u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for (base, spread) in [(1u64 << 53, 1u64 << 52), (1, 1 << 56)] {
+            let buffers: Vec<Buffer> = (0..60)
+                .map(|i| {
+                    let s = next(50);
+                    let len = 1 + next(19);
+                    let size = base + (next(1 << 31) << 31 | next(1 << 31)) % spread;
+                    Buffer::new(format!("b{i}"), s, s + len, size)
+                })
+                .collect();
+            let p = Problem::new(buffers, None).unwrap();
+            let prelude = Prelude::new(&p);
+            assert!(prelude.jobs.iter().all(|j| j.size > 0));
+            let s = solve(&p, 1, 16);
+            assert!(s.counters[0].1 > 0, "{:?}", s.counters);
+            assert_eq!(validate(&p, &s.plan), Ok(()));
+            let greedy = crate::greedy::Greedy::default()
+                .solve(&p, &SolveOptions::default())
+                .unwrap();
+            assert!(s.makespan <= greedy.makespan);
         }
     }
 
