@@ -98,7 +98,7 @@ impl Solver for Boxing {
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
         // With a capacity, the first plan within it will do.
-        let target = target_makespan(lower_bound, self.options.target_fragmentation)
+        let target = target_makespan(max_load, lower_bound, self.options.target_fragmentation)
             .max(problem.capacity.unwrap_or(0));
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
         let plan = if let Some(plan) = elementary_case(problem) {
@@ -162,11 +162,12 @@ impl Solver for Boxing {
     }
 }
 
-/// The makespan at which the search stops: the lower bound plus the target
-/// fragmentation percentage of it.
-fn target_makespan(lower_bound: u64, percent: f64) -> u64 {
-    let slack = (lower_bound as f64 * percent.max(0.0) / 100.0).floor();
-    lower_bound.saturating_add(slack as u64)
+/// The makespan at which the iterations stop (idealloc §5.1, worst-case
+/// fragmentation): fragmentation (makespan − max load) at most `percent` of
+/// the max load, or the lower bound if that is higher (fixed buffers).
+fn target_makespan(max_load: u64, lower_bound: u64, percent: f64) -> u64 {
+    let slack = (max_load as f64 * percent.max(0.0) / 100.0).floor();
+    max_load.saturating_add(slack as u64).max(lower_bound)
 }
 
 /// The seed of iteration `i`: one stream per iteration, whatever thread
@@ -955,6 +956,48 @@ mod tests {
             .solve(&g.problem, &SolveOptions::default())
             .unwrap();
         assert_eq!(s.plan, greedy.plan);
+    }
+
+    #[test]
+    fn target_fragmentation_is_a_percentage_of_the_max_load() {
+        assert_eq!(target_makespan(1000, 1000, 5.0), 1050);
+        assert_eq!(target_makespan(1000, 1000, 0.0), 1000);
+        // A fixed buffer ending at 1200 lifts the lower bound: 5% of the
+        // max load is then out of reach, the lower bound is the target
+        // (not 1200 + 5% of 1200).
+        assert_eq!(target_makespan(1000, 1200, 5.0), 1200);
+        assert_eq!(target_makespan(1000, 1020, 5.0), 1050);
+        assert_eq!(target_makespan(u64::MAX - 1, u64::MAX - 1, 50.0), u64::MAX);
+        // Through the solver: the greedy plan's fragmentation lies between
+        // 5% of the max load and 5% of the lower bound, so iterations run.
+        let p = Problem::new(
+            vec![
+                Buffer::new("f", 0, 10, 10).fixed(70),
+                Buffer::new("a", 4, 6, 40),
+                Buffer::new("b", 0, 3, 20),
+                Buffer::new("c", 0, 1, 40),
+                Buffer::new("d", 2, 10, 20),
+            ],
+            None,
+        )
+        .unwrap();
+        let greedy = crate::greedy::Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        let (load, bound) = (p.max_load(), p.max_load().max(p.fixed_end()));
+        // Max load 70, fixed end 80, greedy makespan 100.
+        assert_eq!((load, bound, greedy.makespan), (70, 80, 100));
+        let percent = 100.0 * (greedy.makespan - load) as f64 / load as f64 - 0.5;
+        assert!(greedy.makespan <= bound + (bound as f64 * percent / 100.0) as u64);
+        let boxing = Boxing {
+            options: BoxingOptions {
+                iterations: 8,
+                target_fragmentation: percent,
+                ..BoxingOptions::default()
+            },
+        };
+        let s = boxing.solve(&p, &SolveOptions::default()).unwrap();
+        assert!(s.counters[0].1 > 0, "{:?}", s.counters);
     }
 
     /// Random problems with alignments and a few fixed buffers.
