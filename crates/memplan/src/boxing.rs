@@ -42,7 +42,7 @@ use crate::greedy::{self, Fit, Order, Placer};
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 
 /// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
 const MIN_RATIO: f64 = 2216.53;
@@ -115,33 +115,41 @@ impl Solver for Boxing {
             if best_makespan > target && self.options.iterations > 0 {
                 let prelude = Prelude::new(problem);
                 let shared_best = AtomicU64::new(best_makespan);
-                let abandoned = AtomicU64::new(0);
+                let (mut abandoned, mut stopped) = (0u64, 0u64);
                 let mut done = 0u32;
                 while done < self.options.iterations && best_makespan > target {
                     if deadline.passed() {
                         break;
                     }
                     let round = (self.options.iterations - done).min(ROUND as u32);
-                    let results: Vec<(u32, Option<Plan>)> = (done..done + round)
+                    let results: Vec<(u32, Outcome)> = (done..done + round)
                         .into_par_iter()
                         .map(|i| {
-                            let plan = iteration(
+                            let outcome = iteration(
                                 &placer,
                                 problem,
                                 &prelude,
                                 iteration_seed(options.seed, i),
                                 self.options.size_classes,
                                 &shared_best,
+                                &deadline,
                             );
-                            if plan.is_none() {
-                                abandoned.fetch_add(1, Ordering::Relaxed);
-                            }
-                            (i, plan)
+                            (i, outcome)
                         })
                         .collect();
                     done += round;
-                    for (i, plan) in results {
-                        let Some(plan) = plan else { continue };
+                    for (i, outcome) in results {
+                        let plan = match outcome {
+                            Outcome::Placed(plan) => plan,
+                            Outcome::Abandoned => {
+                                abandoned += 1;
+                                continue;
+                            }
+                            Outcome::Stopped => {
+                                stopped += 1;
+                                continue;
+                            }
+                        };
                         let makespan = plan.makespan(problem);
                         if makespan < best_makespan {
                             best_makespan = makespan;
@@ -150,8 +158,8 @@ impl Solver for Boxing {
                         }
                     }
                 }
-                counters[0].1 = u64::from(done);
-                counters[1].1 = abandoned.load(Ordering::Relaxed);
+                counters[0].1 = u64::from(done) - stopped;
+                counters[1].1 = abandoned;
             }
             best
         };
@@ -439,8 +447,22 @@ impl Round {
     }
 }
 
-/// One box-unbox-squeeze iteration; `None` when abandoned because a buffer
-/// would end above the best makespan so far (§5.5 early stopping).
+/// How an iteration ended.
+#[derive(Debug)]
+enum Outcome {
+    /// A complete plan, at most the best makespan when it started.
+    Placed(Plan),
+    /// A buffer would have ended above the best makespan (§5.5).
+    Abandoned,
+    /// The deadline passed (time limit, cancel flag): not counted.
+    Stopped,
+}
+
+/// One box-unbox-squeeze iteration (idealloc Fig. 7): [`Outcome::Abandoned`]
+/// as soon as a buffer would end above the best makespan so far (§5.5 early
+/// stopping), [`Outcome::Stopped`] when `deadline` passes, checked between
+/// the phases and during the squeeze, so that a time limit or Ctrl-C is
+/// honoured within a fraction of one iteration rather than a round.
 fn iteration(
     placer: &Placer,
     problem: &Problem,
@@ -448,11 +470,22 @@ fn iteration(
     seed: u64,
     size_classes: bool,
     best: &AtomicU64,
-) -> Option<Plan> {
+    deadline: &Deadline,
+) -> Outcome {
+    if deadline.passed() {
+        return Outcome::Stopped;
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng);
+    let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng, deadline);
+    // Also true when Theorem 2 gave up midway: `boxes` is then partial.
+    if deadline.passed() {
+        return Outcome::Stopped;
+    }
     let mut sparse = vec![0; problem.len()];
     unbox_all(&boxes, 0, &mut sparse);
+    if deadline.passed() {
+        return Outcome::Stopped;
+    }
     // Squeeze (§4): first-fit in increasing sparse offset, ties at random
     // (§5.10). With size classes, buffers are first grouped by decreasing
     // size class of a random ratio in [2, 10] per iteration, the sparse
@@ -480,15 +513,26 @@ fn iteration(
     keyed.sort_unstable();
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
-    let plan = placer.place(&order, Some(limit))?;
-    best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
-    Some(plan)
+    match placer.place_until(&order, Some(limit), &|| deadline.passed()) {
+        Some(plan) => {
+            best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
+            Outcome::Placed(plan)
+        }
+        None if deadline.passed() => Outcome::Stopped,
+        None => Outcome::Abandoned,
+    }
 }
 
 /// Theorem 16: box the smallest jobs with Corollary 15 until
 /// (log₂ r)² < 1/ε, then box everything once more with μ* = ε/(log₂ r*)²
-/// in place of ε (§3.2, Inequality 10). Returns the outermost boxes.
-fn theorem_16(mut jobs: Vec<Job>, epsilon: f64, rng: &mut ChaCha8Rng) -> Vec<Job> {
+/// in place of ε (§3.2, Inequality 10). Returns the outermost boxes; once
+/// `deadline` passes, some jobs may be left out (the caller discards them).
+fn theorem_16(
+    mut jobs: Vec<Job>,
+    epsilon: f64,
+    rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
+) -> Vec<Job> {
     let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
     for _ in 0..MAX_ROUNDS {
         let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
@@ -498,7 +542,13 @@ fn theorem_16(mut jobs: Vec<Job>, epsilon: f64, rng: &mut ChaCha8Rng) -> Vec<Job
         let (small, large): (Vec<Job>, Vec<Job>) =
             jobs.into_iter().partition(|j| j.size <= round.small_limit);
         jobs = large;
-        jobs.extend(corollary_15(small, round.box_height, round.mu, rng));
+        jobs.extend(corollary_15(
+            small,
+            round.box_height,
+            round.mu,
+            rng,
+            deadline,
+        ));
     }
     let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
     let log2 = (h_max as f64 / h_min as f64).log2().powi(2);
@@ -508,7 +558,7 @@ fn theorem_16(mut jobs: Vec<Job>, epsilon: f64, rng: &mut ChaCha8Rng) -> Vec<Job
         MU_MAX
     };
     let box_height = (h_max as f64 / mu_star).ceil() as u64;
-    corollary_15(jobs, box_height, mu_star, rng)
+    corollary_15(jobs, box_height, mu_star, rng, deadline)
 }
 
 /// Corollary 15: round every height up to ⌊(1+ε)^i⌋, then box each size
@@ -519,6 +569,7 @@ fn corollary_15(
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
 ) -> Vec<Job> {
     let base = (1.0 + epsilon).ln();
     let rounded = |h: u64| -> u64 {
@@ -543,7 +594,9 @@ fn corollary_15(
             let height = box_height.max(class);
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let mut boxes = Vec::new();
-            theorem_2(members, per_box, height, epsilon, &mut rng, &mut boxes);
+            theorem_2(
+                members, per_box, height, epsilon, &mut rng, deadline, &mut boxes,
+            );
             boxes
         })
         .collect()
@@ -553,16 +606,18 @@ fn corollary_15(
 /// t at which some job is live (§3.3 critical point injection: the start of
 /// a random job), box the jobs live at t with Lemma 1 and its unresolved jobs
 /// by interval graph coloring, `per_box` rows per box, then recurse on the
-/// jobs wholly before and wholly after t (in parallel, §5.9).
+/// jobs wholly before and wholly after t (in parallel, §5.9). Gives up,
+/// leaving `jobs` out, once `deadline` has passed.
 fn theorem_2(
     jobs: Vec<Job>,
     per_box: u64,
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
     out: &mut Vec<Job>,
 ) {
-    if jobs.is_empty() {
+    if jobs.is_empty() || deadline.passed() {
         return;
     }
     let t = jobs[rng.gen_range(0..jobs.len())].start;
@@ -586,13 +641,17 @@ fn theorem_2(
             || {
                 let mut out = Vec::new();
                 let mut rng = ChaCha8Rng::seed_from_u64(seed_before);
-                theorem_2(before, per_box, box_height, epsilon, &mut rng, &mut out);
+                theorem_2(
+                    before, per_box, box_height, epsilon, &mut rng, deadline, &mut out,
+                );
                 out
             },
             || {
                 let mut out = Vec::new();
                 let mut rng = ChaCha8Rng::seed_from_u64(seed_after);
-                theorem_2(after, per_box, box_height, epsilon, &mut rng, &mut out);
+                theorem_2(
+                    after, per_box, box_height, epsilon, &mut rng, deadline, &mut out,
+                );
                 out
             },
         );
@@ -605,6 +664,7 @@ fn theorem_2(
             box_height,
             epsilon,
             &mut ChaCha8Rng::seed_from_u64(seed_before),
+            deadline,
             out,
         );
         theorem_2(
@@ -613,6 +673,7 @@ fn theorem_2(
             box_height,
             epsilon,
             &mut ChaCha8Rng::seed_from_u64(seed_after),
+            deadline,
             out,
         );
     }
@@ -897,7 +958,12 @@ mod tests {
         let prelude = Prelude::new(&g.problem);
         assert!(prelude.jobs.len() >= 500);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng);
+        let boxes = theorem_16(
+            prelude.jobs.clone(),
+            prelude.epsilon,
+            &mut rng,
+            &Deadline::default(),
+        );
         let mut sparse = vec![u64::MAX; 500];
         fn count(jobs: &[Job]) -> usize {
             jobs.iter()
@@ -998,6 +1064,31 @@ mod tests {
         };
         let s = boxing.solve(&p, &SolveOptions::default()).unwrap();
         assert!(s.counters[0].1 > 0, "{:?}", s.counters);
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_an_iteration_midway() {
+        // 5000 buffers: the squeeze checks the deadline between buffers.
+        let g = crate::generate::generate(crate::generate::Kind::Random, 5000, 4);
+        let p = &g.problem;
+        let placer = Placer::new(p, Fit::FirstFit);
+        let prelude = Prelude::new(p);
+        let best = AtomicU64::new(u64::MAX);
+        let run = |deadline: &Deadline| iteration(&placer, p, &prelude, 9, true, &best, deadline);
+        assert!(matches!(run(&Deadline::default()), Outcome::Placed(_)));
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let cancelled = SolveOptions {
+            cancel: crate::solver::Cancel::new(flag),
+            ..SolveOptions::default()
+        }
+        .deadline();
+        assert!(matches!(run(&cancelled), Outcome::Stopped));
+        let order = greedy::order(p, Order::Size);
+        assert!(placer.place_until(&order, None, &|| true).is_none());
+        assert_eq!(
+            placer.place_until(&order, None, &|| false),
+            placer.place(&order, None)
+        );
     }
 
     /// Random problems with alignments and a few fixed buffers.
