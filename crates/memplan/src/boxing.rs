@@ -48,8 +48,9 @@ use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions
 const MIN_RATIO: f64 = 2216.53;
 /// Inequality 10 (§3.2): μ* ≤ (√5 − 1) / 2.
 const MU_MAX: f64 = 0.618_033_988_749_895;
-/// Iterations run together, in parallel; the target and the time limit are
-/// checked between rounds.
+/// Iterations run together, in parallel; the target is checked between
+/// rounds (a fixed round size keeps the plan independent of the thread
+/// count), the time limit also within iterations.
 const ROUND: usize = 8;
 /// Theorem 2 recursions on fewer jobs run sequentially.
 const PARALLEL_JOBS: usize = 4096;
@@ -93,6 +94,10 @@ impl Solver for Boxing {
         "boxing".to_string()
     }
 
+    /// idealloc's flow (Fig. 7): elementary cases (§2.1), else bootstrap
+    /// from the size-first greedy plan (§5.5), the prelude (§5.6), then
+    /// box-unbox-squeeze iterations (§3, §4) in parallel rounds until the
+    /// iterations, the target (§5.1) or the time limit run out.
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
@@ -179,7 +184,7 @@ fn target_makespan(max_load: u64, lower_bound: u64, percent: f64) -> u64 {
 }
 
 /// The seed of iteration `i`: one stream per iteration, whatever thread
-/// runs it.
+/// runs it (our replacement for idealloc's baked-in randomness, §5.10).
 fn iteration_seed(seed: u64, i: u32) -> u64 {
     // SplitMix64 finaliser: distinct, well-mixed seeds per iteration.
     let mut z = seed ^ (u64::from(i) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -188,6 +193,8 @@ fn iteration_seed(seed: u64, i: u32) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The error when even the bootstrap plan (§5.5) is missing, which the
+/// placer never does without a limit.
 fn internal_not_found(problem: &Problem) -> SolveError {
     SolveError::NotFound {
         capacity: problem.capacity.unwrap_or(0),
@@ -281,12 +288,15 @@ struct Job {
 }
 
 impl Job {
+    /// Whether `t` lies in the job's lifetime: Theorem 2's R = {j : t ∈ I_j}
+    /// (half-open, equivalent to §5.2's exclusive semantics per §5.4).
     fn is_live_at(&self, t: u64) -> bool {
         self.start <= t && t < self.end
     }
 
     /// A box of height `size` around `contents` (non-empty), spanning their
-    /// lifetimes.
+    /// lifetimes (Lemma 1's and Theorem 2's boxes; §5.2: a job with
+    /// contents).
     fn boxed(size: u64, contents: Vec<Job>) -> Job {
         let start = contents.iter().map(|j| j.start).min().unwrap_or(0);
         let end = contents.iter().map(|j| j.end).max().unwrap_or(0);
@@ -735,7 +745,8 @@ fn lemma_1(
     unresolved
 }
 
-/// `per_box · factor` jobs, saturating.
+/// Lemma 1's strip length `H·factor` (`factor` = ⌈1/ε²⌉ or ⌈1/ε⌉) in
+/// jobs, saturating.
 fn strip_len(per_box: u64, factor: f64) -> usize {
     let len = per_box as f64 * factor.max(1.0);
     if len >= usize::MAX as f64 {
@@ -745,7 +756,8 @@ fn strip_len(per_box: u64, factor: f64) -> usize {
     }
 }
 
-/// Boxes `jobs` in consecutive groups of `per_box`.
+/// Lemma 1: boxes a strip's `jobs`, already in order, in consecutive groups
+/// of `per_box` (H), the last possibly smaller.
 fn box_chunks(jobs: Vec<Job>, per_box: usize, box_height: u64, out: &mut Vec<Job>) {
     let mut jobs = jobs.into_iter().peekable();
     while jobs.peek().is_some() {
@@ -801,6 +813,7 @@ fn place_same_sizes(jobs: &[Job], w: u64, sparse: &mut [u64]) -> u64 {
     place_same_sizes_ref(&refs, w, sparse)
 }
 
+/// PlaceSameSizes (Fig. 6) on borrowed jobs; returns the new watermark.
 fn place_same_sizes_ref(jobs: &[&Job], w: u64, sparse: &mut [u64]) -> u64 {
     let Some(first) = jobs.first() else { return w };
     let size = first.size;
@@ -826,7 +839,8 @@ fn place_job(job: &Job, w: u64, sparse: &mut [u64]) {
     }
 }
 
-/// True when two of `jobs` are alive at the same time.
+/// Fig. 6 line 5, Overlap(J): true when two of `jobs` are alive at the
+/// same time.
 fn any_overlap(jobs: &[Job]) -> bool {
     let mut spans: Vec<(u64, u64)> = jobs.iter().map(|j| (j.start, j.end)).collect();
     spans.sort_unstable();
