@@ -42,14 +42,15 @@ use crate::greedy::{self, Fit, Order, Placer};
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 
 /// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
 const MIN_RATIO: f64 = 2216.53;
 /// Inequality 10 (§3.2): μ* ≤ (√5 − 1) / 2.
 const MU_MAX: f64 = 0.618_033_988_749_895;
-/// Iterations run together, in parallel; the target and the time limit are
-/// checked between rounds.
+/// Iterations run together, in parallel; the target is checked between
+/// rounds (a fixed round size keeps the plan independent of the thread
+/// count), the time limit also within iterations.
 const ROUND: usize = 8;
 /// Theorem 2 recursions on fewer jobs run sequentially.
 const PARALLEL_JOBS: usize = 4096;
@@ -93,12 +94,16 @@ impl Solver for Boxing {
         "boxing".to_string()
     }
 
+    /// idealloc's flow (Fig. 7): elementary cases (§2.1), else bootstrap
+    /// from the size-first greedy plan (§5.5), the prelude (§5.6), then
+    /// box-unbox-squeeze iterations (§3, §4) in parallel rounds until the
+    /// iterations, the target (§5.1) or the time limit run out.
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
         // With a capacity, the first plan within it will do.
-        let target = target_makespan(lower_bound, self.options.target_fragmentation)
+        let target = target_makespan(max_load, lower_bound, self.options.target_fragmentation)
             .max(problem.capacity.unwrap_or(0));
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
         let plan = if let Some(plan) = elementary_case(problem) {
@@ -115,33 +120,41 @@ impl Solver for Boxing {
             if best_makespan > target && self.options.iterations > 0 {
                 let prelude = Prelude::new(problem);
                 let shared_best = AtomicU64::new(best_makespan);
-                let abandoned = AtomicU64::new(0);
+                let (mut abandoned, mut stopped) = (0u64, 0u64);
                 let mut done = 0u32;
                 while done < self.options.iterations && best_makespan > target {
                     if deadline.passed() {
                         break;
                     }
                     let round = (self.options.iterations - done).min(ROUND as u32);
-                    let results: Vec<(u32, Option<Plan>)> = (done..done + round)
+                    let results: Vec<(u32, Outcome)> = (done..done + round)
                         .into_par_iter()
                         .map(|i| {
-                            let plan = iteration(
+                            let outcome = iteration(
                                 &placer,
                                 problem,
                                 &prelude,
                                 iteration_seed(options.seed, i),
                                 self.options.size_classes,
                                 &shared_best,
+                                &deadline,
                             );
-                            if plan.is_none() {
-                                abandoned.fetch_add(1, Ordering::Relaxed);
-                            }
-                            (i, plan)
+                            (i, outcome)
                         })
                         .collect();
                     done += round;
-                    for (i, plan) in results {
-                        let Some(plan) = plan else { continue };
+                    for (i, outcome) in results {
+                        let plan = match outcome {
+                            Outcome::Placed(plan) => plan,
+                            Outcome::Abandoned => {
+                                abandoned += 1;
+                                continue;
+                            }
+                            Outcome::Stopped => {
+                                stopped += 1;
+                                continue;
+                            }
+                        };
                         let makespan = plan.makespan(problem);
                         if makespan < best_makespan {
                             best_makespan = makespan;
@@ -150,8 +163,8 @@ impl Solver for Boxing {
                         }
                     }
                 }
-                counters[0].1 = u64::from(done);
-                counters[1].1 = abandoned.load(Ordering::Relaxed);
+                counters[0].1 = u64::from(done) - stopped;
+                counters[1].1 = abandoned;
             }
             best
         };
@@ -162,15 +175,16 @@ impl Solver for Boxing {
     }
 }
 
-/// The makespan at which the search stops: the lower bound plus the target
-/// fragmentation percentage of it.
-fn target_makespan(lower_bound: u64, percent: f64) -> u64 {
-    let slack = (lower_bound as f64 * percent.max(0.0) / 100.0).floor();
-    lower_bound.saturating_add(slack as u64)
+/// The makespan at which the iterations stop (idealloc §5.1, worst-case
+/// fragmentation): fragmentation (makespan − max load) at most `percent` of
+/// the max load, or the lower bound if that is higher (fixed buffers).
+fn target_makespan(max_load: u64, lower_bound: u64, percent: f64) -> u64 {
+    let slack = (max_load as f64 * percent.max(0.0) / 100.0).floor();
+    max_load.saturating_add(slack as u64).max(lower_bound)
 }
 
 /// The seed of iteration `i`: one stream per iteration, whatever thread
-/// runs it.
+/// runs it (our replacement for idealloc's baked-in randomness, §5.10).
 fn iteration_seed(seed: u64, i: u32) -> u64 {
     // SplitMix64 finaliser: distinct, well-mixed seeds per iteration.
     let mut z = seed ^ (u64::from(i) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -179,6 +193,8 @@ fn iteration_seed(seed: u64, i: u32) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The error when even the bootstrap plan (§5.5) is missing, which the
+/// placer never does without a limit.
 fn internal_not_found(problem: &Problem) -> SolveError {
     SolveError::NotFound {
         capacity: problem.capacity.unwrap_or(0),
@@ -272,12 +288,15 @@ struct Job {
 }
 
 impl Job {
+    /// Whether `t` lies in the job's lifetime: Theorem 2's R = {j : t ∈ I_j}
+    /// (half-open, equivalent to §5.2's exclusive semantics per §5.4).
     fn is_live_at(&self, t: u64) -> bool {
         self.start <= t && t < self.end
     }
 
     /// A box of height `size` around `contents` (non-empty), spanning their
-    /// lifetimes.
+    /// lifetimes (Lemma 1's and Theorem 2's boxes; §5.2: a job with
+    /// contents).
     fn boxed(size: u64, contents: Vec<Job>) -> Job {
         let start = contents.iter().map(|j| j.start).min().unwrap_or(0);
         let end = contents.iter().map(|j| j.end).max().unwrap_or(0);
@@ -320,8 +339,11 @@ impl Prelude {
         if (h_max as f64) / (h_min as f64) <= MIN_RATIO {
             let start = jobs.iter().map(|j| j.start).min().unwrap_or(0);
             let end = jobs.iter().map(|j| j.end).max().unwrap_or(1);
+            // Saturating: from h_min ≈ 2^53 on, ⌈2216.53·h_min⌉ passes
+            // u64::MAX (the float cast saturates, the `+ 1` must too, or the
+            // dummy gets height 0 and Corollary 15 divides by it).
             jobs.push(Job {
-                size: (MIN_RATIO * h_min as f64).ceil() as u64 + 1,
+                size: ((MIN_RATIO * h_min as f64).ceil() as u64).saturating_add(1),
                 start,
                 end,
                 contents: Contents::Dummy,
@@ -435,8 +457,22 @@ impl Round {
     }
 }
 
-/// One box-unbox-squeeze iteration; `None` when abandoned because a buffer
-/// would end above the best makespan so far (§5.5 early stopping).
+/// How an iteration ended.
+#[derive(Debug)]
+enum Outcome {
+    /// A complete plan, at most the best makespan when it started.
+    Placed(Plan),
+    /// A buffer would have ended above the best makespan (§5.5).
+    Abandoned,
+    /// The deadline passed (time limit, cancel flag): not counted.
+    Stopped,
+}
+
+/// One box-unbox-squeeze iteration (idealloc Fig. 7): [`Outcome::Abandoned`]
+/// as soon as a buffer would end above the best makespan so far (§5.5 early
+/// stopping), [`Outcome::Stopped`] when `deadline` passes, checked between
+/// the phases and during the squeeze, so that a time limit or Ctrl-C is
+/// honoured within a fraction of one iteration rather than a round.
 fn iteration(
     placer: &Placer,
     problem: &Problem,
@@ -444,11 +480,22 @@ fn iteration(
     seed: u64,
     size_classes: bool,
     best: &AtomicU64,
-) -> Option<Plan> {
+    deadline: &Deadline,
+) -> Outcome {
+    if deadline.passed() {
+        return Outcome::Stopped;
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng);
+    let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng, deadline);
+    // Also true when Theorem 2 gave up midway: `boxes` is then partial.
+    if deadline.passed() {
+        return Outcome::Stopped;
+    }
     let mut sparse = vec![0; problem.len()];
     unbox_all(&boxes, 0, &mut sparse);
+    if deadline.passed() {
+        return Outcome::Stopped;
+    }
     // Squeeze (§4): first-fit in increasing sparse offset, ties at random
     // (§5.10). With size classes, buffers are first grouped by decreasing
     // size class of a random ratio in [2, 10] per iteration, the sparse
@@ -476,15 +523,26 @@ fn iteration(
     keyed.sort_unstable();
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
-    let plan = placer.place(&order, Some(limit))?;
-    best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
-    Some(plan)
+    match placer.place_until(&order, Some(limit), &|| deadline.passed()) {
+        Some(plan) => {
+            best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
+            Outcome::Placed(plan)
+        }
+        None if deadline.passed() => Outcome::Stopped,
+        None => Outcome::Abandoned,
+    }
 }
 
 /// Theorem 16: box the smallest jobs with Corollary 15 until
 /// (log₂ r)² < 1/ε, then box everything once more with μ* = ε/(log₂ r*)²
-/// in place of ε (§3.2, Inequality 10). Returns the outermost boxes.
-fn theorem_16(mut jobs: Vec<Job>, epsilon: f64, rng: &mut ChaCha8Rng) -> Vec<Job> {
+/// in place of ε (§3.2, Inequality 10). Returns the outermost boxes; once
+/// `deadline` passes, some jobs may be left out (the caller discards them).
+fn theorem_16(
+    mut jobs: Vec<Job>,
+    epsilon: f64,
+    rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
+) -> Vec<Job> {
     let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
     for _ in 0..MAX_ROUNDS {
         let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
@@ -494,7 +552,13 @@ fn theorem_16(mut jobs: Vec<Job>, epsilon: f64, rng: &mut ChaCha8Rng) -> Vec<Job
         let (small, large): (Vec<Job>, Vec<Job>) =
             jobs.into_iter().partition(|j| j.size <= round.small_limit);
         jobs = large;
-        jobs.extend(corollary_15(small, round.box_height, round.mu, rng));
+        jobs.extend(corollary_15(
+            small,
+            round.box_height,
+            round.mu,
+            rng,
+            deadline,
+        ));
     }
     let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
     let log2 = (h_max as f64 / h_min as f64).log2().powi(2);
@@ -504,7 +568,7 @@ fn theorem_16(mut jobs: Vec<Job>, epsilon: f64, rng: &mut ChaCha8Rng) -> Vec<Job
         MU_MAX
     };
     let box_height = (h_max as f64 / mu_star).ceil() as u64;
-    corollary_15(jobs, box_height, mu_star, rng)
+    corollary_15(jobs, box_height, mu_star, rng, deadline)
 }
 
 /// Corollary 15: round every height up to ⌊(1+ε)^i⌋, then box each size
@@ -515,6 +579,7 @@ fn corollary_15(
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
 ) -> Vec<Job> {
     let base = (1.0 + epsilon).ln();
     let rounded = |h: u64| -> u64 {
@@ -539,7 +604,9 @@ fn corollary_15(
             let height = box_height.max(class);
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let mut boxes = Vec::new();
-            theorem_2(members, per_box, height, epsilon, &mut rng, &mut boxes);
+            theorem_2(
+                members, per_box, height, epsilon, &mut rng, deadline, &mut boxes,
+            );
             boxes
         })
         .collect()
@@ -549,16 +616,18 @@ fn corollary_15(
 /// t at which some job is live (§3.3 critical point injection: the start of
 /// a random job), box the jobs live at t with Lemma 1 and its unresolved jobs
 /// by interval graph coloring, `per_box` rows per box, then recurse on the
-/// jobs wholly before and wholly after t (in parallel, §5.9).
+/// jobs wholly before and wholly after t (in parallel, §5.9). Gives up,
+/// leaving `jobs` out, once `deadline` has passed.
 fn theorem_2(
     jobs: Vec<Job>,
     per_box: u64,
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
     out: &mut Vec<Job>,
 ) {
-    if jobs.is_empty() {
+    if jobs.is_empty() || deadline.passed() {
         return;
     }
     let t = jobs[rng.gen_range(0..jobs.len())].start;
@@ -582,13 +651,17 @@ fn theorem_2(
             || {
                 let mut out = Vec::new();
                 let mut rng = ChaCha8Rng::seed_from_u64(seed_before);
-                theorem_2(before, per_box, box_height, epsilon, &mut rng, &mut out);
+                theorem_2(
+                    before, per_box, box_height, epsilon, &mut rng, deadline, &mut out,
+                );
                 out
             },
             || {
                 let mut out = Vec::new();
                 let mut rng = ChaCha8Rng::seed_from_u64(seed_after);
-                theorem_2(after, per_box, box_height, epsilon, &mut rng, &mut out);
+                theorem_2(
+                    after, per_box, box_height, epsilon, &mut rng, deadline, &mut out,
+                );
                 out
             },
         );
@@ -601,6 +674,7 @@ fn theorem_2(
             box_height,
             epsilon,
             &mut ChaCha8Rng::seed_from_u64(seed_before),
+            deadline,
             out,
         );
         theorem_2(
@@ -609,6 +683,7 @@ fn theorem_2(
             box_height,
             epsilon,
             &mut ChaCha8Rng::seed_from_u64(seed_after),
+            deadline,
             out,
         );
     }
@@ -670,7 +745,8 @@ fn lemma_1(
     unresolved
 }
 
-/// `per_box · factor` jobs, saturating.
+/// Lemma 1's strip length `H·factor` (`factor` = ⌈1/ε²⌉ or ⌈1/ε⌉) in
+/// jobs, saturating.
 fn strip_len(per_box: u64, factor: f64) -> usize {
     let len = per_box as f64 * factor.max(1.0);
     if len >= usize::MAX as f64 {
@@ -680,7 +756,8 @@ fn strip_len(per_box: u64, factor: f64) -> usize {
     }
 }
 
-/// Boxes `jobs` in consecutive groups of `per_box`.
+/// Lemma 1: boxes a strip's `jobs`, already in order, in consecutive groups
+/// of `per_box` (H), the last possibly smaller.
 fn box_chunks(jobs: Vec<Job>, per_box: usize, box_height: u64, out: &mut Vec<Job>) {
     let mut jobs = jobs.into_iter().peekable();
     while jobs.peek().is_some() {
@@ -736,6 +813,7 @@ fn place_same_sizes(jobs: &[Job], w: u64, sparse: &mut [u64]) -> u64 {
     place_same_sizes_ref(&refs, w, sparse)
 }
 
+/// PlaceSameSizes (Fig. 6) on borrowed jobs; returns the new watermark.
 fn place_same_sizes_ref(jobs: &[&Job], w: u64, sparse: &mut [u64]) -> u64 {
     let Some(first) = jobs.first() else { return w };
     let size = first.size;
@@ -761,7 +839,8 @@ fn place_job(job: &Job, w: u64, sparse: &mut [u64]) {
     }
 }
 
-/// True when two of `jobs` are alive at the same time.
+/// Fig. 6 line 5, Overlap(J): true when two of `jobs` are alive at the
+/// same time.
 fn any_overlap(jobs: &[Job]) -> bool {
     let mut spans: Vec<(u64, u64)> = jobs.iter().map(|j| (j.start, j.end)).collect();
     spans.sort_unstable();
@@ -853,12 +932,52 @@ mod tests {
     }
 
     #[test]
+    fn huge_sizes_do_not_overflow_the_dummy_job() {
+        // Sizes from 2^53 on: ⌈2216.53·h_min⌉ exceeds u64::MAX. The
+        // overlapping, distinct sizes are not an elementary case, and the
+        // size-first greedy plan is not optimal, so iterations run. Then
+        // sizes from 1 to 2^56 (no dummy, box heights past u64::MAX).
+        let mut x = 12345u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for (base, spread) in [(1u64 << 53, 1u64 << 52), (1, 1 << 56)] {
+            let buffers: Vec<Buffer> = (0..60)
+                .map(|i| {
+                    let s = next(50);
+                    let len = 1 + next(19);
+                    let size = base + (next(1 << 31) << 31 | next(1 << 31)) % spread;
+                    Buffer::new(format!("b{i}"), s, s + len, size)
+                })
+                .collect();
+            let p = Problem::new(buffers, None).unwrap();
+            let prelude = Prelude::new(&p);
+            assert!(prelude.jobs.iter().all(|j| j.size > 0));
+            let s = solve(&p, 1, 16);
+            assert!(s.counters[0].1 > 0, "{:?}", s.counters);
+            assert_eq!(validate(&p, &s.plan), Ok(()));
+            let greedy = crate::greedy::Greedy::default()
+                .solve(&p, &SolveOptions::default())
+                .unwrap();
+            assert!(s.makespan <= greedy.makespan);
+        }
+    }
+
+    #[test]
     fn unboxing_places_every_buffer() {
         let g = crate::generate::generate(crate::generate::Kind::Random, 500, 3);
         let prelude = Prelude::new(&g.problem);
         assert!(prelude.jobs.len() >= 500);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng);
+        let boxes = theorem_16(
+            prelude.jobs.clone(),
+            prelude.epsilon,
+            &mut rng,
+            &Deadline::default(),
+        );
         let mut sparse = vec![u64::MAX; 500];
         fn count(jobs: &[Job]) -> usize {
             jobs.iter()
@@ -917,6 +1036,73 @@ mod tests {
             .solve(&g.problem, &SolveOptions::default())
             .unwrap();
         assert_eq!(s.plan, greedy.plan);
+    }
+
+    #[test]
+    fn target_fragmentation_is_a_percentage_of_the_max_load() {
+        assert_eq!(target_makespan(1000, 1000, 5.0), 1050);
+        assert_eq!(target_makespan(1000, 1000, 0.0), 1000);
+        // A fixed buffer ending at 1200 lifts the lower bound: 5% of the
+        // max load is then out of reach, the lower bound is the target
+        // (not 1200 + 5% of 1200).
+        assert_eq!(target_makespan(1000, 1200, 5.0), 1200);
+        assert_eq!(target_makespan(1000, 1020, 5.0), 1050);
+        assert_eq!(target_makespan(u64::MAX - 1, u64::MAX - 1, 50.0), u64::MAX);
+        // Through the solver: the greedy plan's fragmentation lies between
+        // 5% of the max load and 5% of the lower bound, so iterations run.
+        let p = Problem::new(
+            vec![
+                Buffer::new("f", 0, 10, 10).fixed(70),
+                Buffer::new("a", 4, 6, 40),
+                Buffer::new("b", 0, 3, 20),
+                Buffer::new("c", 0, 1, 40),
+                Buffer::new("d", 2, 10, 20),
+            ],
+            None,
+        )
+        .unwrap();
+        let greedy = crate::greedy::Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        let (load, bound) = (p.max_load(), p.max_load().max(p.fixed_end()));
+        // Max load 70, fixed end 80, greedy makespan 100.
+        assert_eq!((load, bound, greedy.makespan), (70, 80, 100));
+        let percent = 100.0 * (greedy.makespan - load) as f64 / load as f64 - 0.5;
+        assert!(greedy.makespan <= bound + (bound as f64 * percent / 100.0) as u64);
+        let boxing = Boxing {
+            options: BoxingOptions {
+                iterations: 8,
+                target_fragmentation: percent,
+                ..BoxingOptions::default()
+            },
+        };
+        let s = boxing.solve(&p, &SolveOptions::default()).unwrap();
+        assert!(s.counters[0].1 > 0, "{:?}", s.counters);
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_an_iteration_midway() {
+        // 5000 buffers: the squeeze checks the deadline between buffers.
+        let g = crate::generate::generate(crate::generate::Kind::Random, 5000, 4);
+        let p = &g.problem;
+        let placer = Placer::new(p, Fit::FirstFit);
+        let prelude = Prelude::new(p);
+        let best = AtomicU64::new(u64::MAX);
+        let run = |deadline: &Deadline| iteration(&placer, p, &prelude, 9, true, &best, deadline);
+        assert!(matches!(run(&Deadline::default()), Outcome::Placed(_)));
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let cancelled = SolveOptions {
+            cancel: crate::solver::Cancel::new(flag),
+            ..SolveOptions::default()
+        }
+        .deadline();
+        assert!(matches!(run(&cancelled), Outcome::Stopped));
+        let order = greedy::order(p, Order::Size);
+        assert!(placer.place_until(&order, None, &|| true).is_none());
+        assert_eq!(
+            placer.place_until(&order, None, &|| false),
+            placer.place(&order, None)
+        );
     }
 
     /// Random problems with alignments and a few fixed buffers.

@@ -238,6 +238,17 @@ impl<'p> Placer<'p> {
     /// it (idealloc §5.5 early stopping). Buffers that are neither fixed nor
     /// in `order` get offset 0.
     pub fn place(&self, order: &[BufferIdx], limit: Option<u64>) -> Option<Plan> {
+        self.place_until(order, limit, &|| false)
+    }
+
+    /// [`Placer::place`] that also gives up (`None`) once `stop()` holds,
+    /// checked every [`STOP_CHECK`] buffers (a time limit, a cancel flag).
+    pub fn place_until(
+        &self,
+        order: &[BufferIdx],
+        limit: Option<u64>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Plan> {
         let buffers = self.problem.buffers();
         let orders = bucket(self.members.len(), order.iter().copied(), |b| {
             self.group_of[b.index()]
@@ -257,6 +268,7 @@ impl<'p> Placer<'p> {
                     &mut index,
                     &mut offsets,
                     limit,
+                    stop,
                 )?;
                 Some(offsets)
             })
@@ -306,8 +318,13 @@ fn group_template(buffers: &[Buffer], members: &[BufferIdx], fit: Fit) -> (Index
     (index, offsets)
 }
 
+/// How many buffers [`Placer::place_until`] places between two `stop()`
+/// checks.
+const STOP_CHECK: usize = 1024;
+
 /// Places one time group: `members` are its buffers, `order` lists local
-/// indices into `members`; fills `offsets`. `None` when `limit` is exceeded.
+/// indices into `members`; fills `offsets`. `None` when `limit` is exceeded
+/// or `stop()` holds.
 fn place_group(
     buffers: &[Buffer],
     members: &[BufferIdx],
@@ -315,8 +332,12 @@ fn place_group(
     index: &mut Index,
     offsets: &mut [u64],
     limit: Option<u64>,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<()> {
-    for b in order {
+    for (k, b) in order.enumerate() {
+        if k % STOP_CHECK == STOP_CHECK - 1 && stop() {
+            return None;
+        }
         let buf = &buffers[members[b as usize].index()];
         let offset = index.fit(b, buf.size, buf.alignment);
         if limit.is_some_and(|l| offset + buf.size > l) {
