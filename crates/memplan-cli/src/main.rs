@@ -4,6 +4,8 @@ mod args;
 mod bench;
 mod commands;
 mod output;
+mod plot;
+mod progress;
 
 use std::process::ExitCode;
 

@@ -5,6 +5,10 @@
 //! the others. Reports the best plan, who found it, and the best proven
 //! lower bound.
 //!
+//! Progress: the portfolio publishes the best makespan and lower bound in
+//! [`SolveOptions::progress`] as they improve (boxing and search publish
+//! theirs while they run), for a caller to display.
+//!
 //! Determinism: the greedy variants, boxing (for a seed) and the search are
 //! each deterministic, so the result is too whenever no member is cut short
 //! by the time limit; a member stopped by the clock may stop at a different
@@ -60,7 +64,9 @@ impl Solver for Auto {
         let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
+        options.progress.raise_lower_bound(lower_bound);
         let (greedy, greedy_plan) = best_greedy(problem);
+        options.progress.improve(greedy_plan.makespan(problem));
         let mut best = Solution::within_capacity(
             problem,
             greedy_plan.clone(),
@@ -86,11 +92,16 @@ impl Solver for Auto {
             time_limit: Some(remaining),
             seed: options.seed,
             cancel: options.cancel.with(stop.clone()),
+            progress: options.progress.clone(),
         };
         let run = |solver: &dyn Solver| {
             let result = solver.solve(problem, &member_options);
             if done(&result) {
                 stop.store(true, Ordering::Relaxed);
+            }
+            if let Ok(s) = &result {
+                options.progress.improve(s.makespan);
+                options.progress.raise_lower_bound(s.lower_bound);
             }
             result.map(|mut s| {
                 s.found_by = Some(format!("auto/{}", solver.name()));
@@ -288,6 +299,7 @@ mod tests {
                 time_limit: Some(Duration::from_secs(60)),
                 seed: 0,
                 cancel: Cancel::new(flag),
+                ..SolveOptions::default()
             },
         )
         .unwrap();

@@ -144,6 +144,7 @@ impl Solver for Boxing {
                         let Some(plan) = plan else { continue };
                         let makespan = plan.makespan(problem);
                         if makespan < best_makespan {
+                            options.progress.improve(makespan);
                             best_makespan = makespan;
                             best = plan;
                             counters[2].1 = u64::from(i) + 1;

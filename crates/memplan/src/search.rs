@@ -192,9 +192,13 @@ impl Solver for Search {
                 Decision::Fits(offsets) => {
                     let plan = Plan::from_offsets(offsets);
                     best_makespan = plan.makespan(problem);
+                    options.progress.improve(best_makespan);
                     best = plan;
                 }
-                Decision::Infeasible => proven = c + 1,
+                Decision::Infeasible => {
+                    proven = c + 1;
+                    options.progress.raise_lower_bound(proven);
+                }
                 Decision::Unknown => break,
             }
         }
