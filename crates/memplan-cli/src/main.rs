@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod commands;
+mod glyphs;
 mod output;
 mod plot;
 mod progress;

@@ -25,11 +25,14 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
 use crate::args::PlotArgs;
+use crate::glyphs::GlyphText;
 use crate::output::{bytes, write_atomically};
 use crate::Failure;
 
 /// Above this many buffers, occupancy is aggregated into cells.
 pub const DETAIL_LIMIT: usize = 5000;
+/// At most this many cell rectangles in an SVG (about 1.8 MB).
+const SVG_MAX_RECTANGLES: usize = 20_000;
 /// Shades of aggregated cells (by the share of the cell in use).
 const LEVELS: usize = 4;
 const FONT: &str = "sans-serif";
@@ -56,13 +59,30 @@ impl Format {
         }
     }
 
-    /// Side of an aggregated cell in pixels: SVG pays per element drawn.
-    fn cell_pixels(self) -> i32 {
+    /// How aggregated cells are drawn: SVG pays per element, so its cells
+    /// start at 3 pixels and grow until at most [`SVG_MAX_RECTANGLES`]
+    /// rectangles remain (about 90 bytes each); PNG draws every pixel.
+    fn raster(self) -> Raster {
         match self {
-            Format::Svg => 3,
-            Format::Png => 1,
+            Format::Svg => Raster {
+                cell: 3,
+                max_rectangles: Some(SVG_MAX_RECTANGLES),
+            },
+            Format::Png => Raster {
+                cell: 1,
+                max_rectangles: None,
+            },
         }
     }
+}
+
+/// Cell size and rectangle budget of the aggregated view.
+#[derive(Clone, Copy, Debug)]
+struct Raster {
+    /// Side of a cell in pixels, at first.
+    cell: i32,
+    /// Cells grow until at most this many rectangles remain.
+    max_rectangles: Option<usize>,
 }
 
 /// Runs `memplan plot`.
@@ -87,7 +107,7 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
             let mut svg = String::new();
             {
                 let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-                figure.draw(&root, format.cell_pixels()).map_err(internal)?;
+                figure.draw(&root, format.raster()).map_err(internal)?;
                 root.present().map_err(|e| internal(e.to_string()))?;
             }
             write_atomically(&args.output, |out| out.write_all(svg.as_bytes()))
@@ -95,8 +115,11 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
         Format::Png => {
             let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
             {
-                let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
-                figure.draw(&root, format.cell_pixels()).map_err(internal)?;
+                let backend = BitMapBackend::with_buffer(&mut pixels, size);
+                let root = GlyphText::new(backend)
+                    .map_err(internal)?
+                    .into_drawing_area();
+                figure.draw(&root, format.raster()).map_err(internal)?;
                 root.present().map_err(|e| internal(e.to_string()))?;
             }
             write_atomically(&args.output, |out| write_png(out, size, &pixels))
@@ -174,7 +197,7 @@ impl<'a> Figure<'a> {
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
-        cell: i32,
+        raster: Raster,
     ) -> Result<(), String> {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
         root.fill(&WHITE).map_err(err)?;
@@ -183,7 +206,7 @@ impl<'a> Figure<'a> {
 
         let (ticks, unit) = byte_ticks(self.top);
         let y_label = |v: &u64| byte_label(*v as f64, unit);
-        let x_label = |v: &f64| count_label(*v);
+        let x_label = |v: &u64| count_label(*v as f64);
         let mut chart = ChartBuilder::on(&body)
             .margin_left(10)
             .margin_right(24)
@@ -191,7 +214,7 @@ impl<'a> Figure<'a> {
             .x_label_area_size(44)
             .y_label_area_size(86)
             .build_cartesian_2d(
-                self.time.clone(),
+                (self.time.start as u64)..(self.time.end as u64),
                 (0..self.top.ceil() as u64).with_key_points(ticks),
             )
             .map_err(err)?;
@@ -222,19 +245,20 @@ impl<'a> Figure<'a> {
         if self.problem.len() <= DETAIL_LIMIT {
             self.draw_buffers(&screen, &pixels).map_err(err)?;
         } else {
-            self.draw_cells(&screen, &pixels, cell).map_err(err)?;
+            self.draw_cells(&screen, &pixels, raster).map_err(err)?;
         }
 
         // The load profile as steps, at most a few points per pixel column.
         let columns = (xs.end - xs.start).max(1) as usize;
         let steps = load_steps(&self.profile, &self.time, columns);
+        let (t0, t1) = (self.time.start as u64, self.time.end as u64);
         chart
             .draw_series(LineSeries::new(steps, LOAD_COLOR.stroke_width(2)))
             .map_err(err)?;
         let max_load = self.stats.max_load;
         chart
             .draw_series(DashedLineSeries::new(
-                [(self.time.start, max_load), (self.time.end, max_load)],
+                [(t0, max_load), (t1, max_load)],
                 8,
                 5,
                 LOAD_COLOR.stroke_width(1),
@@ -243,7 +267,7 @@ impl<'a> Figure<'a> {
         let makespan = self.stats.makespan;
         chart
             .draw_series(LineSeries::new(
-                [(self.time.start, makespan), (self.time.end, makespan)],
+                [(t0, makespan), (t1, makespan)],
                 MAKESPAN_COLOR.stroke_width(2),
             ))
             .map_err(err)?;
@@ -256,8 +280,7 @@ impl<'a> Figure<'a> {
         header: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let s = &self.stats;
-        let title = TextStyle::from((FONT, 20).into_font().style(FontStyle::Bold)).color(&BLACK);
-        header.draw_text(&self.name, &title, (14, 8))?;
+        let title = TextStyle::from((FONT, 20, FontStyle::Bold).into_font()).color(&BLACK);
         let detail = if self.problem.len() > DETAIL_LIMIT {
             ", aggregated"
         } else {
@@ -276,17 +299,26 @@ impl<'a> Figure<'a> {
 
         // Legend, right-aligned on the title's line.
         let legend = TextStyle::from((FONT, 14)).color(&BLACK);
-        let buffers_swatch = if self.problem.len() > DETAIL_LIMIT {
-            RGBColor(DARK.0 as u8, DARK.1 as u8, DARK.2 as u8)
+        let buffers = if self.problem.len() > DETAIL_LIMIT {
+            ("buffers (darker: fuller cells)", Swatch::Shades)
         } else {
-            BUFFER_COLORS[0]
+            ("buffers", Swatch::Box(BUFFER_COLORS[0]))
         };
-        let entries: [(&str, Swatch); 4] = [
-            ("buffers", Swatch::Box(buffers_swatch)),
+        let mut entries: Vec<(&str, Swatch)> = vec![buffers];
+        let fixed = self.problem.len() <= DETAIL_LIMIT
+            && self
+                .problem
+                .buffers()
+                .iter()
+                .any(|b| b.fixed_offset.is_some());
+        if fixed {
+            entries.push(("fixed", Swatch::Box(FIXED_COLOR)));
+        }
+        entries.extend([
             ("load", Swatch::Line(LOAD_COLOR, false)),
             ("max load", Swatch::Line(LOAD_COLOR, true)),
             ("makespan", Swatch::Line(MAKESPAN_COLOR, false)),
-        ];
+        ]);
         let (width, _) = header.dim_in_pixel();
         let mut widths = Vec::with_capacity(entries.len());
         for (label, _) in &entries {
@@ -295,10 +327,29 @@ impl<'a> Figure<'a> {
         let total: i32 = widths.iter().map(|w| w + 22 + 18).sum();
         let mut x = width as i32 - 24 - total;
         let y = 12;
+        // The title (the file name), shortened from the left to end before
+        // the legend.
+        let room = (x - 14 - 24).max(0) as u32;
+        let mut name = self.name.clone();
+        while !name.is_empty() && header.estimate_text_size(&name, &title)?.0 > room {
+            let rest: String = name.chars().skip(2).collect();
+            name = format!("…{rest}");
+            if rest.is_empty() {
+                name.clear();
+            }
+        }
+        header.draw_text(&name, &title, (14, 8))?;
         for ((label, swatch), w) in entries.iter().zip(widths) {
             match *swatch {
                 Swatch::Box(color) => {
                     header.draw(&Rectangle::new([(x, y), (x + 16, y + 12)], color.filled()))?
+                }
+                Swatch::Shades => {
+                    for (k, shade) in shades().into_iter().enumerate() {
+                        let x0 = x + 4 * k as i32;
+                        header
+                            .draw(&Rectangle::new([(x0, y), (x0 + 4, y + 12)], shade.filled()))?;
+                    }
                 }
                 Swatch::Line(color, dashed) => {
                     if dashed {
@@ -353,31 +404,28 @@ impl<'a> Figure<'a> {
         Ok(())
     }
 
-    /// Occupancy rasterised into `cell`-pixel cells, shaded by the share of
-    /// each cell in use and merged into rectangles.
+    /// Occupancy rasterised into cells, shaded by the share of each cell
+    /// in use and merged into rectangles.
     fn draw_cells<DB: DrawingBackend>(
         &self,
         screen: &DrawingArea<DB, Shift>,
         px: &Pixels,
-        cell: i32,
+        raster: Raster,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let cell = cell.max(1);
-        let w = ((px.x.end - px.x.start) / f64::from(cell)).ceil().max(1.0) as usize;
-        let h = ((px.y.end - px.y.start) / f64::from(cell)).ceil().max(1.0) as usize;
-        let grid = Coverage::of(self.problem, self.plan, px, cell, (w, h));
-        let shades: Vec<RGBColor> = (1..=LEVELS)
-            .map(|l| {
-                let f = l as f64 / LEVELS as f64;
-                let mix = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
-                RGBColor(
-                    mix(LIGHT.0, DARK.0),
-                    mix(LIGHT.1, DARK.1),
-                    mix(LIGHT.2, DARK.2),
-                )
-            })
-            .collect();
+        let mut cell = raster.cell.max(1);
+        let runs = loop {
+            let w = ((px.x.end - px.x.start) / f64::from(cell)).ceil().max(1.0) as usize;
+            let h = ((px.y.end - px.y.start) / f64::from(cell)).ceil().max(1.0) as usize;
+            let grid = Coverage::of(self.problem, self.plan, px, cell, (w, h));
+            let runs = merged_runs(&grid.levels(LEVELS), w, h);
+            match raster.max_rectangles {
+                Some(max) if runs.len() > max && cell < 64 => cell += (cell + 1) / 2,
+                _ => break runs,
+            }
+        };
+        let shades = shades();
         let (ox, oy) = px.origin;
-        for r in merged_runs(&grid.levels(LEVELS), w, h) {
+        for r in runs {
             // Row 0 is the lowest addresses, at the bottom of the area.
             let x0 = ox + r.x0 as i32 * cell;
             let x1 = (ox + r.x1 as i32 * cell).min(px.x.end as i32);
@@ -392,15 +440,32 @@ impl<'a> Figure<'a> {
     }
 }
 
+/// The colour of each level of aggregated cells, from barely used to full.
+fn shades() -> Vec<RGBColor> {
+    (1..=LEVELS)
+        .map(|l| {
+            let f = l as f64 / LEVELS as f64;
+            let mix = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+            RGBColor(
+                mix(LIGHT.0, DARK.0),
+                mix(LIGHT.1, DARK.1),
+                mix(LIGHT.2, DARK.2),
+            )
+        })
+        .collect()
+}
+
 enum Swatch {
     Box(RGBColor),
+    /// The shades of aggregated cells side by side.
+    Shades,
     Line(RGBColor, bool),
 }
 
 /// Scatters buffer indices over the palette so that neighbours (often
 /// consecutive) get different colours.
 fn spread(i: usize) -> usize {
-    (i.wrapping_mul(0x9e37_79b9) >> 7) ^ i
+    ((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61) as usize
 }
 
 /// Maps data coordinates (time, address) to the plotting area's pixels.
@@ -580,12 +645,12 @@ fn merged_runs(levels: &[u8], w: usize, h: usize) -> Vec<Run> {
 
 /// The load profile as a step line over `time`, reduced to the maximum of
 /// each of `columns` columns when it has more segments than that.
-fn load_steps(profile: &LoadProfile, time: &Range<f64>, columns: usize) -> Vec<(f64, u64)> {
+fn load_steps(profile: &LoadProfile, time: &Range<f64>, columns: usize) -> Vec<(u64, u64)> {
     let segments = profile.loads.len();
     let mut points = Vec::new();
     if segments <= columns * 2 {
         for (k, &load) in profile.loads.iter().enumerate() {
-            let (t0, t1) = (profile.times[k] as f64, profile.times[k + 1] as f64);
+            let (t0, t1) = (profile.times[k], profile.times[k + 1]);
             points.push((t0, load));
             points.push((t1, load));
         }
@@ -606,18 +671,18 @@ fn load_steps(profile: &LoadProfile, time: &Range<f64>, columns: usize) -> Vec<(
     for (c, &m) in max.iter().enumerate() {
         let t0 = time.start + span * c as f64 / columns as f64;
         let t1 = time.start + span * (c + 1) as f64 / columns as f64;
-        points.push((t0, m));
-        points.push((t1, m));
+        points.push((t0.round() as u64, m));
+        points.push((t1.round() as u64, m));
     }
     points
 }
 
 /// Starts and ends the step line at zero load at the ends of the axis.
-fn with_ends(points: Vec<(f64, u64)>, time: &Range<f64>) -> Vec<(f64, u64)> {
+fn with_ends(points: Vec<(u64, u64)>, time: &Range<f64>) -> Vec<(u64, u64)> {
     let mut all = Vec::with_capacity(points.len() + 2);
-    all.push((time.start, 0));
+    all.push((time.start as u64, 0));
     all.extend(points);
-    all.push((time.end, 0));
+    all.push((time.end as u64, 0));
     all
 }
 
