@@ -261,6 +261,22 @@ mod tests {
     }
 
     #[test]
+    fn progress_reports_the_best_plan_and_the_bound() {
+        let p = hard_perfect();
+        let options = options(0.0);
+        assert_eq!(options.progress.best_makespan(), None);
+        let s = plan(&p, &options).unwrap();
+        assert_eq!(options.progress.best_makespan(), Some(s.makespan));
+        assert_eq!(options.progress.lower_bound(), p.max_load());
+        // Clones share the values; lower makespans and higher bounds win.
+        let view = options.progress.clone();
+        options.progress.improve(s.makespan + 1);
+        options.progress.raise_lower_bound(1);
+        assert_eq!(view.best_makespan(), Some(s.makespan));
+        assert_eq!(view.lower_bound(), p.max_load());
+    }
+
+    #[test]
     fn budget_reaches_and_proves_the_optimum() {
         let p = hard_perfect();
         let s = plan(&p, &options(20.0)).unwrap();

@@ -112,6 +112,8 @@ impl Solver for Boxing {
                     .ok_or_else(|| internal_not_found(problem))?,
             };
             let mut best_makespan = best.makespan(problem);
+            options.progress.improve(best_makespan);
+            options.progress.raise_lower_bound(lower_bound);
             if best_makespan > target && self.options.iterations > 0 {
                 let prelude = Prelude::new(problem);
                 let shared_best = AtomicU64::new(best_makespan);

@@ -132,6 +132,8 @@ impl Solver for Search {
             .unwrap_or_default();
         let greedy_makespan = greedy.makespan(problem);
         let lower = max_load.max(problem.fixed_end());
+        options.progress.improve(greedy_makespan);
+        options.progress.raise_lower_bound(lower);
 
         if let Some(capacity) = problem.capacity {
             if greedy_makespan <= capacity {
