@@ -28,7 +28,9 @@ pub enum Command {
     Stats(StatsArgs),
     /// Generate a synthetic problem.
     Generate(GenerateArgs),
-    /// Time read + solve + validate of the greedy variants.
+    /// Draw a plan (time × address) as SVG or PNG.
+    Plot(PlotArgs),
+    /// Compare solvers on instances, or time the greedy variants.
     Bench(BenchArgs),
 }
 
@@ -73,6 +75,10 @@ pub struct SolveArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// No progress line on stderr (it is shown only when stderr is a
+    /// terminal and the solve lasts over half a second).
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Write offsets as addresses from this base (a multiple of every
     /// buffer's alignment); statistics stay relative to it.
     #[arg(long, default_value_t = 0)]
@@ -193,6 +199,23 @@ pub struct ValidateArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct PlotArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Plan CSV with `id` and `offset` columns (checked first).
+    pub plan: PathBuf,
+    /// Picture to write: `.svg` or `.png`.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Width in pixels.
+    #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(400..=10_000))]
+    pub width: u32,
+    /// Height in pixels.
+    #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(300..=10_000))]
+    pub height: u32,
+}
+
+#[derive(Args, Debug)]
 pub struct StatsArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -232,12 +255,31 @@ pub struct BenchArgs {
     /// Seed of the generated instances.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Run every order × fit instead of size/first-fit only.
+    /// Compare these solvers (comma-separated: auto, greedy, search,
+    /// boxing, tela, or a greedy variant such as greedy/size/first-fit)
+    /// instead of timing the greedy variants.
+    #[arg(long, value_delimiter = ',')]
+    pub solvers: Option<Vec<String>>,
+    /// Time budget in seconds given to each solver run (with --solvers).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
+    pub time_limit: f64,
+    /// Without --solvers: time every order × fit instead of size/first-fit only.
     #[arg(long)]
     pub all_variants: bool,
     /// Runs per measurement; the median time is reported.
-    #[arg(long, default_value_t = 1)]
-    pub repeat: usize,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Output: an aligned table in human units, or CSV / JSON with raw
+    /// numbers (bytes, seconds).
+    #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
+    pub format: BenchFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchFormat {
+    Table,
+    Csv,
+    Json,
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {

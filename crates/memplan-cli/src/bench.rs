@@ -1,77 +1,357 @@
-//! `memplan bench`: times read + solve + validate of the greedy variants on
-//! files or on generated instances, beside `sort -t, -k4,4n` on the same CSV
-//! (a yardstick for "as fast as reading the file").
+//! `memplan bench`, in two modes:
+//!
+//! - with `--solvers LIST`, compares solvers: for each instance and solver
+//!   the makespan, fragmentation, gap to the solver's lower bound, median
+//!   solve time and whether the plan is proven optimal (or why it failed),
+//!   then a summary per solver (instances won, optimal, failed);
+//! - without, times read + solve + validate of the greedy variants beside
+//!   `sort -t, -k4,4n` on the same CSV (a yardstick for "as fast as reading
+//!   the file").
+//!
+//! Both print a table (human units), CSV or JSON (raw numbers: bytes and
+//! seconds).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use memplan::generate::generate;
 use memplan::greedy::Greedy;
 use memplan::problem::{read_problem, write_problem};
-use memplan::{validate, Lifetimes, SolveOptions, Solver};
+use memplan::{validate, Lifetimes, Problem, SolveOptions, Solver};
+use serde_json::{json, Value};
 
-use crate::args::BenchArgs;
+use crate::args::{BenchArgs, BenchFormat};
 use crate::output::{bytes, seconds, write_atomically};
 use crate::Failure;
 
-/// Runs the benchmark and prints one table row per instance and variant.
+/// Runs the benchmark.
 pub fn run(args: BenchArgs) -> Result<(), Failure> {
-    let repeat = args.repeat.max(1);
+    // Refuse unknown solver names before generating anything.
+    let solvers = match &args.solvers {
+        Some(names) => Some(parse_solvers(names)?),
+        None => None,
+    };
     let (files, temp_dir) = instances(&args)?;
+    let result = match solvers {
+        Some(solvers) => compare(&args, &files, &solvers),
+        None => time_greedy(&args, &files),
+    };
+    if let Some(dir) = temp_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    result
+}
+
+/// The solvers `--solvers` may name, for the error message.
+fn known_solvers() -> Vec<String> {
+    let mut names: Vec<String> = ["auto", "greedy", "search", "boxing", "tela"]
+        .map(String::from)
+        .into();
+    names.extend(Greedy::all().map(|g| g.name()));
+    names
+}
+
+/// Solvers to compare, with the names they were given.
+type Named = Vec<(String, Box<dyn Solver>)>;
+
+/// Solvers by name, with their defaults (`greedy` is size/first-fit).
+fn parse_solvers(names: &[String]) -> Result<Named, Failure> {
+    let mut solvers: Named = Vec::new();
+    for name in names {
+        let name = name.trim();
+        if name.is_empty() {
+            continue;
+        }
+        let solver: Box<dyn Solver> = match name {
+            "auto" => Box::new(memplan::auto::Auto::default()),
+            "greedy" => Box::new(Greedy::default()),
+            "search" => Box::new(memplan::search::Search::default()),
+            "boxing" => Box::new(memplan::boxing::Boxing::default()),
+            "tela" => Box::new(memplan::tela::Tela::default()),
+            _ => match Greedy::all().find(|g| g.name() == name) {
+                Some(g) => Box::new(g),
+                None => {
+                    return Err(Failure::Input(format!(
+                        "--solvers: unknown solver `{name}` (known: {})",
+                        known_solvers().join(", ")
+                    )))
+                }
+            },
+        };
+        if solvers.iter().any(|(n, _)| n == name) {
+            return Err(Failure::Input(format!(
+                "--solvers: `{name}` is given twice"
+            )));
+        }
+        solvers.push((name.to_string(), solver));
+    }
+    if solvers.is_empty() {
+        return Err(Failure::Input("--solvers: no solver given".into()));
+    }
+    Ok(solvers)
+}
+
+/// One solver's outcome on one instance.
+struct Outcome {
+    solver: String,
+    buffers: Option<usize>,
+    result: Result<Run, String>,
+}
+
+/// A successful run (the median-time one of `--repeat`).
+struct Run {
+    max_load: u64,
+    makespan: u64,
+    lower_bound: u64,
+    optimal: bool,
+    seconds: f64,
+    found_by: Option<String>,
+}
+
+fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), Failure> {
+    let columns = [
+        Column::left("instance", 24, &["instance"]),
+        Column::right("buffers", 9, &["buffers"]),
+        Column::left("solver", 22, &["solver"]),
+        Column::right("makespan", 11, &["makespan"]),
+        Column::right("max load", 11, &["max_load"]),
+        Column::right("lower bound", 11, &["lower_bound"]),
+        Column::right(
+            "fragmentation",
+            20,
+            &["fragmentation", "fragmentation_percent"],
+        ),
+        Column::right("gap", 20, &["gap", "gap_percent"]),
+        Column::right("time", 9, &["seconds"]),
+        Column::right("optimal", 7, &["optimal"]),
+        Column::left("status", 0, &["status", "found_by", "reason"]),
+    ];
+    let mut out = Printer::new(args.format, &columns);
+    let options = SolveOptions {
+        time_limit: Some(Duration::from_secs_f64(args.time_limit)),
+        ..SolveOptions::default()
+    };
+    let repeat = args.repeat.max(1) as usize;
+    let mut tally: Vec<Tally> = solvers.iter().map(|_| Tally::default()).collect();
+    for file in files {
+        let name = file_name(file);
+        let problem = read_problem(file, Lifetimes::HalfOpen);
+        let outcomes: Vec<Outcome> = solvers
+            .iter()
+            .map(|(solver_name, solver)| Outcome {
+                solver: solver_name.clone(),
+                buffers: problem.as_ref().ok().map(Problem::len),
+                result: match &problem {
+                    Ok(p) => run_solver(p, solver.as_ref(), &options, repeat),
+                    Err(e) => Err(e.to_string()),
+                },
+            })
+            .collect();
+        let best = outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok().map(|r| r.makespan))
+            .min();
+        for (o, t) in outcomes.iter().zip(&mut tally) {
+            t.instances += 1;
+            match &o.result {
+                Ok(r) => {
+                    t.won += usize::from(Some(r.makespan) == best);
+                    t.optimal += usize::from(r.optimal);
+                    t.seconds += r.seconds;
+                }
+                Err(_) => t.failed += 1,
+            }
+            out.row(&outcome_row(&name, o));
+        }
+    }
+    let summary = solvers
+        .iter()
+        .zip(&tally)
+        .map(|((name, _), t)| {
+            let text = format!(
+                "{name}: won {} of {}, optimal {}, failed {}, solve time {}",
+                t.won,
+                t.instances,
+                t.optimal,
+                t.failed,
+                seconds(t.seconds)
+            );
+            let value = json!({
+                "solver": name,
+                "instances": t.instances,
+                "won": t.won,
+                "optimal": t.optimal,
+                "failed": t.failed,
+                "seconds": t.seconds,
+            });
+            (text, value)
+        })
+        .collect();
+    out.finish(summary);
+    Ok(())
+}
+
+/// Per-solver totals for the summary.
+#[derive(Default)]
+struct Tally {
+    instances: usize,
+    won: usize,
+    optimal: usize,
+    failed: usize,
+    seconds: f64,
+}
+
+/// Runs `solver` `repeat` times; the run of median time, or why it failed
+/// (no plan, an invalid plan, a panic).
+fn run_solver(
+    problem: &Problem,
+    solver: &dyn Solver,
+    options: &SolveOptions,
+    repeat: usize,
+) -> Result<Run, String> {
+    let max_load = problem.max_load();
+    let mut runs = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        let started = Instant::now();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            solver.solve(problem, options)
+        }));
+        let elapsed = started.elapsed().as_secs_f64();
+        let solution = match result {
+            Ok(Ok(solution)) => solution,
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(_) => return Err("the solver panicked (a bug; please report it)".into()),
+        };
+        validate(problem, &solution.plan).map_err(|e| format!("invalid plan: {e}"))?;
+        runs.push(Run {
+            max_load,
+            makespan: solution.makespan,
+            lower_bound: solution.lower_bound,
+            optimal: solution.optimal,
+            seconds: elapsed,
+            found_by: solution.found_by,
+        });
+    }
+    runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    let middle = runs.len() / 2;
+    Ok(runs.swap_remove(middle))
+}
+
+fn outcome_row(instance: &str, o: &Outcome) -> Vec<Cell> {
+    let buffers = match o.buffers {
+        Some(n) => Cell::new(n.to_string(), [json!(n)]),
+        None => Cell::none(1),
+    };
+    let head = [
+        Cell::new(instance, [json!(instance)]),
+        buffers,
+        Cell::new(&o.solver, [json!(o.solver)]),
+    ];
+    let mut row: Vec<Cell> = head.into();
+    match &o.result {
+        Ok(r) => {
+            let frag = r.makespan.saturating_sub(r.max_load);
+            let gap = r.makespan.saturating_sub(r.lower_bound);
+            let frag_percent = percent(frag, r.max_load);
+            let gap_percent = percent(gap, r.lower_bound);
+            row.extend([
+                Cell::new(bytes(r.makespan), [json!(r.makespan)]),
+                Cell::new(bytes(r.max_load), [json!(r.max_load)]),
+                Cell::new(bytes(r.lower_bound), [json!(r.lower_bound)]),
+                Cell::new(
+                    format!("{} {frag_percent:.2}%", bytes(frag)),
+                    [json!(frag), json!(frag_percent)],
+                ),
+                Cell::new(
+                    format!("{} {gap_percent:.2}%", bytes(gap)),
+                    [json!(gap), json!(gap_percent)],
+                ),
+                Cell::new(seconds(r.seconds), [json!(r.seconds)]),
+                Cell::new(if r.optimal { "yes" } else { "no" }, [json!(r.optimal)]),
+            ]);
+            let by = r.found_by.as_deref().filter(|f| *f != o.solver);
+            let text = match by {
+                Some(by) => format!("ok ({by})"),
+                None => "ok".into(),
+            };
+            row.push(Cell::new(text, [json!("ok"), json!(by), Value::Null]));
+        }
+        Err(reason) => {
+            for keys in [1, 1, 1, 2, 2, 1, 1] {
+                row.push(Cell::none(keys));
+            }
+            row.push(Cell::new(
+                format!("failed: {reason}"),
+                [json!("failed"), Value::Null, json!(reason)],
+            ));
+        }
+    }
+    row
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// The greedy timing table (no `--solvers`).
+fn time_greedy(args: &BenchArgs, files: &[PathBuf]) -> Result<(), Failure> {
+    let repeat = args.repeat.max(1) as usize;
     let variants: Vec<Greedy> = if args.all_variants {
         Greedy::all().collect()
     } else {
         vec![Greedy::default()]
     };
-    println!(
-        "{:<28} {:>9} {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9}",
-        "instance",
-        "buffers",
-        "solver",
-        "read",
-        "solve",
-        "validate",
-        "total",
-        "sort",
-        "frag",
-        "vs sort"
-    );
-    let result = (|| {
-        for file in &files {
-            let sort = median(repeat, || time_sort(file)).filter(|s| *s > 0.0);
-            for variant in &variants {
-                let mut runs = Vec::with_capacity(repeat);
-                for _ in 0..repeat {
-                    runs.push(measure(file, variant)?);
-                }
-                runs.sort_by(|a, b| a.total().total_cmp(&b.total()));
-                let m = &runs[runs.len() / 2];
-                let name = file
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                println!(
-                    "{:<28} {:>9} {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9}",
-                    name,
-                    m.buffers,
-                    variant.name(),
-                    seconds(m.read),
-                    seconds(m.solve),
-                    seconds(m.validate),
-                    seconds(m.total()),
-                    sort.map_or("-".into(), seconds),
-                    format!("{} {:.2}%", bytes(m.fragmentation), m.fragmentation_percent),
-                    sort.map_or("-".into(), |s| format!("{:.2}x", m.total() / s)),
-                );
+    let columns = [
+        Column::left("instance", 28, &["instance"]),
+        Column::right("buffers", 9, &["buffers"]),
+        Column::left("solver", 28, &["solver"]),
+        Column::right("read", 9, &["read_seconds"]),
+        Column::right("solve", 9, &["solve_seconds"]),
+        Column::right("validate", 9, &["validate_seconds"]),
+        Column::right("total", 9, &["total_seconds"]),
+        Column::right("sort", 9, &["sort_seconds"]),
+        Column::right("frag", 12, &["fragmentation", "fragmentation_percent"]),
+        Column::right("vs sort", 9, &["vs_sort"]),
+    ];
+    let mut out = Printer::new(args.format, &columns);
+    for file in files {
+        let sort = median(repeat, || time_sort(file)).filter(|s| *s > 0.0);
+        for variant in &variants {
+            let mut runs = Vec::with_capacity(repeat);
+            for _ in 0..repeat {
+                runs.push(measure(file, variant)?);
             }
+            runs.sort_by(|a, b| a.total().total_cmp(&b.total()));
+            let m = &runs[runs.len() / 2];
+            let name = file_name(file);
+            let time = |s: f64| Cell::new(seconds(s), [json!(s)]);
+            out.row(&[
+                Cell::new(&name, [json!(name)]),
+                Cell::new(m.buffers.to_string(), [json!(m.buffers)]),
+                Cell::new(variant.name(), [json!(variant.name())]),
+                time(m.read),
+                time(m.solve),
+                time(m.validate),
+                time(m.total()),
+                sort.map_or_else(|| Cell::none(1), time),
+                Cell::new(
+                    format!("{} {:.2}%", bytes(m.fragmentation), m.fragmentation_percent),
+                    [json!(m.fragmentation), json!(m.fragmentation_percent)],
+                ),
+                sort.map_or_else(
+                    || Cell::none(1),
+                    |s| Cell::new(format!("{:.2}x", m.total() / s), [json!(m.total() / s)]),
+                ),
+            ]);
         }
-        Ok(())
-    })();
-    if let Some(dir) = temp_dir {
-        let _ = std::fs::remove_dir_all(dir);
     }
-    result
+    out.finish(Vec::new());
+    Ok(())
 }
 
 struct Measurement {
@@ -108,11 +388,7 @@ fn measure(file: &Path, solver: &Greedy) -> Result<Measurement, Failure> {
         solve: (t2 - t1).as_secs_f64(),
         validate: (t3 - t2).as_secs_f64(),
         fragmentation,
-        fragmentation_percent: if max_load == 0 {
-            0.0
-        } else {
-            fragmentation as f64 * 100.0 / max_load as f64
-        },
+        fragmentation_percent: percent(fragmentation, max_load),
     })
 }
 
@@ -135,7 +411,14 @@ fn median(repeat: usize, mut f: impl FnMut() -> Option<f64>) -> Option<f64> {
     values.get(values.len() / 2).copied()
 }
 
+fn file_name(file: &Path) -> String {
+    file.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// The files to run on, and a temporary directory to delete afterwards.
+/// Directories contribute their `.csv` files (not recursively), sorted.
 fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failure> {
     if !args.inputs.is_empty() {
         let mut files = Vec::new();
@@ -146,7 +429,9 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
                 })?;
                 let mut csvs: Vec<PathBuf> = entries
                     .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+                    .filter(|p| {
+                        p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("csv"))
+                    })
                     .collect();
                 csvs.sort();
                 files.extend(csvs);
@@ -170,4 +455,197 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
         files.push(path);
     }
     Ok((files, Some(dir)))
+}
+
+/// A column: its title and width in the table, its keys in CSV and JSON
+/// (a table cell may hold several raw values, e.g. bytes and percent).
+struct Column {
+    title: &'static str,
+    width: usize,
+    left: bool,
+    keys: &'static [&'static str],
+}
+
+impl Column {
+    fn left(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
+        Column {
+            title,
+            width,
+            left: true,
+            keys,
+        }
+    }
+
+    fn right(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
+        Column {
+            title,
+            width,
+            left: false,
+            keys,
+        }
+    }
+}
+
+/// A table cell: its text in human units and its raw values, one per key
+/// of its column.
+struct Cell {
+    text: String,
+    values: Vec<Value>,
+}
+
+impl Cell {
+    fn new<const N: usize>(text: impl Into<String>, values: [Value; N]) -> Self {
+        Cell {
+            text: text.into(),
+            values: values.into(),
+        }
+    }
+
+    /// No value (a failed run, no `sort`): `-` in the table.
+    fn none(keys: usize) -> Self {
+        Cell {
+            text: "-".into(),
+            values: vec![Value::Null; keys],
+        }
+    }
+}
+
+/// Prints rows as they come (table, CSV) or as one JSON document at the
+/// end.
+struct Printer<'a> {
+    format: BenchFormat,
+    columns: &'a [Column],
+    rows: Vec<Value>,
+}
+
+impl<'a> Printer<'a> {
+    fn new(format: BenchFormat, columns: &'a [Column]) -> Self {
+        match format {
+            BenchFormat::Table => {
+                let titles: Vec<String> = columns.iter().map(|c| pad(c, c.title)).collect();
+                println!("{}", titles.join(" ").trim_end());
+            }
+            BenchFormat::Csv => {
+                let keys: Vec<&str> = columns
+                    .iter()
+                    .flat_map(|c| c.keys.iter().copied())
+                    .collect();
+                println!("{}", keys.join(","));
+            }
+            BenchFormat::Json => {}
+        }
+        Printer {
+            format,
+            columns,
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, cells: &[Cell]) {
+        match self.format {
+            BenchFormat::Table => {
+                let texts: Vec<String> = self
+                    .columns
+                    .iter()
+                    .zip(cells)
+                    .map(|(c, cell)| pad(c, &cell.text))
+                    .collect();
+                println!("{}", texts.join(" ").trim_end());
+            }
+            BenchFormat::Csv => {
+                let fields: Vec<String> = cells
+                    .iter()
+                    .flat_map(|c| c.values.iter().map(csv_field))
+                    .collect();
+                println!("{}", fields.join(","));
+            }
+            BenchFormat::Json => {
+                let object: serde_json::Map<String, Value> = self
+                    .columns
+                    .iter()
+                    .zip(cells)
+                    .flat_map(|(c, cell)| {
+                        c.keys
+                            .iter()
+                            .map(|k| k.to_string())
+                            .zip(cell.values.iter().cloned())
+                    })
+                    .collect();
+                self.rows.push(Value::Object(object));
+            }
+        }
+    }
+
+    /// Prints the summary lines (not in CSV, which holds rows only) and,
+    /// in JSON, the whole document.
+    fn finish(self, summary: Vec<(String, Value)>) {
+        match self.format {
+            BenchFormat::Table => {
+                if !summary.is_empty() {
+                    println!();
+                    for (text, _) in &summary {
+                        println!("{text}");
+                    }
+                }
+            }
+            BenchFormat::Csv => {}
+            BenchFormat::Json => {
+                let summary: Vec<Value> = summary.into_iter().map(|(_, v)| v).collect();
+                println!("{}", json!({ "rows": self.rows, "summary": summary }));
+            }
+        }
+    }
+}
+
+fn pad(column: &Column, text: &str) -> String {
+    if column.left {
+        format!("{text:<width$}", width = column.width)
+    } else {
+        format!("{text:>width$}", width = column.width)
+    }
+}
+
+/// A raw value as a CSV field: numbers and booleans as they are, strings
+/// quoted when needed, nothing for null.
+fn csv_field(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.clone()
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solver_names_and_csv_fields() {
+        let names = |s: &str| {
+            parse_solvers(&s.split(',').map(String::from).collect::<Vec<_>>())
+                .map(|v| v.into_iter().map(|(n, _)| n).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            names("auto, greedy,greedy/area/best-fit").ok(),
+            Some(vec![
+                "auto".to_string(),
+                "greedy".into(),
+                "greedy/area/best-fit".into()
+            ])
+        );
+        assert!(
+            matches!(names("auto,fast"), Err(Failure::Input(m)) if m.contains("unknown solver `fast`"))
+        );
+        assert!(matches!(names("auto,auto"), Err(Failure::Input(m)) if m.contains("twice")));
+        assert!(matches!(names(""), Err(Failure::Input(_))));
+        assert_eq!(csv_field(&json!("a,b \"c\"")), "\"a,b \"\"c\"\"\"");
+        assert_eq!(csv_field(&json!(1.5)), "1.5");
+        assert_eq!(csv_field(&Value::Null), "");
+    }
 }

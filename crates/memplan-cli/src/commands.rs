@@ -9,13 +9,14 @@ use memplan::greedy::Greedy;
 use memplan::plan::{read_plan, write_plan};
 use memplan::problem::{read_problem, write_problem};
 use memplan::solver::Cancel;
-use memplan::{validate, Lifetimes, Problem, SolveError, SolveOptions, Solver, Stats};
+use memplan::{validate, Lifetimes, Problem, Progress, SolveError, SolveOptions, Solver, Stats};
 use serde_json::json;
 
 use crate::args::{
     Cli, Command, GenerateArgs, InputArgs, SolveArgs, SolverArg, StatsArgs, ValidateArgs,
 };
 use crate::output::{bytes, seconds, write_atomically};
+use crate::progress::Spinner;
 use crate::Failure;
 
 /// Runs the parsed command line.
@@ -25,6 +26,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Validate(args) => validate_plan(args),
         Command::Stats(args) => stats(args),
         Command::Generate(args) => generate_file(args),
+        Command::Plot(args) => crate::plot::run(args),
         Command::Bench(args) => crate::bench::run(args),
     }
 }
@@ -70,10 +72,13 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         time_limit: args.time_limit.map(Duration::from_secs_f64),
         seed: args.seed,
         cancel: Cancel::new(interrupted),
+        progress: Progress::default(),
     };
+    let spinner = Spinner::start(&options.progress, args.quiet);
     let started = Instant::now();
     let result = solver.solve(&problem, &options);
     let elapsed = started.elapsed().as_secs_f64();
+    spinner.finish();
     let solution = match result {
         Ok(solution) => solution,
         Err(error) => {

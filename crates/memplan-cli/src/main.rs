@@ -3,7 +3,10 @@
 mod args;
 mod bench;
 mod commands;
+mod glyphs;
 mod output;
+mod plot;
+mod progress;
 
 use std::process::ExitCode;
 

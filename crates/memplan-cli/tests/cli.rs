@@ -625,3 +625,241 @@ fn tela_solver_decides_and_minimises() {
         (Some(8704), Some(true))
     );
 }
+
+/// Solves `input` with the greedy solver into `dir/name`.
+fn greedy_plan(dir: &TempDir, input: &Path, name: &str) -> PathBuf {
+    let plan = dir.path().join(name);
+    memplan()
+        .args(["solve", "--solver", "greedy", "-o"])
+        .arg(&plan)
+        .arg(input)
+        .assert()
+        .success();
+    plan
+}
+
+#[test]
+fn plot_writes_svg_and_png() {
+    let dir = TempDir::new().unwrap();
+    let input = example("small.csv");
+    let plan = greedy_plan(&dir, &input, "plan.csv");
+    let svg = dir.path().join("plan.svg");
+    memplan()
+        .arg("plot")
+        .arg(&input)
+        .arg(&plan)
+        .arg("-o")
+        .arg(&svg)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") || text.starts_with("<?xml"));
+    assert!(text.contains("<rect") || text.contains("<path"));
+    assert!(text.contains("small.csv"), "the title names the file");
+    assert!(text.contains("KiB"), "addresses in human units");
+    let png = dir.path().join("plan.PNG");
+    memplan()
+        .arg("plot")
+        .arg(&input)
+        .arg(&plan)
+        .arg("-o")
+        .arg(&png)
+        .assert()
+        .success();
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
+    // Only the picture is written: no temporary file is left behind.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["plan.PNG", "plan.csv", "plan.svg"]);
+}
+
+#[test]
+fn plot_aggregates_many_buffers_into_a_small_file() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("random.csv");
+    memplan()
+        .args(["generate", "--kind", "random", "--buffers", "8000", "-o"])
+        .arg(&input)
+        .assert()
+        .success();
+    let plan = greedy_plan(&dir, &input, "plan.csv");
+    let svg = dir.path().join("plan.svg");
+    memplan()
+        .args(["plot", "--lifetimes", "half-open"])
+        .arg(&input)
+        .arg(&plan)
+        .arg("-o")
+        .arg(&svg)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("8,000 buffers, aggregated"));
+    assert!(text.contains("<rect"));
+    assert!(text.len() < 3 << 20, "{} bytes", text.len());
+}
+
+#[test]
+fn plot_refuses_invalid_plans_and_bad_input() {
+    let dir = TempDir::new().unwrap();
+    let input = file(
+        &dir,
+        "in.csv",
+        "id,lower,upper,size\na,0,4,8\nb,2,6,8\nc,5,9,8\n",
+    );
+    let out = dir.path().join("plot.svg");
+    let plot = |input: &Path, plan: &Path, out: &Path| {
+        let mut cmd = memplan();
+        cmd.arg("plot").arg(input).arg(plan).arg("-o").arg(out);
+        cmd
+    };
+    let overlapping = file(&dir, "bad.csv", "id,offset\na,0\nb,4\nc,0\n");
+    plot(&input, &overlapping, &out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "bad.csv: invalid plan: buffers `a` and `b` are alive at the same time",
+        ));
+    assert!(!out.exists());
+    let good = file(&dir, "good.csv", "id,offset\na,0\nb,8\nc,0\n");
+    let broken = file(&dir, "broken.csv", "id,lower,upper,size\na,0,4,8k\n");
+    plot(&broken, &good, &out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "broken.csv:2: column `size`: expected a non-negative integer, got `8k`",
+        ));
+    assert!(!out.exists());
+    let jpeg = dir.path().join("plot.jpg");
+    plot(&input, &good, &jpeg)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("must end in .svg or .png"));
+    assert!(!jpeg.exists());
+    plot(&input, &good, &out).assert().success();
+}
+
+/// Parses one CSV line of plain fields (no quoting in these tests).
+fn csv_fields(line: &str) -> Vec<&str> {
+    line.split(',').collect()
+}
+
+#[test]
+fn bench_compares_solvers_in_csv_and_json() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("perfect.csv");
+    memplan()
+        .args(["generate", "--kind", "perfect", "--buffers", "40", "-o"])
+        .arg(&input)
+        .assert()
+        .success();
+    // A non-CSV file in the directory is skipped.
+    file(&dir, "notes.txt", "not an instance");
+    let out = memplan()
+        .args([
+            "bench",
+            "--solvers",
+            "greedy,search",
+            "--time-limit",
+            "0.5",
+            "--format",
+            "csv",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let header = csv_fields(lines[0]);
+    assert_eq!(
+        header,
+        [
+            "instance",
+            "buffers",
+            "solver",
+            "makespan",
+            "max_load",
+            "lower_bound",
+            "fragmentation",
+            "fragmentation_percent",
+            "gap",
+            "gap_percent",
+            "seconds",
+            "optimal",
+            "status",
+            "found_by",
+            "reason"
+        ]
+    );
+    for (line, solver) in lines[1..].iter().zip(["greedy", "search"]) {
+        let row = csv_fields(line);
+        assert_eq!(row.len(), header.len(), "{line}");
+        assert_eq!((row[0], row[1], row[2]), ("perfect.csv", "40", solver));
+        for numeric in &row[3..11] {
+            assert!(numeric.parse::<f64>().is_ok(), "{numeric} in {line}");
+        }
+        assert!(["true", "false"].contains(&row[11]));
+        assert_eq!(row[12], "ok");
+        let makespan: u64 = row[3].parse().unwrap();
+        let max_load: u64 = row[4].parse().unwrap();
+        let frag: u64 = row[6].parse().unwrap();
+        assert_eq!(makespan - max_load, frag);
+    }
+
+    let out = memplan()
+        .args(["bench", "--solvers", "greedy,search", "--format", "json"])
+        .args(["--repeat", "3", "--time-limit", "0.5"])
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["solver"], "search");
+    assert!(rows[1]["makespan"].as_u64().unwrap() <= rows[0]["makespan"].as_u64().unwrap());
+    let summary = v["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 2);
+    assert_eq!(summary[1]["won"], 1);
+    assert_eq!(summary[0]["failed"], 0);
+
+    // The table, with a failure (an unreadable instance) counted per solver.
+    memplan()
+        .args(["bench", "--solvers", "greedy,greedy/area/best-fit"])
+        .arg(&input)
+        .arg(dir.path().join("missing.csv"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("failed: "))
+        .stdout(predicate::str::contains(
+            "greedy: won 1 of 2, optimal 0, failed 1",
+        ))
+        .stdout(predicate::str::contains(
+            "greedy/area/best-fit: won 0 of 2, optimal 0, failed 1",
+        ));
+    memplan()
+        .args(["bench", "--solvers", "greedy,fastest"])
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown solver `fastest`"));
+}
+
+#[test]
+fn quiet_solve_prints_nothing_on_stderr() {
+    memplan()
+        .args(["solve", "--quiet", "--time-limit", "0.2"])
+        .arg(example("layered-400.csv"))
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+}

@@ -5,6 +5,10 @@
 //! the others. Reports the best plan, who found it, and the best proven
 //! lower bound.
 //!
+//! Progress: the portfolio publishes the best makespan and lower bound in
+//! [`SolveOptions::progress`] as they improve (boxing and search publish
+//! theirs while they run), for a caller to display.
+//!
 //! Determinism: the greedy variants, boxing (for a seed) and the search are
 //! each deterministic, so the result is too whenever no member is cut short
 //! by the time limit; a member stopped by the clock may stop at a different
@@ -60,7 +64,9 @@ impl Solver for Auto {
         let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
+        options.progress.raise_lower_bound(lower_bound);
         let (greedy, greedy_plan) = best_greedy(problem);
+        options.progress.improve(greedy_plan.makespan(problem));
         let mut best = Solution::within_capacity(
             problem,
             greedy_plan.clone(),
@@ -86,11 +92,16 @@ impl Solver for Auto {
             time_limit: Some(remaining),
             seed: options.seed,
             cancel: options.cancel.with(stop.clone()),
+            progress: options.progress.clone(),
         };
         let run = |solver: &dyn Solver| {
             let result = solver.solve(problem, &member_options);
             if done(&result) {
                 stop.store(true, Ordering::Relaxed);
+            }
+            if let Ok(s) = &result {
+                options.progress.improve(s.makespan);
+                options.progress.raise_lower_bound(s.lower_bound);
             }
             result.map(|mut s| {
                 s.found_by = Some(format!("auto/{}", solver.name()));
@@ -250,6 +261,22 @@ mod tests {
     }
 
     #[test]
+    fn progress_reports_the_best_plan_and_the_bound() {
+        let p = hard_perfect();
+        let options = options(0.0);
+        assert_eq!(options.progress.best_makespan(), None);
+        let s = plan(&p, &options).unwrap();
+        assert_eq!(options.progress.best_makespan(), Some(s.makespan));
+        assert_eq!(options.progress.lower_bound(), p.max_load());
+        // Clones share the values; lower makespans and higher bounds win.
+        let view = options.progress.clone();
+        options.progress.improve(s.makespan + 1);
+        options.progress.raise_lower_bound(1);
+        assert_eq!(view.best_makespan(), Some(s.makespan));
+        assert_eq!(view.lower_bound(), p.max_load());
+    }
+
+    #[test]
     fn budget_reaches_and_proves_the_optimum() {
         let p = hard_perfect();
         let s = plan(&p, &options(20.0)).unwrap();
@@ -288,6 +315,7 @@ mod tests {
                 time_limit: Some(Duration::from_secs(60)),
                 seed: 0,
                 cancel: Cancel::new(flag),
+                ..SolveOptions::default()
             },
         )
         .unwrap();

@@ -117,6 +117,8 @@ impl Solver for Boxing {
                     .ok_or_else(|| internal_not_found(problem))?,
             };
             let mut best_makespan = best.makespan(problem);
+            options.progress.improve(best_makespan);
+            options.progress.raise_lower_bound(lower_bound);
             if best_makespan > target && self.options.iterations > 0 {
                 let prelude = Prelude::new(problem);
                 let shared_best = AtomicU64::new(best_makespan);
@@ -157,6 +159,7 @@ impl Solver for Boxing {
                         };
                         let makespan = plan.makespan(problem);
                         if makespan < best_makespan {
+                            options.progress.improve(makespan);
                             best_makespan = makespan;
                             best = plan;
                             counters[2].1 = u64::from(i) + 1;

@@ -40,4 +40,4 @@ pub use auto::plan;
 pub use index::BufferIdx;
 pub use plan::{validate, Plan, PlanError, Stats};
 pub use problem::{Buffer, InputError, Lifetimes, Problem, ProblemError};
-pub use solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+pub use solver::{NotFoundReason, Progress, Solution, SolveError, SolveOptions, Solver};

@@ -171,6 +171,8 @@ impl Solver for Search {
             .unwrap_or_default();
         let greedy_makespan = greedy.makespan(problem);
         let lower = max_load.max(problem.fixed_end());
+        options.progress.improve(greedy_makespan);
+        options.progress.raise_lower_bound(lower);
 
         if let Some(capacity) = problem.capacity {
             if greedy_makespan <= capacity {
@@ -231,9 +233,13 @@ impl Solver for Search {
                 Decision::Fits(offsets) => {
                     let plan = Plan::from_offsets(offsets);
                     best_makespan = plan.makespan(problem);
+                    options.progress.improve(best_makespan);
                     best = plan;
                 }
-                Decision::Infeasible => proven = c + 1,
+                Decision::Infeasible => {
+                    proven = c + 1;
+                    options.progress.raise_lower_bound(proven);
+                }
                 Decision::Unknown => break,
             }
         }

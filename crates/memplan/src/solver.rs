@@ -1,6 +1,6 @@
 //! The interface every solver implements.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,9 @@ pub struct SolveOptions {
     /// Set from outside (Ctrl-C, a portfolio) to stop early: solvers then
     /// return their best plan so far, as at the time limit.
     pub cancel: Cancel,
+    /// Where solvers that improve over time publish their best makespan
+    /// and lower bound, for a caller to display while they run.
+    pub progress: Progress,
 }
 
 impl SolveOptions {
@@ -60,6 +63,52 @@ impl PartialEq for Cancel {
 }
 
 impl Eq for Cancel {}
+
+/// The best makespan and lower bound of a running solve, shared between
+/// the solver (which publishes) and its caller (which polls, e.g. from a
+/// thread drawing a progress line): the library never prints. Clones share
+/// the same values; the `auto` portfolio, boxing and search publish, other
+/// solvers only return their result. All `Progress` values compare equal
+/// (like [`Cancel`], they are not part of what a solve means).
+#[derive(Clone, Debug)]
+pub struct Progress(Arc<[AtomicU64; 2]>);
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress(Arc::new([AtomicU64::new(u64::MAX), AtomicU64::new(0)]))
+    }
+}
+
+impl Progress {
+    /// Records a plan of makespan `makespan` (kept if lower than the best).
+    pub fn improve(&self, makespan: u64) {
+        self.0[0].fetch_min(makespan, Ordering::Relaxed);
+    }
+
+    /// Records a proven lower bound (kept if higher than the best).
+    pub fn raise_lower_bound(&self, bound: u64) {
+        self.0[1].fetch_max(bound, Ordering::Relaxed);
+    }
+
+    /// The lowest makespan published so far, if any.
+    pub fn best_makespan(&self) -> Option<u64> {
+        let m = self.0[0].load(Ordering::Relaxed);
+        (m != u64::MAX).then_some(m)
+    }
+
+    /// The highest lower bound published so far (0 if none).
+    pub fn lower_bound(&self) -> u64 {
+        self.0[1].load(Ordering::Relaxed)
+    }
+}
+
+impl PartialEq for Progress {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Progress {}
 
 /// When a solver must stop: a wall-clock instant and/or a cancel flag.
 #[derive(Clone, Debug, Default)]
