@@ -18,10 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
-
 use crate::boxing::{Boxing, BoxingOptions};
-use crate::greedy::Greedy;
 use crate::problem::Problem;
 use crate::search::{Search, SearchOptions};
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
@@ -65,7 +62,7 @@ impl Solver for Auto {
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
         options.progress.raise_lower_bound(lower_bound);
-        let (greedy, greedy_plan) = best_greedy(problem);
+        let (greedy, greedy_plan) = crate::greedy::best_variant(problem);
         options.progress.improve(greedy_plan.makespan(problem));
         let mut best = Solution::within_capacity(
             problem,
@@ -145,31 +142,6 @@ impl Solver for Auto {
     }
 }
 
-/// The best plan of every greedy variant (run in parallel), ties to the
-/// first in [`Greedy::all`] order. On dense problems best-fit is skipped:
-/// it costs seconds where first-fit costs tenths (iopddl S_1: 3.9 s for all
-/// ten variants on 2 cores), which the budget is better spent on.
-fn best_greedy(problem: &Problem) -> (Greedy, crate::plan::Plan) {
-    let dense = crate::greedy::is_dense(problem);
-    let variants: Vec<Greedy> = Greedy::all()
-        .filter(|g| !dense || g.fit == crate::greedy::Fit::FirstFit)
-        .collect();
-    let plans: Vec<(u64, usize, crate::plan::Plan)> = variants
-        .par_iter()
-        .enumerate()
-        .map(|(i, g)| {
-            let order = crate::greedy::order(problem, g.order);
-            let plan = crate::greedy::place(problem, &order, g.fit, None).unwrap_or_default();
-            (plan.makespan(problem), i, plan)
-        })
-        .collect();
-    let (_, i, plan) = plans
-        .into_iter()
-        .min_by_key(|(m, i, _)| (*m, *i))
-        .unwrap_or_default();
-    (variants[i], plan)
-}
-
 /// The better of two outcomes: a plan beats none, a lower makespan beats a
 /// higher one (ties keep `a`); proofs (lower bounds, infeasibility) are
 /// kept from both.
@@ -230,6 +202,7 @@ pub fn plan(problem: &Problem, options: &SolveOptions) -> Result<Solution, Solve
 mod tests {
     use super::*;
     use crate::generate::{generate, Kind};
+    use crate::greedy::Greedy;
     use crate::plan::validate;
     use crate::solver::Cancel;
 

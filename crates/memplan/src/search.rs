@@ -28,11 +28,13 @@
 #[cfg(test)]
 use std::time::Duration;
 
-use crate::greedy::{align_up, first_fit_from, Greedy};
+use crate::greedy::{align_up, first_fit_from};
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
-use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{
+    minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
+};
 use crate::sweep::{section_spans, time_groups};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -163,12 +165,7 @@ impl Solver for Search {
             ]
         };
         // The best greedy plan: the upper bound, and often the answer.
-        let unbounded = problem.clone().with_capacity(None);
-        let greedy = Greedy::all()
-            .filter_map(|g| g.solve(&unbounded, options).ok())
-            .min_by_key(|s| s.makespan)
-            .map(|s| s.plan)
-            .unwrap_or_default();
+        let (_, greedy) = crate::greedy::best_variant(problem);
         let greedy_makespan = greedy.makespan(problem);
         let lower = max_load.max(problem.fixed_end());
         options.progress.improve(greedy_makespan);
@@ -217,40 +214,20 @@ impl Solver for Search {
         }
 
         // Minimise: the smallest feasible capacity in [lower, best).
-        let mut best = greedy;
-        let mut best_makespan = greedy_makespan;
-        let mut proven = lower;
-        let mut first = true;
-        while proven < best_makespan {
-            // Try the lower bound first (perfect plans are common), then bisect.
-            let c = if first {
-                proven
-            } else {
-                proven + (best_makespan - 1 - proven) / 2
-            };
-            first = false;
-            match groups.decide(problem, c, &self.options, &deadline, &mut effort) {
-                Decision::Fits(offsets) => {
-                    let plan = Plan::from_offsets(offsets);
-                    best_makespan = plan.makespan(problem);
-                    options.progress.improve(best_makespan);
-                    best = plan;
-                }
-                Decision::Infeasible => {
-                    proven = c + 1;
-                    options.progress.raise_lower_bound(proven);
-                }
-                Decision::Unknown => break,
-            }
-        }
-        Ok(Solution {
-            makespan: best_makespan,
-            lower_bound: proven.min(best_makespan),
-            optimal: proven >= best_makespan,
-            plan: best,
-            counters: counters(&effort),
-            found_by: None,
-        })
+        let mut s = minimise(
+            problem,
+            greedy,
+            lower,
+            &deadline,
+            &options.progress,
+            |c, d| match groups.decide(problem, c, &self.options, d, &mut effort) {
+                Decision::Fits(offsets) => Probe::Fits(Plan::from_offsets(offsets)),
+                Decision::Infeasible => Probe::Infeasible,
+                Decision::Unknown => Probe::Unknown,
+            },
+        );
+        s.counters = counters(&effort);
+        Ok(s)
     }
 }
 

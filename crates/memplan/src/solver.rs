@@ -122,6 +122,92 @@ impl Deadline {
     pub fn passed(&self) -> bool {
         self.at.is_some_and(|d| Instant::now() >= d) || self.cancel.is_raised()
     }
+
+    /// Time left before the instant; `None` without one.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.at.map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// The same flags with the instant brought forward to `slice` from now
+    /// when that is sooner.
+    pub fn within(&self, slice: Duration) -> Deadline {
+        let soon = Instant::now() + slice;
+        Deadline {
+            at: Some(self.at.map_or(soon, |d| d.min(soon))),
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
+/// What a decision procedure says of one capacity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// A plan within the capacity.
+    Fits(Plan),
+    /// No plan fits: proven.
+    Infeasible,
+    /// Undecided (time or step limit).
+    Unknown,
+}
+
+/// Minimises the makespan with a decision procedure (the search and tela
+/// solvers): capacities between the proven `lower` bound and the makespan
+/// of `best`, rounded to the problem's [granularity](Problem::granularity);
+/// the lower bound first (perfect plans are common), then bisection. With a
+/// time limit, each capacity gets a third of the time left, so that one
+/// hard capacity does not take the whole budget; an undecided capacity is
+/// passed over (the search looks higher) without raising the bound.
+pub fn minimise(
+    problem: &Problem,
+    best: Plan,
+    lower: u64,
+    deadline: &Deadline,
+    progress: &Progress,
+    mut decide: impl FnMut(u64, &Deadline) -> Probe,
+) -> Solution {
+    let unit = problem.granularity().max(1);
+    let mut best_makespan = best.makespan(problem);
+    let mut best = best;
+    let mut proven = lower.div_ceil(unit).saturating_mul(unit).min(best_makespan);
+    let mut low = proven;
+    let mut first = true;
+    progress.improve(best_makespan);
+    progress.raise_lower_bound(proven);
+    while low < best_makespan && !deadline.passed() {
+        let c = if first {
+            low
+        } else {
+            (low + (best_makespan - 1 - low) / 2) / unit * unit
+        }
+        .max(low);
+        first = false;
+        let probe_deadline = match deadline.remaining() {
+            Some(left) => deadline.within(left / 3),
+            None => deadline.clone(),
+        };
+        match decide(c, &probe_deadline) {
+            Probe::Fits(plan) => {
+                best_makespan = plan.makespan(problem).min(best_makespan);
+                best = plan;
+                progress.improve(best_makespan);
+            }
+            Probe::Infeasible => {
+                proven = proven.max(c + unit);
+                low = low.max(c + unit);
+                progress.raise_lower_bound(proven);
+            }
+            Probe::Unknown => low = c + unit,
+        }
+    }
+    let proven = proven.min(best_makespan);
+    Solution {
+        makespan: best_makespan,
+        lower_bound: proven,
+        optimal: proven == best_makespan,
+        plan: best,
+        counters: Vec::new(),
+        found_by: None,
+    }
 }
 
 /// A plan and what the solver knows about it.

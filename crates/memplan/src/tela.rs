@@ -31,11 +31,13 @@
 //! - independent time groups (§5.3's first split) are solved one after the
 //!   other, sharing the step budget.
 
-use crate::greedy::{first_fit_from, Greedy};
+use crate::greedy::first_fit_from;
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
-use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{
+    minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
+};
 use crate::sweep::{section_spans, time_groups};
 
 /// Tuning of the TelaMalloc search; the defaults follow the paper.
@@ -165,45 +167,21 @@ impl Solver for Tela {
         }
 
         // Minimise: the best greedy plan is the first upper bound.
-        let unbounded = problem.clone().with_capacity(None);
-        let mut best = Greedy::all()
-            .filter_map(|g| g.solve(&unbounded, options).ok())
-            .min_by_key(|s| s.makespan)
-            .map(|s| s.plan)
-            .unwrap_or_default();
-        let mut best_makespan = best.makespan(problem);
-        let mut proven = lower;
-        let mut low = lower;
-        let mut first = true;
-        while low < best_makespan {
-            let c = if first {
-                low
-            } else {
-                low + (best_makespan - 1 - low) / 2
-            };
-            first = false;
-            match models.decide(problem, c, &self.options, &deadline, &mut effort) {
-                Decision::Fits(offsets) => {
-                    best = Plan::from_offsets(offsets);
-                    best_makespan = best.makespan(problem);
-                }
-                Decision::Infeasible => {
-                    proven = c + 1;
-                    low = c + 1;
-                }
-                Decision::Unknown(NotFoundReason::TimeLimit) => break,
-                // Not proven: look higher, keep the proven bound.
-                Decision::Unknown(_) => low = c + 1,
-            }
-        }
-        Ok(Solution {
-            makespan: best_makespan,
-            lower_bound: proven.min(best_makespan),
-            optimal: proven >= best_makespan,
-            plan: best,
-            counters: effort.counters(),
-            found_by: None,
-        })
+        let (_, greedy) = crate::greedy::best_variant(problem);
+        let mut s = minimise(
+            problem,
+            greedy,
+            lower,
+            &deadline,
+            &options.progress,
+            |c, d| match models.decide(problem, c, &self.options, d, &mut effort) {
+                Decision::Fits(offsets) => Probe::Fits(Plan::from_offsets(offsets)),
+                Decision::Infeasible => Probe::Infeasible,
+                Decision::Unknown(_) => Probe::Unknown,
+            },
+        );
+        s.counters = effort.counters();
+        Ok(s)
     }
 }
 
@@ -1148,6 +1126,7 @@ impl<'m> State<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::greedy::Greedy;
     use crate::plan::validate;
     use crate::testutil::brute_force;
     use proptest::prelude::*;

@@ -243,6 +243,23 @@ impl Problem {
             .unwrap_or(0)
     }
 
+    /// The greatest common divisor of every size, alignment and fixed
+    /// offset (0 for an empty problem). Pushed down as far as they go,
+    /// buffers sit at multiples of it, so the optimal makespan is one too
+    /// and capacities can be rounded down to one.
+    pub fn granularity(&self) -> u64 {
+        fn gcd(mut a: u64, mut b: u64) -> u64 {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        }
+        self.buffers.iter().fold(0, |g, b| {
+            let g = gcd(gcd(g, b.size), b.alignment);
+            b.fixed_offset.map_or(g, |o| gcd(g, o))
+        })
+    }
+
     /// The max load L: most bytes alive at one instant, the lower bound on
     /// every makespan (idealloc §2, computed by event traversal §5.3).
     pub fn max_load(&self) -> u64 {
