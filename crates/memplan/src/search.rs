@@ -1083,6 +1083,53 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(2));
     }
 
+    /// Two independent halves joined by nothing: the search splits them
+    /// (§7) and the plan is the same in every run (lockstep preorders).
+    #[test]
+    fn lockstep_search_is_deterministic_and_splits_independent_parts() {
+        let g = crate::generate::generate(crate::generate::Kind::Perfect, 120, 3).problem;
+        let load = g.max_load();
+        let runs: Vec<(Decision, Effort)> = (0..3)
+            .map(|_| decide(&g, load, &SearchOptions::default()))
+            .collect();
+        let Decision::Fits(offsets) = &runs[0].0 else {
+            panic!("{:?}", runs[0].0)
+        };
+        validate(
+            &g.clone().with_capacity(Some(load)),
+            &Plan::from_offsets(offsets.clone()),
+        )
+        .unwrap();
+        assert!(runs.iter().all(|r| r == &runs[0]));
+    }
+
+    #[test]
+    fn minimising_rounds_capacities_to_the_granularity() {
+        // Sizes are multiples of 4: from a weak lower bound (1) and a plan
+        // of makespan 20, the optimum 12 is found and proven by asking only
+        // multiples of 4 (never 11, 10 or 9).
+        let p = running_example();
+        assert_eq!(p.granularity(), 4);
+        let mut asked = Vec::new();
+        let s = crate::solver::minimise(
+            &p,
+            Plan::from_offsets(vec![0, 4, 8, 12, 16]),
+            1,
+            &Deadline::default(),
+            &crate::solver::Progress::default(),
+            |c, _| {
+                asked.push(c);
+                match decide(&p, c, &SearchOptions::default()).0 {
+                    Decision::Fits(o) => Probe::Fits(Plan::from_offsets(o)),
+                    Decision::Infeasible => Probe::Infeasible,
+                    Decision::Unknown => Probe::Unknown,
+                }
+            },
+        );
+        assert_eq!((s.makespan, s.lower_bound, s.optimal), (12, 12, true));
+        assert_eq!(asked, vec![4, 12, 8]);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
@@ -1101,9 +1148,25 @@ mod tests {
             prop_assert_eq!(s.makespan, crate::testutil::brute_force(&p));
             // The search alone, at the optimum and one below.
             let opt = s.makespan;
-            prop_assert!(matches!(decide(&p, opt, &SearchOptions::default()).0, Decision::Fits(_)));
-            if opt > 0 {
-                prop_assert_eq!(decide(&p, opt - 1, &SearchOptions::default()).0, Decision::Infeasible);
+            let all = SearchOptions::default();
+            let variants = [
+                all.clone(),
+                SearchOptions { hatless: false, ..all.clone() },
+                SearchOptions { decompose: false, ..all.clone() },
+                SearchOptions { preorders: vec![Preorder::Area], ..all.clone() },
+                SearchOptions { restart_backtracks: 2, ..all.clone() },
+                SearchOptions { effective_height: false, dominance: false, ..all.clone() },
+            ];
+            for options in &variants {
+                let d = decide(&p, opt, options).0;
+                let Decision::Fits(offsets) = d else {
+                    return Err(TestCaseError::fail(format!("{options:?}: {d:?}")));
+                };
+                let plan = Plan::from_offsets(offsets);
+                prop_assert_eq!(validate(&p.clone().with_capacity(Some(opt)), &plan), Ok(()));
+                if opt > 0 {
+                    prop_assert_eq!(decide(&p, opt - 1, options).0, Decision::Infeasible, "{:?}", options);
+                }
             }
         }
     }

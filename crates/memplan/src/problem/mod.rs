@@ -243,10 +243,11 @@ impl Problem {
             .unwrap_or(0)
     }
 
-    /// The greatest common divisor of every size, alignment and fixed
-    /// offset (0 for an empty problem). Pushed down as far as they go,
-    /// buffers sit at multiples of it, so the optimal makespan is one too
-    /// and capacities can be rounded down to one.
+    /// A common divisor of every offset of a plan pushed down as far as it
+    /// goes (0 for an empty problem): the greatest common divisor of every
+    /// size and fixed offset, lowered until each alignment divides it or is
+    /// a multiple of it. The optimal makespan is a multiple of it, so
+    /// capacities can be rounded down to one.
     pub fn granularity(&self) -> u64 {
         fn gcd(mut a: u64, mut b: u64) -> u64 {
             while b != 0 {
@@ -254,10 +255,24 @@ impl Problem {
             }
             a
         }
-        self.buffers.iter().fold(0, |g, b| {
-            let g = gcd(gcd(g, b.size), b.alignment);
+        let mut g = self.buffers.iter().fold(0, |g, b| {
+            let g = gcd(g, b.size);
             b.fixed_offset.map_or(g, |o| gcd(g, o))
-        })
+        });
+        let mut alignments: Vec<u64> = self.buffers.iter().map(|b| b.alignment).collect();
+        alignments.sort_unstable();
+        alignments.dedup();
+        loop {
+            let before = g;
+            for &a in &alignments {
+                if g != 0 && a % g != 0 && g % a != 0 {
+                    g = gcd(g, a);
+                }
+            }
+            if g == before {
+                return g;
+            }
+        }
     }
 
     /// The max load L: most bytes alive at one instant, the lower bound on
@@ -350,6 +365,20 @@ fn check_fixed(buffers: &[Buffer]) -> Result<(), ProblemError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn granularity_divides_every_pushed_down_offset() {
+        let p = |bufs: Vec<Buffer>| Problem::new(bufs, None).unwrap().granularity();
+        assert_eq!(p(vec![]), 0);
+        let b = |size| Buffer::new(format!("b{size}"), 0, 1, size);
+        assert_eq!(p(vec![b(12), b(8)]), 4);
+        // Alignment 1 and 2 divide 4; 16 is a multiple of it.
+        assert_eq!(p(vec![b(12), b(8).aligned(2), b(4).aligned(16)]), 4);
+        // 6 neither divides 12 nor is a multiple of it: gcd 6; then 8
+        // neither: gcd 2.
+        assert_eq!(p(vec![b(12).aligned(8), b(24).aligned(6)]), 2);
+        assert_eq!(p(vec![b(12), Buffer::new("f", 2, 3, 4).fixed(6)]), 2);
+    }
 
     #[test]
     fn new_checks_invariants() {
