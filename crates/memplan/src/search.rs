@@ -189,7 +189,28 @@ impl Solver for Search {
                     best_makespan: Some(greedy_makespan),
                 });
             }
-            return match groups.decide(problem, capacity, &self.options, &deadline, &mut effort) {
+            let mut decide = |c: u64, d: &Deadline| groups.decide(problem, c, &self.options, d, &mut effort);
+            let tight = lower.div_ceil(problem.granularity().max(1)) * problem.granularity().max(1);
+            let decision = match deadline.remaining() {
+                // Slack weakens eq. 3 and the search can wander where the
+                // tightest capacity would be decided at once: a third of the
+                // time at C, then a third at the lower bound (a plan there
+                // fits C too), then C again.
+                Some(left) if tight < capacity => {
+                    match decide(capacity, &deadline.within(left / 3)) {
+                        Decision::Unknown if !deadline.passed() => {
+                            let left = deadline.remaining().unwrap_or_default();
+                            match decide(tight, &deadline.within(left / 2)) {
+                                fits @ Decision::Fits(_) => fits,
+                                _ => decide(capacity, &deadline),
+                            }
+                        }
+                        other => other,
+                    }
+                }
+                _ => decide(capacity, &deadline),
+            };
+            return match decision {
                 Decision::Fits(offsets) => {
                     let mut s = Solution::within_capacity(
                         problem,
