@@ -35,7 +35,7 @@ use crate::problem::{Buffer, Problem};
 use crate::solver::{
     minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
 };
-use crate::sweep::{section_spans, time_groups};
+use crate::sweep::{section_spans, time_groups, MaxTree};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
@@ -155,7 +155,6 @@ impl Solver for Search {
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
-        let groups = Groups::new(problem, self.options.decompose);
         let mut effort = Effort::default();
         let counters = |e: &Effort| {
             vec![
@@ -166,6 +165,7 @@ impl Solver for Search {
         };
         // The best greedy plan: the upper bound, and often the answer.
         let (_, greedy) = crate::greedy::best_variant(problem);
+        let groups = Groups::new(problem, self.options.decompose, &deadline);
         let greedy_makespan = greedy.makespan(problem);
         let lower = max_load.max(problem.fixed_end());
         options.progress.improve(greedy_makespan);
@@ -189,7 +189,10 @@ impl Solver for Search {
                     best_makespan: Some(greedy_makespan),
                 });
             }
-            let mut decide = |c: u64, d: &Deadline| groups.decide(problem, c, &self.options, d, &mut effort);
+            let mut decide = |c: u64, d: &Deadline| match &groups {
+                Some(groups) => groups.decide(problem, c, &self.options, d, &mut effort),
+                None => Decision::Unknown,
+            };
             let tight = lower.div_ceil(problem.granularity().max(1)) * problem.granularity().max(1);
             let decision = match deadline.remaining() {
                 // Slack weakens eq. 3 and the search can wander where the
@@ -241,7 +244,9 @@ impl Solver for Search {
             lower,
             &deadline,
             &options.progress,
-            |c, d| match groups.decide(problem, c, &self.options, d, &mut effort) {
+            |c, d| match groups.as_ref().map_or(Decision::Unknown, |g| {
+                g.decide(problem, c, &self.options, d, &mut effort)
+            }) {
                 Decision::Fits(offsets) => Probe::Fits(Plan::from_offsets(offsets)),
                 Decision::Infeasible => Probe::Infeasible,
                 Decision::Unknown => Probe::Unknown,
@@ -261,7 +266,9 @@ struct Groups {
 }
 
 impl Groups {
-    fn new(problem: &Problem, decompose: bool) -> Self {
+    /// The groups' data; `None` when the deadline passes first (instances
+    /// of many thousands of buffers).
+    fn new(problem: &Problem, decompose: bool, deadline: &Deadline) -> Option<Self> {
         let (group_of, count) = if decompose {
             time_groups(problem.buffers(), 1)
         } else {
@@ -273,9 +280,9 @@ impl Groups {
         }
         let groups = members
             .iter()
-            .map(|m| Group::new(problem.buffers(), m))
-            .collect();
-        Groups { members, groups }
+            .map(|m| Group::new(problem.buffers(), m, deadline))
+            .collect::<Option<Vec<Group>>>()?;
+        Some(Groups { members, groups })
     }
 
     /// Decides every group at `capacity`; the plan is the union.
@@ -328,7 +335,8 @@ struct Group {
 }
 
 impl Group {
-    fn new(buffers: &[Buffer], members: &[BufferIdx]) -> Self {
+    /// The group's data, or `None` when the deadline passes first.
+    fn new(buffers: &[Buffer], members: &[BufferIdx], deadline: &Deadline) -> Option<Self> {
         let members: Vec<(BufferIdx, Option<u64>)> = members
             .iter()
             .map(|&b| (b, buffers[b.index()].fixed_offset))
@@ -342,44 +350,85 @@ impl Group {
         let (spans, section_count) =
             section_spans(members.iter().map(|(b, _)| &buffers[b.index()]));
         let sections: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
-        let mut section_load = vec![0u64; section_count];
+        // Section loads by a difference array, contention by range maxima:
+        // O(n log n + sections) even when lifetimes span many sections.
+        let mut delta = vec![0i128; section_count + 1];
         for (i, &(lo, hi)) in sections.iter().enumerate() {
-            for load in &mut section_load[lo as usize..hi as usize] {
-                *load += buf(i).size;
-            }
+            delta[lo as usize] += i128::from(buf(i).size);
+            delta[hi as usize] -= i128::from(buf(i).size);
         }
-        let contention = (0..n)
-            .map(|i| {
-                (sections[i].0..sections[i].1)
-                    .map(|s| section_load[s as usize])
-                    .max()
-                    .unwrap_or(0)
+        let mut running = 0i128;
+        let section_load: Vec<u64> = delta[..section_count]
+            .iter()
+            .map(|d| {
+                running += d;
+                running as u64
             })
             .collect();
-        let mut adj_start = vec![0u32];
-        let mut adj = Vec::new();
+        let loads = MaxTree::new(&section_load);
+        let contention = sections
+            .iter()
+            .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
+            .collect();
+        let fixed_members: Vec<(&Buffer, u64)> = members
+            .iter()
+            .filter_map(|(b, o)| o.map(|o| (&buffers[b.index()], o)))
+            .collect();
+        // Overlapping pairs by a sweep in section order, O(n log n + pairs),
+        // into CSR rows: one pass counts, one fills.
+        let mut by_start: Vec<u32> = (0..n as u32).collect();
+        by_start.sort_unstable_by_key(|&i| sections[i as usize].0);
+        let (sections_ref, by_start_ref) = (&sections, &by_start);
+        let later = move |k: usize| {
+            let end = sections_ref[by_start_ref[k] as usize].1;
+            by_start_ref[k + 1..]
+                .iter()
+                .take_while(move |&&j| sections_ref[j as usize].0 < end)
+        };
+        let mut degree = vec![0u32; n + 1];
+        for k in 0..n {
+            if k % 1024 == 0 && deadline.passed() {
+                return None;
+            }
+            for &j in later(k) {
+                degree[by_start[k] as usize] += 1;
+                degree[j as usize] += 1;
+            }
+        }
+        let mut adj_start = Vec::with_capacity(n + 1);
+        let mut total = 0u32;
+        for d in &degree[..n] {
+            adj_start.push(total);
+            total = total.checked_add(*d)?;
+        }
+        adj_start.push(total);
+        let mut fill = adj_start.clone();
+        let mut adj = vec![0u32; total as usize];
+        for k in 0..n {
+            if k % 1024 == 0 && deadline.passed() {
+                return None;
+            }
+            let i = by_start[k];
+            for &j in later(k) {
+                adj[fill[i as usize] as usize] = j;
+                fill[i as usize] += 1;
+                adj[fill[j as usize] as usize] = i;
+                fill[j as usize] += 1;
+            }
+        }
         let mut fixed_start = vec![0u32];
         let mut fixed = Vec::new();
         for i in 0..n {
-            for j in 0..n {
-                if i != j && buf(i).overlaps_in_time(buf(j)) {
-                    adj.push(j as u32);
-                }
-            }
-            adj_start.push(adj.len() as u32);
             let from = fixed.len();
-            for (b, offset) in &members {
-                if let Some(o) = offset {
-                    let f = &buffers[b.index()];
-                    if f.overlaps_in_time(buf(i)) {
-                        fixed.push((*o, o + f.size));
-                    }
+            for &(f, o) in &fixed_members {
+                if f.overlaps_in_time(buf(i)) {
+                    fixed.push((o, o + f.size));
                 }
             }
             fixed[from..].sort_unstable();
             fixed_start.push(fixed.len() as u32);
         }
-        Group {
+        Some(Group {
             size: (0..n).map(|i| buf(i).size).collect(),
             align: (0..n).map(|i| buf(i).alignment).collect(),
             lifetime: (0..n).map(|i| buf(i).lifetime()).collect(),
@@ -393,7 +442,7 @@ impl Group {
             fixed,
             section_load,
             contention,
-        }
+        })
     }
 
     /// Ranks of free buffers under a preorder (0 = first).
@@ -659,12 +708,22 @@ impl<'a> State<'a> {
         budget: u64,
     ) -> Self {
         let n = g.size.len();
-        let mut crossing = vec![0u32; g.section_count + 1];
+        // Difference array: +1 after each start section, -1 at each end.
+        let mut delta = vec![0i64; g.section_count + 2];
         for &(lo, hi) in &g.sections {
-            for c in &mut crossing[lo as usize + 1..hi as usize] {
-                *c += 1;
+            if lo + 1 < hi {
+                delta[lo as usize + 1] += 1;
+                delta[hi as usize] -= 1;
             }
         }
+        let mut running = 0i64;
+        let crossing: Vec<u32> = delta[..=g.section_count]
+            .iter()
+            .map(|d| {
+                running += d;
+                running as u32
+            })
+            .collect();
         State {
             g,
             capacity,
@@ -709,11 +768,13 @@ impl<'a> State<'a> {
     /// `top`, and at `top` itself only buffers of rank `min_rank` or more.
     fn node(&mut self, lo: u32, hi: u32, top: u64, min_rank: u32) -> Outcome {
         self.nodes += 1;
-        if self.nodes % 256 == 0 {
+        // Nodes cost O(buffers): look at the clock at every node of large
+        // groups, every 256 nodes of small ones.
+        if self.nodes % 256 == 0 || self.g.size.len() > 2048 {
             if self.deadline.passed() {
                 return Outcome::OutOfTime;
             }
-            if self.nodes % LOCKSTEP_NODES == 0 {
+            if self.nodes % LOCKSTEP_NODES == 0 && self.lockstep.is_some() {
                 if let Some(lockstep) = self.lockstep {
                     self.meetings += 1;
                     if lockstep.meet(self.meetings) {
@@ -980,7 +1041,7 @@ mod tests {
     /// Decides `problem` at `capacity` with the search alone (no greedy).
     fn decide(problem: &Problem, capacity: u64, options: &SearchOptions) -> (Decision, Effort) {
         let mut effort = Effort::default();
-        let groups = Groups::new(problem, options.decompose);
+        let groups = Groups::new(problem, options.decompose, &Deadline::default()).unwrap();
         (
             groups.decide(
                 problem,

@@ -146,13 +146,13 @@ fn segment_of(times: &[u64], t: u64) -> usize {
 }
 
 /// A static range-maximum tree over `u64` values.
-struct MaxTree {
+pub(crate) struct MaxTree {
     half: usize,
     nodes: Vec<u64>,
 }
 
 impl MaxTree {
-    fn new(values: &[u64]) -> Self {
+    pub(crate) fn new(values: &[u64]) -> Self {
         let half = values.len().next_power_of_two().max(1);
         let mut nodes = vec![0u64; 2 * half];
         nodes[half..half + values.len()].copy_from_slice(values);
@@ -163,7 +163,7 @@ impl MaxTree {
     }
 
     /// Maximum over `values[lo..hi]` (0 when empty).
-    fn max(&self, lo: usize, hi: usize) -> u64 {
+    pub(crate) fn max(&self, lo: usize, hi: usize) -> u64 {
         let (mut lo, mut hi) = (lo + self.half, hi + self.half);
         let mut best = 0;
         while lo < hi {
