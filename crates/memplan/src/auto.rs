@@ -62,7 +62,32 @@ impl Solver for Auto {
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
         options.progress.raise_lower_bound(lower_bound);
-        let (greedy, greedy_plan) = crate::greedy::best_variant(problem);
+        if problem.len() > self.options.search_max_buffers && !limit.is_zero() {
+            // Large instances: search is out of reach, and the greedy
+            // variants cost tenths of a second that boxing (which starts
+            // from the default, size-first greedy plan) puts to better use;
+            // the whole budget goes to boxing, as when it runs alone.
+            let boxing = Boxing {
+                options: BoxingOptions {
+                    iterations: u32::MAX,
+                    ..BoxingOptions::default()
+                },
+            };
+            let member_options = SolveOptions {
+                time_limit: Some(limit),
+                ..options.clone()
+            };
+            return boxing.solve(problem, &member_options).map(|mut s| {
+                s.found_by = Some(format!("auto/{}", boxing.name()));
+                s
+            });
+        }
+        // With a budget, variants still running when it ends are dropped;
+        // without one (0), every variant runs.
+        let greedy_until = (!limit.is_zero()).then(|| started + limit);
+        let (greedy, greedy_plan) = crate::greedy::best_variant(problem, &|| {
+            greedy_until.is_some_and(|t| Instant::now() >= t) || options.cancel.is_raised()
+        });
         options.progress.improve(greedy_plan.makespan(problem));
         let mut best = Solution::within_capacity(
             problem,

@@ -462,8 +462,10 @@ pub fn best_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
 /// The best plan of every greedy variant (run in parallel), ties to the
 /// first in [`Greedy::all`] order. On dense problems best-fit is skipped:
 /// it costs seconds where first-fit costs tenths (iopddl S_1: 3.9 s for all
-/// ten variants on 2 cores), which the budget is better spent on.
-pub fn best_variant(problem: &Problem) -> (Greedy, Plan) {
+/// ten variants on 2 cores), which the budget is better spent on. Once
+/// `stop()` holds, unfinished variants are dropped; the default one
+/// (size/first-fit) always finishes.
+pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
     let dense = is_dense(problem);
     let variants: Vec<Greedy> = Greedy::all()
         .filter(|g| !dense || g.fit == Fit::FirstFit)
@@ -471,17 +473,24 @@ pub fn best_variant(problem: &Problem) -> (Greedy, Plan) {
     let plans: Vec<(u64, usize, Plan)> = variants
         .par_iter()
         .enumerate()
-        .map(|(i, g)| {
+        .filter_map(|(i, g)| {
             let order = order(problem, g.order);
-            let plan = place(problem, &order, g.fit, None).unwrap_or_default();
-            (plan.makespan(problem), i, plan)
+            let placer = Placer::new(problem, g.fit);
+            let plan = if *g == Greedy::default() {
+                placer.place(&order, None)
+            } else {
+                placer.place_until(&order, None, stop)
+            }?;
+            Some((plan.makespan(problem), i, plan))
         })
         .collect();
-    let (_, i, plan) = plans
+    plans
         .into_iter()
         .min_by_key(|(m, i, _)| (*m, *i))
-        .unwrap_or_default();
-    (variants[i], plan)
+        .map_or_else(
+            || (Greedy::default(), Plan::default()),
+            |(_, i, plan)| (variants[i], plan),
+        )
 }
 
 #[cfg(test)]

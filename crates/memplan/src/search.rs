@@ -164,7 +164,7 @@ impl Solver for Search {
             ]
         };
         // The best greedy plan: the upper bound, and often the answer.
-        let (_, greedy) = crate::greedy::best_variant(problem);
+        let (_, greedy) = crate::greedy::best_variant(problem, &|| deadline.passed());
         let groups = Groups::new(problem, self.options.decompose, &deadline);
         let greedy_makespan = greedy.makespan(problem);
         let lower = max_load.max(problem.fixed_end());
@@ -386,12 +386,12 @@ impl Group {
                 .take_while(move |&&j| sections_ref[j as usize].0 < end)
         };
         let mut degree = vec![0u32; n + 1];
-        for k in 0..n {
-            if k % 1024 == 0 && deadline.passed() {
+        for (k, &i) in by_start.iter().enumerate() {
+            if k % 128 == 0 && deadline.passed() {
                 return None;
             }
             for &j in later(k) {
-                degree[by_start[k] as usize] += 1;
+                degree[i as usize] += 1;
                 degree[j as usize] += 1;
             }
         }
@@ -404,11 +404,10 @@ impl Group {
         adj_start.push(total);
         let mut fill = adj_start.clone();
         let mut adj = vec![0u32; total as usize];
-        for k in 0..n {
-            if k % 1024 == 0 && deadline.passed() {
+        for (k, &i) in by_start.iter().enumerate() {
+            if k % 128 == 0 && deadline.passed() {
                 return None;
             }
-            let i = by_start[k];
             for &j in later(k) {
                 adj[fill[i as usize] as usize] = j;
                 fill[i as usize] += 1;

@@ -167,7 +167,7 @@ impl Solver for Tela {
         }
 
         // Minimise: the best greedy plan is the first upper bound.
-        let (_, greedy) = crate::greedy::best_variant(problem);
+        let (_, greedy) = crate::greedy::best_variant(problem, &|| deadline.passed());
         let mut s = minimise(
             problem,
             greedy,
