@@ -1222,6 +1222,44 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Beyond brute-force sizes: the pruning that is not in the paper
+        /// (hatless, dynamic decomposition, the child cutoff through eq. 3)
+        /// never changes an answer of the plain search.
+        #[test]
+        fn extra_pruning_agrees_with_the_plain_search(
+            spec in proptest::collection::vec((0u64..30, 1u64..12, 1u64..9), 10..16),
+            slack in 0u64..3,
+        ) {
+            let buffers = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size))| Buffer::new(format!("b{i}"), s, s + len, size))
+                .collect();
+            let p = Problem::new(buffers, None).unwrap();
+            let capacity = p.max_load() + slack;
+            let plain = SearchOptions {
+                hatless: false,
+                decompose: false,
+                preorders: vec![Preorder::Twa],
+                ..SearchOptions::default()
+            };
+            let expected = decide(&p, capacity, &plain).0;
+            let got = decide(&p, capacity, &SearchOptions::default()).0;
+            prop_assert_eq!(
+                matches!(expected, Decision::Fits(_)),
+                matches!(got, Decision::Fits(_))
+            );
+            if let Decision::Fits(offsets) = got {
+                prop_assert_eq!(
+                    validate(&p.clone().with_capacity(Some(capacity)), &Plan::from_offsets(offsets)),
+                    Ok(())
+                );
+            }
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
         fn minimised_capacity_is_the_brute_force_optimum(
