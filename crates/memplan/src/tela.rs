@@ -334,6 +334,8 @@ struct Model {
     ranked: Vec<Vec<u32>>,
     /// All free buffers sorted by each heuristic (runs without phases).
     ranked_all: Vec<Vec<u32>>,
+    /// Position of each free buffer in each list of `ranked_all`.
+    rank: Vec<Vec<u32>>,
 }
 
 impl Model {
@@ -473,6 +475,16 @@ impl Model {
             phase,
             phase_start,
             ranked,
+            rank: ranked_all
+                .iter()
+                .map(|list| {
+                    let mut rank = vec![0u32; n];
+                    for (r, &j) in list.iter().enumerate() {
+                        rank[j as usize] = r as u32;
+                    }
+                    rank
+                })
+                .collect(),
             ranked_all,
         }
     }
@@ -748,6 +760,9 @@ struct State<'m> {
     /// address ranges taken there.
     pending: Vec<(u64, u64)>,
     occupied: Vec<(u64, u64)>,
+    /// Scratch: the bottom row, and its groups ranked by each heuristic.
+    row: Vec<u32>,
+    ranked_row: Vec<Vec<u32>>,
 }
 
 impl<'m> State<'m> {
@@ -791,6 +806,8 @@ impl<'m> State<'m> {
             blockers: Vec::new(),
             pending: Vec::new(),
             occupied: Vec::new(),
+            row: Vec::new(),
+            ranked_row: Vec::new(),
         }
     }
 
@@ -908,20 +925,7 @@ impl<'m> State<'m> {
             .filter(|_| self.use_phases)
             .map(|&b| m.phase[b as usize] as usize);
         if self.options.bottom_row {
-            let low = (0..m.len())
-                .filter(|&j| self.offset[j] == UNPLACED)
-                .map(|j| self.floor[j])
-                .min()
-                .unwrap_or(0);
-            let order = last_phase
-                .into_iter()
-                .chain((0..phases).filter(|&p| Some(p) != last_phase));
-            for p in order {
-                if candidates.len() >= limit {
-                    break;
-                }
-                self.pick(&lists(in_phase(p)), limit, Some(low), &mut candidates);
-            }
+            self.pick_row(last_phase, limit, &mut candidates);
         } else {
             let open = |p: usize| !self.use_phases || self.phase_unplaced[p] > 0;
             let current = last_phase
@@ -929,7 +933,7 @@ impl<'m> State<'m> {
                 .or_else(|| (0..phases).find(|&p| open(p)));
             let other = (0..phases).find(|&p| open(p) && Some(p) != current);
             for p in [current, other].into_iter().flatten() {
-                self.pick(&lists(in_phase(p)), limit, None, &mut candidates);
+                self.pick(&lists(in_phase(p)), limit, &mut candidates);
             }
         }
         if self.run > 0
@@ -946,36 +950,77 @@ impl<'m> State<'m> {
         point.undo_mark = self.undo.len();
     }
 
-    /// Appends to `candidates` (up to `limit`) the picks of one pool, given
-    /// as its members sorted by each heuristic: with a row height `low`,
-    /// its unplaced members whose floor is `low`, taken from the lists in
-    /// turn; without one, the first unplaced member of each list.
-    fn pick(&self, lists: &[&[u32]], limit: usize, low: Option<u64>, candidates: &mut Vec<u32>) {
-        let eligible = |b: u32| {
-            self.offset[b as usize] == UNPLACED
-                && low.is_none_or(|low| self.floor[b as usize] == low)
-        };
-        let mut cursor = vec![0usize; lists.len()];
-        loop {
-            let mut progressed = false;
-            for (list, at) in lists.iter().zip(&mut cursor) {
-                if candidates.len() >= limit {
-                    return;
-                }
-                while *at < list.len() {
-                    let b = list[*at];
-                    *at += 1;
-                    if eligible(b) {
-                        if !candidates.contains(&b) {
-                            candidates.push(b);
-                        }
-                        progressed = true;
-                        break;
+    /// Appends to `candidates` (up to `limit`) the bottom row: the unplaced
+    /// buffers whose floor is the lowest, those of `last_phase` first, then
+    /// by phase; within a phase, the heuristics' rankings take turns.
+    fn pick_row(&mut self, last_phase: Option<usize>, limit: usize, candidates: &mut Vec<u32>) {
+        let m = self.m;
+        let mut row = std::mem::take(&mut self.row);
+        row.clear();
+        let mut low = u64::MAX;
+        for j in 0..m.len() {
+            if self.offset[j] != UNPLACED {
+                continue;
+            }
+            let f = self.floor[j];
+            if f < low {
+                low = f;
+                row.clear();
+            }
+            if f == low {
+                row.push(j as u32);
+            }
+        }
+        if self.use_phases {
+            let phase = |j: u32| m.phase[j as usize] as usize;
+            row.sort_by_key(|&j| (Some(phase(j)) != last_phase, phase(j)));
+        }
+        let mut ranked = std::mem::take(&mut self.ranked_row);
+        let mut start = 0;
+        while start < row.len() && candidates.len() < limit {
+            let mut end = start + 1;
+            while end < row.len()
+                && (!self.use_phases || m.phase[row[end] as usize] == m.phase[row[start] as usize])
+            {
+                end += 1;
+            }
+            let group = &row[start..end];
+            ranked.resize_with(m.rank.len(), Vec::new);
+            for (list, rank) in ranked.iter_mut().zip(&m.rank) {
+                list.clear();
+                list.extend_from_slice(group);
+                list.sort_unstable_by_key(|&j| rank[j as usize]);
+            }
+            'turns: for r in 0..group.len() {
+                for list in &ranked {
+                    if candidates.len() >= limit {
+                        break 'turns;
+                    }
+                    if !candidates.contains(&list[r]) {
+                        candidates.push(list[r]);
                     }
                 }
             }
-            if !progressed || low.is_none() {
+            start = end;
+        }
+        self.row = row;
+        self.ranked_row = ranked;
+    }
+
+    /// Appends to `candidates` (up to `limit`) the paper's picks in one
+    /// pool, given as its members sorted by each heuristic: the first
+    /// unplaced member of each list.
+    fn pick(&self, lists: &[&[u32]], limit: usize, candidates: &mut Vec<u32>) {
+        for list in lists {
+            if candidates.len() >= limit {
                 return;
+            }
+            let first = list
+                .iter()
+                .copied()
+                .find(|&b| self.offset[b as usize] == UNPLACED);
+            if let Some(b) = first.filter(|b| !candidates.contains(b)) {
+                candidates.push(b);
             }
         }
     }
