@@ -36,9 +36,11 @@
 //!   the skyline of §3.1 and Figure 8a, each still placed at its lowest
 //!   valid offset (§5.2). The paper's picks (the longest, largest and
 //!   largest-area buffer wherever they are) place buffers high above empty
-//!   space that the remaining buffers must then fill exactly: with them the
-//!   search failed at 1.10 times the max load on five of the seven
-//!   challenging instances, every dead end found 80 to 120 placements deep;
+//!   space that the remaining buffers must then fill exactly: tried after
+//!   three bottom-row picks, they left five of the seven challenging
+//!   instances unsolved at 1.10 times the max load (challenging E's dead
+//!   ends were found 80 to 125 placements deep in its group of 131); with
+//!   bottom-row candidates alone, two;
 //! - the §3.1 contention (the highest load over a buffer's lifetime) ranks
 //!   candidates before §5.1's three heuristics ([`TelaOptions::contention`]):
 //!   without it, buffers alive in the most contended sections are placed
