@@ -8,7 +8,12 @@ use crate::problem::Problem;
 /// such a form, so the minimum over orders is the optimum). Ignores fixed
 /// offsets: use it on problems without fixed buffers.
 pub fn brute_force(p: &Problem) -> u64 {
-    fn go(p: &Problem, placed: &mut Vec<(usize, u64)>, best: &mut u64) {
+    brute_force_plan(p).0
+}
+
+/// [`brute_force`]'s optimum and the offsets of a plan that reaches it.
+pub fn brute_force_plan(p: &Problem) -> (u64, Vec<u64>) {
+    fn go(p: &Problem, placed: &mut Vec<(usize, u64)>, best: &mut (u64, Vec<u64>)) {
         let b = p.buffers();
         if placed.len() == b.len() {
             let m = placed
@@ -16,7 +21,13 @@ pub fn brute_force(p: &Problem) -> u64 {
                 .map(|&(i, o)| o + b[i].size)
                 .max()
                 .unwrap_or(0);
-            *best = (*best).min(m);
+            if m < best.0 {
+                best.0 = m;
+                best.1 = vec![0; b.len()];
+                for &(i, o) in placed.iter() {
+                    best.1[i] = o;
+                }
+            }
             return;
         }
         for i in 0..b.len() {
@@ -30,17 +41,17 @@ pub fn brute_force(p: &Problem) -> u64 {
                 .max()
                 .unwrap_or(0);
             let o = align_up(floor, b[i].alignment);
-            if o + b[i].size < *best {
+            if o + b[i].size < best.0 {
                 placed.push((i, o));
                 go(p, placed, best);
                 placed.pop();
             }
         }
     }
-    let mut best = u64::MAX;
+    let mut best = (u64::MAX, Vec::new());
     go(p, &mut Vec::new(), &mut best);
     if p.is_empty() {
-        0
+        (0, Vec::new())
     } else {
         best
     }
