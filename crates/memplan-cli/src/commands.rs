@@ -86,6 +86,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
                 capacity,
                 reason,
                 best_makespan,
+                counters,
             } = &error;
             if args.json {
                 let max_load = problem.max_load();
@@ -106,8 +107,16 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
                     "optimal": false,
                     "solver": solver.name(),
                     "seconds": elapsed,
+                    "counters": counter_map(counters),
                 });
                 println!("{value}");
+            } else if !counters.is_empty() {
+                // The effort spent, as for a plan found.
+                println!("solver         {}", solver.name());
+                println!("time           {}", seconds(elapsed));
+                for (name, value) in counters {
+                    println!("{name:<14} {value}");
+                }
             }
             return Err(Failure::Negative(format!(
                 "{}: {error}",
@@ -134,11 +143,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     let max_load = problem.max_load();
     let solver_name = solution.found_by.clone().unwrap_or_else(|| solver.name());
     if args.json {
-        let counters: serde_json::Map<String, serde_json::Value> = solution
-            .counters
-            .iter()
-            .map(|(k, v)| (k.to_string(), json!(v)))
-            .collect();
+        let counters = counter_map(&solution.counters);
         let value = json!({
             "status": "ok",
             "buffers": stats.buffers,
@@ -317,4 +322,12 @@ fn generate_file(args: GenerateArgs) -> Result<(), Failure> {
         write_problem(out, &generated.problem, Lifetimes::HalfOpen)
     })?;
     Ok(())
+}
+
+/// Solver counters as a JSON object.
+fn counter_map(counters: &[(&'static str, u64)]) -> serde_json::Map<String, serde_json::Value> {
+    counters
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect()
 }

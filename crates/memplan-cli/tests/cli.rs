@@ -588,9 +588,11 @@ fn tela_solver_decides_and_minimises() {
     assert!(v["counters"]["steps"].as_u64().unwrap() >= 400);
     assert!(v["counters"]["minor_backtracks"].is_u64());
     assert!(v["counters"]["major_backtracks"].is_u64());
-    // Too few steps to place 400 buffers.
-    memplan()
-        .args([
+    // Too few steps to place 400 buffers: the effort is reported, in JSON
+    // and in text.
+    let tela_10_steps = || {
+        let mut cmd = memplan();
+        cmd.args([
             "solve",
             "--solver",
             "tela",
@@ -599,9 +601,24 @@ fn tela_solver_decides_and_minimises() {
             "--capacity",
             "190753792",
         ])
-        .arg(example("layered-400.csv"))
+        .arg(example("layered-400.csv"));
+        cmd
+    };
+    let out = tela_10_steps()
+        .arg("--json")
         .assert()
         .code(1)
+        .stderr(predicate::str::contains("step limit reached"))
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["status"], "not_found");
+    assert_eq!(v["counters"]["steps"], 10);
+    tela_10_steps()
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("steps          10\n"))
         .stderr(predicate::str::contains("step limit reached"));
     // Below the max load: proven; without a capacity: minimised, fixed and
     // aligned buffers kept.

@@ -207,12 +207,16 @@ fn better(
             let m = best_makespan(&x).min(best_makespan(&y));
             let kept = if proven(&y) && !proven(&x) { y } else { x };
             let SolveError::NotFound {
-                capacity, reason, ..
+                capacity,
+                reason,
+                counters,
+                ..
             } = kept;
             Err(SolveError::NotFound {
                 capacity,
                 reason,
                 best_makespan: (m != u64::MAX).then_some(m),
+                counters,
             })
         }
     }
@@ -337,11 +341,13 @@ mod tests {
             capacity: 1,
             reason: NotFoundReason::TimeLimit,
             best_makespan: Some(9),
+            counters: Vec::new(),
         };
         let proof = SolveError::NotFound {
             capacity: 1,
             reason: NotFoundReason::ProvenInfeasible,
             best_makespan: None,
+            counters: Vec::new(),
         };
         assert_eq!(
             better(Err(err), Err(proof)).unwrap_err(),
@@ -349,6 +355,7 @@ mod tests {
                 capacity: 1,
                 reason: NotFoundReason::ProvenInfeasible,
                 best_makespan: Some(9),
+                counters: Vec::new(),
             }
         );
     }

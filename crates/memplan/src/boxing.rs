@@ -203,6 +203,7 @@ fn internal_not_found(problem: &Problem) -> SolveError {
         capacity: problem.capacity.unwrap_or(0),
         reason: NotFoundReason::Heuristic,
         best_makespan: None,
+        counters: Vec::new(),
     }
 }
 

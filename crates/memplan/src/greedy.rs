@@ -593,7 +593,8 @@ mod tests {
             SolveError::NotFound {
                 capacity: 36,
                 reason: NotFoundReason::ProvenInfeasible,
-                best_makespan: Some(37)
+                best_makespan: Some(37),
+                counters: Vec::new(),
             }
         );
         // A random instance where first-fit leaves fragmentation: not proven.
@@ -611,7 +612,8 @@ mod tests {
             SolveError::NotFound {
                 capacity: load,
                 reason: NotFoundReason::Heuristic,
-                best_makespan: Some(free.makespan)
+                best_makespan: Some(free.makespan),
+                counters: Vec::new(),
             }
         );
         let impossible = p.with_capacity(Some(10));

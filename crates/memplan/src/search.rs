@@ -35,7 +35,7 @@ use crate::problem::{Buffer, Problem};
 use crate::solver::{
     minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
 };
-use crate::sweep::{section_spans, time_groups, MaxTree};
+use crate::sweep::{overlap_csr, section_loads, section_spans, time_groups, MaxTree};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
@@ -187,6 +187,7 @@ impl Solver for Search {
                     capacity,
                     reason: NotFoundReason::ProvenInfeasible,
                     best_makespan: Some(greedy_makespan),
+                    counters: Vec::new(),
                 });
             }
             let mut decide = |c: u64, d: &Deadline| match &groups {
@@ -228,11 +229,13 @@ impl Solver for Search {
                     capacity,
                     reason: NotFoundReason::ProvenInfeasible,
                     best_makespan: Some(greedy_makespan),
+                    counters: counters(&effort),
                 }),
                 Decision::Unknown => Err(SolveError::NotFound {
                     capacity,
                     reason: NotFoundReason::TimeLimit,
                     best_makespan: Some(greedy_makespan),
+                    counters: counters(&effort),
                 }),
             };
         }
@@ -352,19 +355,13 @@ impl Group {
         let sections: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
         // Section loads by a difference array, contention by range maxima:
         // O(n log n + sections) even when lifetimes span many sections.
-        let mut delta = vec![0i128; section_count + 1];
-        for (i, &(lo, hi)) in sections.iter().enumerate() {
-            delta[lo as usize] += i128::from(buf(i).size);
-            delta[hi as usize] -= i128::from(buf(i).size);
-        }
-        let mut running = 0i128;
-        let section_load: Vec<u64> = delta[..section_count]
-            .iter()
-            .map(|d| {
-                running += d;
-                running as u64
-            })
-            .collect();
+        let section_load = section_loads(
+            sections
+                .iter()
+                .enumerate()
+                .map(|(i, &span)| (span, buf(i).size)),
+            section_count,
+        );
         let loads = MaxTree::new(&section_load);
         let contention = sections
             .iter()
@@ -374,47 +371,7 @@ impl Group {
             .iter()
             .filter_map(|(b, o)| o.map(|o| (&buffers[b.index()], o)))
             .collect();
-        // Overlapping pairs by a sweep in section order, O(n log n + pairs),
-        // into CSR rows: one pass counts, one fills.
-        let mut by_start: Vec<u32> = (0..n as u32).collect();
-        by_start.sort_unstable_by_key(|&i| sections[i as usize].0);
-        let (sections_ref, by_start_ref) = (&sections, &by_start);
-        let later = move |k: usize| {
-            let end = sections_ref[by_start_ref[k] as usize].1;
-            by_start_ref[k + 1..]
-                .iter()
-                .take_while(move |&&j| sections_ref[j as usize].0 < end)
-        };
-        let mut degree = vec![0u32; n + 1];
-        for (k, &i) in by_start.iter().enumerate() {
-            if k % 128 == 0 && deadline.passed() {
-                return None;
-            }
-            for &j in later(k) {
-                degree[i as usize] += 1;
-                degree[j as usize] += 1;
-            }
-        }
-        let mut adj_start = Vec::with_capacity(n + 1);
-        let mut total = 0u32;
-        for d in &degree[..n] {
-            adj_start.push(total);
-            total = total.checked_add(*d)?;
-        }
-        adj_start.push(total);
-        let mut fill = adj_start.clone();
-        let mut adj = vec![0u32; total as usize];
-        for (k, &i) in by_start.iter().enumerate() {
-            if k % 128 == 0 && deadline.passed() {
-                return None;
-            }
-            for &j in later(k) {
-                adj[fill[i as usize] as usize] = j;
-                fill[i as usize] += 1;
-                adj[fill[j as usize] as usize] = i;
-                fill[j as usize] += 1;
-            }
-        }
+        let (adj_start, adj) = overlap_csr(&sections, &|| deadline.passed())?;
         let mut fixed_start = vec![0u32];
         let mut fixed = Vec::new();
         for i in 0..n {

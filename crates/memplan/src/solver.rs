@@ -248,6 +248,7 @@ impl Solution {
                     capacity,
                     reason: NotFoundReason::ProvenInfeasible,
                     best_makespan: Some(makespan),
+                    counters: Vec::new(),
                 });
             }
             if makespan > capacity {
@@ -255,6 +256,7 @@ impl Solution {
                     capacity,
                     reason,
                     best_makespan: Some(makespan),
+                    counters: Vec::new(),
                 });
             }
         }
@@ -305,6 +307,8 @@ pub enum SolveError {
         capacity: u64,
         reason: NotFoundReason,
         best_makespan: Option<u64>,
+        /// The solver's effort counters, as in [`Solution::counters`].
+        counters: Vec<(&'static str, u64)>,
     },
 }
 

@@ -140,6 +140,117 @@ pub fn section_spans<'a>(
     (spans, times.len().saturating_sub(1))
 }
 
+/// Total size alive in each of `section_count` sections, given each
+/// buffer's section range `[lo, hi)` and size: a difference array, O(n +
+/// sections) however long the lifetimes.
+pub(crate) fn section_loads(
+    spans: impl Iterator<Item = ((u32, u32), u64)>,
+    section_count: usize,
+) -> Vec<u64> {
+    let mut delta = vec![0i128; section_count + 1];
+    for ((lo, hi), size) in spans {
+        delta[lo as usize] += i128::from(size);
+        delta[hi as usize] -= i128::from(size);
+    }
+    let mut running = 0i128;
+    delta[..section_count]
+        .iter()
+        .map(|d| {
+            running += d;
+            // At most the sum of all sizes, which `Problem::new` keeps below
+            // 2^64.
+            u64::try_from(running).unwrap_or(u64::MAX)
+        })
+        .collect()
+}
+
+/// The pairs of buffers that overlap in time, as symmetric adjacency rows in
+/// CSR form `(row starts, items)`: a sweep in start order, O(n log n +
+/// pairs), one pass counting and one filling. `spans` are section ranges.
+/// `None` when `stop` returns true (it is polled every 128 buffers) or when
+/// the pairs overflow `u32` indices.
+pub(crate) fn overlap_csr(
+    spans: &[(u32, u32)],
+    stop: &dyn Fn() -> bool,
+) -> Option<(Vec<u32>, Vec<u32>)> {
+    let n = spans.len();
+    let mut by_start: Vec<u32> = (0..n as u32).collect();
+    by_start.sort_unstable_by_key(|&i| spans[i as usize].0);
+    let later = |k: usize| {
+        let end = spans[by_start[k] as usize].1;
+        by_start[k + 1..]
+            .iter()
+            .take_while(move |&&j| spans[j as usize].0 < end)
+    };
+    let mut degree = vec![0u32; n];
+    for (k, &i) in by_start.iter().enumerate() {
+        if k % 128 == 0 && stop() {
+            return None;
+        }
+        for &j in later(k) {
+            degree[i as usize] += 1;
+            degree[j as usize] += 1;
+        }
+    }
+    let mut start = Vec::with_capacity(n + 1);
+    let mut total = 0u32;
+    for d in &degree {
+        start.push(total);
+        total = total.checked_add(*d)?;
+    }
+    start.push(total);
+    let mut fill = start.clone();
+    let mut items = vec![0u32; total as usize];
+    for (k, &i) in by_start.iter().enumerate() {
+        if k % 128 == 0 && stop() {
+            return None;
+        }
+        for &j in later(k) {
+            items[fill[i as usize] as usize] = j;
+            fill[i as usize] += 1;
+            items[fill[j as usize] as usize] = i;
+            fill[j as usize] += 1;
+        }
+    }
+    Some((start, items))
+}
+
+/// The buffers alive in each of `section_count` sections, in CSR form
+/// `(row starts, items)`, built without per-section vectors. O(n +
+/// sections + Σ ranges). `None` when `stop` returns true (polled every 128
+/// buffers) or the entries overflow `u32` indices.
+pub(crate) fn alive_csr(
+    spans: &[(u32, u32)],
+    section_count: usize,
+    stop: &dyn Fn() -> bool,
+) -> Option<(Vec<u32>, Vec<u32>)> {
+    let mut count = vec![0i64; section_count + 1];
+    for &(lo, hi) in spans {
+        count[lo as usize] += 1;
+        count[hi as usize] -= 1;
+    }
+    let mut start = Vec::with_capacity(section_count + 1);
+    let (mut alive, mut total) = (0i64, 0u32);
+    for c in &count[..section_count] {
+        start.push(total);
+        alive += c;
+        total = total.checked_add(u32::try_from(alive).ok()?)?;
+    }
+    start.push(total);
+    let mut fill = start.clone();
+    let mut items = vec![0u32; total as usize];
+    for (i, &(lo, hi)) in spans.iter().enumerate() {
+        if i % 128 == 0 && stop() {
+            return None;
+        }
+        for f in &mut fill[lo as usize..hi as usize] {
+            items[*f as usize] = i as u32;
+            *f += 1;
+        }
+    }
+    Some((start, items))
+}
+
 #[inline]
 fn segment_of(times: &[u64], t: u64) -> usize {
     times.partition_point(|&x| x < t)
@@ -222,6 +333,64 @@ mod tests {
             let profile = LoadProfile::new(&b);
             proptest::prop_assert_eq!(profile.loads.iter().copied().max().unwrap_or(0), brute);
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn section_tables_agree_with_brute_force(
+            spec in proptest::collection::vec((0u64..30, 1u64..10, 1u64..100), 0..40)
+        ) {
+            let b: Vec<Buffer> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size))| Buffer::new(i.to_string(), s, s + len, size))
+                .collect();
+            let (spans, count) = section_spans(b.iter());
+            let rows = |(start, items): (Vec<u32>, Vec<u32>)| -> Vec<Vec<u32>> {
+                start
+                    .windows(2)
+                    .map(|w| {
+                        let mut row = items[w[0] as usize..w[1] as usize].to_vec();
+                        row.sort_unstable();
+                        row
+                    })
+                    .collect()
+            };
+            let overlaps = rows(overlap_csr(&spans, &|| false).unwrap());
+            let alive = rows(alive_csr(&spans, count, &|| false).unwrap());
+            let loads = section_loads(spans.iter().zip(&b).map(|(&sp, x)| (sp, x.size)), count);
+            for (i, x) in b.iter().enumerate() {
+                let brute: Vec<u32> = (0..b.len() as u32)
+                    .filter(|&j| j as usize != i && b[j as usize].overlaps_in_time(x))
+                    .collect();
+                proptest::prop_assert_eq!(&overlaps[i], &brute);
+            }
+            proptest::prop_assert_eq!(alive.len(), count);
+            for s in 0..count {
+                let brute: Vec<u32> = (0..b.len() as u32)
+                    .filter(|&j| spans[j as usize].0 as usize <= s && s < spans[j as usize].1 as usize)
+                    .collect();
+                let load: u64 = brute.iter().map(|&j| b[j as usize].size).sum();
+                proptest::prop_assert_eq!(&alive[s], &brute);
+                proptest::prop_assert_eq!(loads[s], load);
+            }
+        }
+    }
+
+    #[test]
+    fn section_tables_stop_when_asked() {
+        let b = bufs(&[(0, 2, 1), (1, 3, 1)]);
+        let (spans, count) = section_spans(b.iter());
+        assert!(overlap_csr(&spans, &|| true).is_none());
+        assert!(alive_csr(&spans, count, &|| true).is_none());
+        assert_eq!(
+            overlap_csr(&spans, &|| false),
+            Some((vec![0, 1, 2], vec![1, 0]))
+        );
+        assert_eq!(
+            alive_csr(&spans, count, &|| false),
+            Some((vec![0, 1, 3, 4], vec![0, 0, 1, 1]))
+        );
     }
 
     #[test]
