@@ -358,6 +358,8 @@ impl From<OrderArg> for Order {
 pub enum FitArg {
     FirstFit,
     BestFit,
+    /// TelaMalloc §3.1: rows bottom-up on the skyline (with --order contention: its baseline)
+    Skyline,
 }
 
 impl From<FitArg> for Fit {
@@ -365,6 +367,7 @@ impl From<FitArg> for Fit {
         match f {
             FitArg::FirstFit => Fit::FirstFit,
             FitArg::BestFit => Fit::BestFit,
+            FitArg::Skyline => Fit::Skyline,
         }
     }
 }

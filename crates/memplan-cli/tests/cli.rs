@@ -880,3 +880,38 @@ fn quiet_solve_prints_nothing_on_stderr() {
         .success()
         .stderr(predicate::str::is_empty());
 }
+
+#[test]
+fn skyline_fit_is_the_tela_baseline() {
+    let dir = TempDir::new().unwrap();
+    let plan = dir.path().join("plan.csv");
+    let out = memplan()
+        .args([
+            "solve",
+            "--solver",
+            "greedy",
+            "--order",
+            "contention",
+            "--fit",
+            "skyline",
+            "--json",
+            "-o",
+        ])
+        .arg(&plan)
+        .arg(example("layered-400.csv"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["solver"], "greedy/contention/skyline");
+    // This layered instance is packed without waste by the skyline.
+    assert_eq!(v["makespan"], v["max_load"]);
+    memplan()
+        .args(["validate"])
+        .arg(example("layered-400.csv"))
+        .arg(&plan)
+        .assert()
+        .success();
+}

@@ -62,17 +62,21 @@ pub enum Fit {
     FirstFit,
     /// The smallest gap that fits, lowest on ties; above everything if none.
     BestFit,
+    /// TelaMalloc §3.1's skyline: rows filled bottom-up, each with the
+    /// buffers that fit, the order giving the priority ([`crate::skyline`]).
+    Skyline,
 }
 
 impl Fit {
     /// Every fit.
-    pub const ALL: [Fit; 2] = [Fit::FirstFit, Fit::BestFit];
+    pub const ALL: [Fit; 3] = [Fit::FirstFit, Fit::BestFit, Fit::Skyline];
 
     /// Name used on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Fit::FirstFit => "first-fit",
             Fit::BestFit => "best-fit",
+            Fit::Skyline => "skyline",
         }
     }
 }
@@ -192,6 +196,7 @@ pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64
 #[derive(Clone, Debug)]
 pub struct Placer<'p> {
     problem: &'p Problem,
+    fit: Fit,
     /// Group of each buffer.
     group_of: Vec<u32>,
     /// Members of each group, input order.
@@ -220,12 +225,18 @@ impl<'p> Placer<'p> {
                 local[b.index()] = i as u32;
             }
         }
-        let templates = members
-            .par_iter()
-            .map(|members| group_template(buffers, members, fit))
-            .collect();
+        // The skyline keeps its own state (see `place_until`).
+        let templates = if fit == Fit::Skyline {
+            Vec::new()
+        } else {
+            members
+                .par_iter()
+                .map(|members| group_template(buffers, members, fit))
+                .collect()
+        };
         Placer {
             problem,
+            fit,
             group_of,
             members,
             local,
@@ -249,6 +260,10 @@ impl<'p> Placer<'p> {
         limit: Option<u64>,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Plan> {
+        if self.fit == Fit::Skyline {
+            // Not one buffer at a time: each row takes the buffers that fit.
+            return crate::skyline::place(self.problem, order, limit, stop);
+        }
         let buffers = self.problem.buffers();
         let orders = bucket(self.members.len(), order.iter().copied(), |b| {
             self.group_of[b.index()]
@@ -405,7 +420,8 @@ impl Index {
                 occupancy.occupied_during(b, |o, e| occupied.push((o, e)));
                 occupied.sort_unstable_by_key(|r| r.0);
                 match fit {
-                    Fit::FirstFit => first_fit(occupied, size, alignment),
+                    // The skyline never builds an index (`Placer::new`).
+                    Fit::FirstFit | Fit::Skyline => first_fit(occupied, size, alignment),
                     Fit::BestFit => best_fit(occupied, size, alignment),
                 }
             }
@@ -461,22 +477,36 @@ pub fn best_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
 
 /// The best plan of every greedy variant (run in parallel), ties to the
 /// first in [`Greedy::all`] order. On dense problems best-fit is skipped:
-/// it costs seconds where first-fit costs tenths (iopddl S_1: 3.9 s for all
-/// ten variants on 2 cores), which the budget is better spent on. Once
+/// it costs seconds where first-fit and the skyline cost tenths (iopddl
+/// S_1: 3.9 s for the ten first-fit and best-fit variants on 2 cores),
+/// which the budget is better spent on. Once
 /// `stop()` holds, unfinished variants are dropped; the default one
 /// (size/first-fit) always finishes.
 pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
     let dense = is_dense(problem);
     let variants: Vec<Greedy> = Greedy::all()
-        .filter(|g| !dense || g.fit == Fit::FirstFit)
+        .filter(|g| !dense || g.fit != Fit::BestFit)
         .collect();
+    best_of(problem, &variants, Some(Greedy::default()), stop)
+        .unwrap_or_else(|| (Greedy::default(), Plan::default()))
+}
+
+/// The best plan of `variants` (run in parallel), ties to the first listed.
+/// Once `stop()` holds, unfinished variants are dropped, except `finish`;
+/// `None` when every variant was dropped.
+pub fn best_of(
+    problem: &Problem,
+    variants: &[Greedy],
+    finish: Option<Greedy>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<(Greedy, Plan)> {
     let plans: Vec<(u64, usize, Plan)> = variants
         .par_iter()
         .enumerate()
         .filter_map(|(i, g)| {
             let order = order(problem, g.order);
             let placer = Placer::new(problem, g.fit);
-            let plan = if *g == Greedy::default() {
+            let plan = if Some(*g) == finish {
                 placer.place(&order, None)
             } else {
                 placer.place_until(&order, None, stop)
@@ -487,10 +517,7 @@ pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Gre
     plans
         .into_iter()
         .min_by_key(|(m, i, _)| (*m, *i))
-        .map_or_else(
-            || (Greedy::default(), Plan::default()),
-            |(_, i, plan)| (variants[i], plan),
-        )
+        .map(|(_, i, plan)| (variants[i], plan))
 }
 
 #[cfg(test)]
@@ -674,7 +701,8 @@ mod tests {
 
         #[test]
         fn grouped_placement_equals_a_plain_pass(p in arb_problem(), min_group in 1usize..8) {
-            for g in Greedy::all() {
+            // The skyline is not a pass over the order (see `skyline`).
+            for g in Greedy::all().filter(|g| g.fit != Fit::Skyline) {
                 let o = order(&p, g.order);
                 let grouped = Placer::with_min_group(&p, g.fit, min_group).place(&o, None).unwrap();
                 // Reference: one pass, overlaps found by scanning every placed buffer.
@@ -690,7 +718,7 @@ mod tests {
                     occ.sort_unstable();
                     let x = &b[i.index()];
                     offsets[i.index()] = Some(match g.fit {
-                        Fit::FirstFit => first_fit(&occ, x.size, x.alignment),
+                        Fit::FirstFit | Fit::Skyline => first_fit(&occ, x.size, x.alignment),
                         Fit::BestFit => best_fit(&occ, x.size, x.alignment),
                     });
                 }

@@ -10,7 +10,8 @@
 //! - [`sweep`]: event traversal (max load, load profile, contention);
 //! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the fitting step;
 //! - [`solver`]: the common solver interface;
-//! - [`greedy`]: sort + first-fit / best-fit;
+//! - [`greedy`]: sort + first-fit / best-fit / skyline;
+//! - [`skyline`]: the TelaMalloc §3.1 baseline (rows bottom-up on a skyline);
 //! - [`search`]: the MiniMalloc exact search;
 //! - [`boxing`]: the idealloc boxing algorithm;
 //! - [`auto`]: the default portfolio ([`plan`]);
@@ -29,6 +30,7 @@ pub mod occupancy;
 pub mod plan;
 pub mod problem;
 pub mod search;
+pub mod skyline;
 pub mod solver;
 pub mod sweep;
 pub mod tela;

@@ -273,6 +273,16 @@ impl MaxTree {
         MaxTree { half, nodes }
     }
 
+    /// Sets `values[i]` to `value`.
+    pub(crate) fn set(&mut self, i: usize, value: u64) {
+        let mut k = i + self.half;
+        self.nodes[k] = value;
+        while k > 1 {
+            k /= 2;
+            self.nodes[k] = self.nodes[2 * k].max(self.nodes[2 * k + 1]);
+        }
+    }
+
     /// Maximum over `values[lo..hi]` (0 when empty).
     pub(crate) fn max(&self, lo: usize, hi: usize) -> u64 {
         let (mut lo, mut hi) = (lo + self.half, hi + self.half);

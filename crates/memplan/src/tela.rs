@@ -1500,31 +1500,37 @@ mod tests {
     }
 
     /// In the spirit of the paper's Figure 1: the optimum equals the max
-    /// load (10) only if the block [3, 5) of size 3 sits between the blocks
-    /// [0, 4) and [4, 6) rather than on them; no greedy order finds it.
+    /// load (6) only if the 5-byte block [0, 1) sits on the 1-byte block
+    /// [0, 2) rather than under it: that block must be at the bottom to
+    /// leave offset 5 free at time 1 for the thin block [1, 4), which meets
+    /// the 5-byte block [3, 6) later. Every greedy variant, the §3.1
+    /// baseline (contention order on the skyline) included, puts the large
+    /// block at the bottom first and needs 7 or 8.
     #[test]
     fn figure_1_style_block_decides_feasibility() {
         let p = problem(&[
-            (0, 4, 3),
-            (5, 6, 2),
-            (2, 6, 2),
-            (2, 4, 2),
-            (4, 6, 4),
-            (3, 5, 3),
+            (3, 6, 5),
+            (5, 6, 1),
+            (0, 1, 5),
+            (0, 2, 1),
+            (1, 4, 1),
+            (1, 2, 1),
+            (1, 3, 2),
         ]);
-        assert_eq!(p.max_load(), 10);
-        assert_eq!(brute_force(&p), 10);
-        let tight = p.clone().with_capacity(Some(10));
+        assert_eq!(p.max_load(), 6);
+        assert_eq!(brute_force(&p), 6);
+        let tight = p.clone().with_capacity(Some(6));
         for g in Greedy::all() {
             assert!(g.solve(&tight, &SolveOptions::default()).is_err(), "{g:?}");
         }
-        let s = solve(&p, Some(10)).unwrap();
+        let s = solve(&p, Some(6)).unwrap();
         assert_eq!(validate(&tight, &s.plan), Ok(()));
-        assert_eq!((s.makespan, s.lower_bound, s.optimal), (10, 10, true));
-        assert_eq!(counter(&s, "steps"), 6, "no backtrack needed");
+        assert_eq!((s.makespan, s.lower_bound, s.optimal), (6, 6, true));
+        assert_eq!(s.plan.offsets()[2..4], [1, 0], "the block on the small one");
+        assert_eq!(counter(&s, "steps"), 7, "no backtrack needed");
         // Minimising reaches the same optimum.
         let s = solve(&p, None).unwrap();
-        assert_eq!((s.makespan, s.optimal), (10, true));
+        assert_eq!((s.makespan, s.optimal), (6, true));
     }
 
     /// A case where the first candidates fail: minor backtracks, then
