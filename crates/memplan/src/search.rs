@@ -25,7 +25,6 @@
 //!   completeness, so an exhausted search of a group with fixed buffers is
 //!   reported as "unknown", never as "proven infeasible".
 
-#[cfg(test)]
 use std::time::Duration;
 
 use crate::greedy::{align_up, first_fit_from};
@@ -197,19 +196,30 @@ impl Solver for Search {
             let tight = lower.div_ceil(problem.granularity().max(1)) * problem.granularity().max(1);
             let decision = match deadline.remaining() {
                 // Slack weakens eq. 3 and the search can wander where the
-                // tightest capacity would be decided at once: a third of the
-                // time at C, then a third at the lower bound (a plan there
-                // fits C too), then C again.
+                // tightest capacity would be decided at once (challenging A,
+                // B, E, F, G at 1.02 times the max load): C and the lower
+                // bound (a plan there fits C too) take turns, with time
+                // slices doubling from a 64th of the budget; C alone once
+                // the lower bound is proven infeasible.
                 Some(left) if tight < capacity => {
-                    match decide(capacity, &deadline.within(left / 3)) {
-                        Decision::Unknown if !deadline.passed() => {
-                            let left = deadline.remaining().unwrap_or_default();
-                            match decide(tight, &deadline.within(left / 2)) {
-                                fits @ Decision::Fits(_) => fits,
-                                _ => decide(capacity, &deadline),
+                    let mut slice = (left / 64).max(Duration::from_millis(10));
+                    let mut try_tight = true;
+                    loop {
+                        match decide(capacity, &deadline.within(slice)) {
+                            Decision::Unknown if !deadline.passed() => {}
+                            other => break other,
+                        }
+                        if try_tight {
+                            match decide(tight, &deadline.within(slice)) {
+                                fits @ Decision::Fits(_) => break fits,
+                                Decision::Infeasible => try_tight = false,
+                                Decision::Unknown => {}
                             }
                         }
-                        other => other,
+                        if deadline.passed() {
+                            break Decision::Unknown;
+                        }
+                        slice = slice.saturating_mul(2);
                     }
                 }
                 _ => decide(capacity, &deadline),
