@@ -392,16 +392,8 @@ mod tests {
     use super::*;
     use crate::greedy::{order, Order};
     use crate::plan::validate;
+    use crate::testutil::problem;
     use proptest::prelude::*;
-
-    fn problem(spec: &[(u64, u64, u64)]) -> Problem {
-        let buffers = spec
-            .iter()
-            .enumerate()
-            .map(|(i, &(s, e, size))| Buffer::new(format!("b{i}"), s, e, size))
-            .collect();
-        Problem::new(buffers, None).unwrap()
-    }
 
     fn skyline(p: &Problem, by: Order) -> Vec<u64> {
         let plan = place(p, &order(p, by), None, &|| false).unwrap();

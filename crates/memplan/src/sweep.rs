@@ -325,16 +325,20 @@ mod tests {
         );
     }
 
-    proptest::proptest! {
-        #[test]
-        fn max_load_agrees_with_profile_and_brute_force(
-            spec in proptest::collection::vec((0u64..30, 1u64..10, 1u64..100), 0..40)
-        ) {
-            let b: Vec<Buffer> = spec
-                .iter()
+    /// Up to 40 buffers starting in [0, 30), lifetimes 1..10.
+    fn arb_buffers() -> impl proptest::strategy::Strategy<Value = Vec<Buffer>> {
+        use proptest::strategy::Strategy;
+        proptest::collection::vec((0u64..30, 1u64..10, 1u64..100), 0..40).prop_map(|spec| {
+            spec.iter()
                 .enumerate()
                 .map(|(i, &(s, len, size))| Buffer::new(i.to_string(), s, s + len, size))
-                .collect();
+                .collect()
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn max_load_agrees_with_profile_and_brute_force(b in arb_buffers()) {
             let brute = (0..40u64)
                 .map(|t| b.iter().filter(|x| x.start <= t && t < x.end).map(|x| x.size).sum::<u64>())
                 .max()
@@ -347,14 +351,7 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn section_tables_agree_with_brute_force(
-            spec in proptest::collection::vec((0u64..30, 1u64..10, 1u64..100), 0..40)
-        ) {
-            let b: Vec<Buffer> = spec
-                .iter()
-                .enumerate()
-                .map(|(i, &(s, len, size))| Buffer::new(i.to_string(), s, s + len, size))
-                .collect();
+        fn section_tables_agree_with_brute_force(b in arb_buffers()) {
             let (spans, count) = section_spans(b.iter());
             let rows = |(start, items): (Vec<u32>, Vec<u32>)| -> Vec<Vec<u32>> {
                 start

@@ -1466,19 +1466,10 @@ mod tests {
     use super::*;
     use crate::greedy::Greedy;
     use crate::plan::validate;
-    use crate::testutil::{brute_force, brute_force_plan};
+    use crate::testutil::{brute_force, brute_force_plan, problem};
     use proptest::prelude::*;
     use proptest::test_runner::TestCaseError;
     use std::time::Duration;
-
-    fn problem(spec: &[(u64, u64, u64)]) -> Problem {
-        let buffers = spec
-            .iter()
-            .enumerate()
-            .map(|(i, &(s, e, size))| Buffer::new(format!("b{i}"), s, e, size))
-            .collect();
-        Problem::new(buffers, None).unwrap()
-    }
 
     fn solve(p: &Problem, capacity: Option<u64>) -> Result<Solution, SolveError> {
         Tela::default().solve(&p.clone().with_capacity(capacity), &SolveOptions::default())

@@ -1,7 +1,7 @@
 //! Helpers shared by the unit tests of several solvers.
 
 use crate::greedy::align_up;
-use crate::problem::Problem;
+use crate::problem::{Buffer, Problem};
 
 /// The optimum by brute force: every order, each buffer dropped onto
 /// the placed buffers it overlaps (every plan can be pushed down into
@@ -55,4 +55,15 @@ pub fn brute_force_plan(p: &Problem) -> (u64, Vec<u64>) {
     } else {
         best
     }
+}
+
+/// A problem of buffers `b0, b1, ...` given as `(start, end, size)`,
+/// half-open lifetimes, no capacity.
+pub fn problem(spec: &[(u64, u64, u64)]) -> Problem {
+    let buffers = spec
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, e, size))| Buffer::new(format!("b{i}"), s, e, size))
+        .collect();
+    Problem::new(buffers, None).unwrap()
 }

@@ -145,15 +145,7 @@ pub fn first_overlap(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn problem(spec: &[(u64, u64, u64)]) -> Problem {
-        let buffers = spec
-            .iter()
-            .enumerate()
-            .map(|(i, &(s, e, size))| Buffer::new(format!("b{i}"), s, e, size))
-            .collect();
-        Problem::new(buffers, None).unwrap()
-    }
+    use crate::testutil::problem;
 
     proptest::proptest! {
         /// Random (mostly invalid) plans: the sweep agrees with checking
