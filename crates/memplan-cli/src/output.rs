@@ -8,11 +8,22 @@ use crate::Failure;
 
 /// Writes a file through `write`, atomically: into a temporary file next to
 /// `path`, renamed over it only when everything succeeded, so a failure
-/// never leaves a partial file.
+/// never leaves a partial file. Devices and pipes are written in place.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), Failure> {
+    if fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        // A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO): written in
+        // place, since renaming a file over it would replace it.
+        let result = (|| {
+            let mut out = BufWriter::new(fs::OpenOptions::new().write(true).open(path)?);
+            write(&mut out)?;
+            out.flush()
+        })();
+        return result
+            .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())));
+    }
     let tmp = temp_path(path);
     let result = (|| {
         let file = fs::File::create(&tmp)?;

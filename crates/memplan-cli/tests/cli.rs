@@ -915,3 +915,25 @@ fn skyline_fit_is_the_tela_baseline() {
         .assert()
         .success();
 }
+
+/// `-o /dev/null` discards the plan and leaves the device in place (a
+/// temporary file renamed over it would replace it when run as root).
+#[cfg(unix)]
+#[test]
+fn output_to_a_device_writes_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let null = Path::new("/dev/null");
+    if !std::fs::metadata(null).is_ok_and(|m| m.file_type().is_char_device()) {
+        eprintln!("skipped: /dev/null is not a character device here");
+        return;
+    }
+    memplan()
+        .args(["solve", "--solver", "greedy", "-o", "/dev/null"])
+        .arg(example("small.csv"))
+        .assert()
+        .success();
+    assert!(std::fs::metadata(null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}
