@@ -49,6 +49,12 @@ pub struct Auto {
     pub options: AutoOptions,
 }
 
+/// Boxing's share of the budget (1/n) beside search: its plans rarely
+/// improve after the first tenths of a second, and the exact search uses
+/// the cores better (challenging D at 1 s: 5.71% with boxing running
+/// throughout).
+const BOXING_SHARE: u32 = 4;
+
 /// The budget per buffer below which large instances go to boxing alone.
 const SKYLINE_SECONDS_PER_BUFFER: f64 = 2e-6;
 
@@ -186,8 +192,12 @@ impl Solver for Auto {
             cancel: options.cancel.with(stop.clone()),
             progress: options.progress.clone(),
         };
-        let run = |solver: &dyn Solver| {
-            let result = solver.solve(problem, &member_options);
+        let run = |solver: &dyn Solver, share: u32| {
+            let options = SolveOptions {
+                time_limit: Some(remaining / share),
+                ..member_options.clone()
+            };
+            let result = solver.solve(problem, &options);
             if done(&result) {
                 stop.store(true, Ordering::Relaxed);
             }
@@ -215,11 +225,11 @@ impl Solver for Auto {
         let use_tela = use_search && problem.capacity.is_some();
         let tela = Tela::default();
         let (boxed, (searched, tela_result)) = rayon::join(
-            || run(&boxing),
+            || run(&boxing, BOXING_SHARE),
             || {
                 rayon::join(
-                    || use_search.then(|| run(&search)),
-                    || use_tela.then(|| run(&tela)),
+                    || use_search.then(|| run(&search, 1)),
+                    || use_tela.then(|| run(&tela, 1)),
                 )
             },
         );
