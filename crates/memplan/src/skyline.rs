@@ -116,6 +116,7 @@ fn place_group(
     let mut candidates: Vec<u32> = Vec::new();
     let mut taken: BTreeMap<u32, (u32, u64)> = BTreeMap::new(); // lo -> (hi, top)
     let mut blocked: Vec<(u64, u64)> = Vec::new();
+    let mut pieces: Vec<(u32, u32, u64)> = Vec::new();
     let mut popped = 0usize;
     while let Some((lo, seg)) = sky.pop() {
         popped += 1;
@@ -180,7 +181,7 @@ fn place_group(
         if !taken.is_empty() {
             // The row as placed: the buffers' tops, and the gap's height
             // between them (raised when next popped, if nothing fits).
-            let mut pieces = Vec::with_capacity(2 * taken.len() + 1);
+            pieces.clear();
             let mut at = lo;
             for (&tlo, &(thi, top)) in &taken {
                 if tlo > at {
