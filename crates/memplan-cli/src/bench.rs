@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use memplan::generate::generate;
 use memplan::greedy::Greedy;
@@ -22,7 +22,7 @@ use memplan::{validate, Lifetimes, Problem, SolveOptions, Solver};
 use serde_json::{json, Value};
 
 use crate::args::{BenchArgs, BenchFormat};
-use crate::output::{bytes, seconds, write_atomically};
+use crate::output::{bytes, seconds, write_output};
 use crate::Failure;
 
 /// Runs the benchmark.
@@ -129,7 +129,7 @@ fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), F
     ];
     let mut out = Printer::new(args.format, &columns);
     let options = SolveOptions {
-        time_limit: Some(Duration::from_secs_f64(args.time_limit)),
+        time_limit: Some(memplan::solver::seconds(args.time_limit)),
         ..SolveOptions::default()
     };
     let repeat = args.repeat.max(1) as usize;
@@ -441,15 +441,18 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
         }
         return Ok((files, None));
     }
-    let dir = std::env::temp_dir().join(format!("memplan-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Failure::Input(format!("{}: cannot create: {e}", dir.display())))?;
+    // A fresh directory with an unpredictable name (removed by the caller).
+    let dir = tempfile::Builder::new()
+        .prefix("memplan-bench-")
+        .tempdir()
+        .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))?
+        .keep();
     let kind: memplan::generate::Kind = args.kind.into();
     let mut files = Vec::new();
     for &n in &args.sizes {
         let path = dir.join(format!("{}-{n}.csv", kind.name()));
         let generated = generate(kind, n as usize, args.seed);
-        write_atomically(&path, |out| {
+        write_output(&path, &[], |out| {
             write_problem(out, &generated.problem, Lifetimes::HalfOpen)
         })?;
         files.push(path);

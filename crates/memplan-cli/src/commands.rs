@@ -1,13 +1,13 @@
 //! One function per subcommand.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::time::Instant;
 
 use memplan::generate::{generate, Kind};
 use memplan::greedy::Greedy;
 use memplan::plan::{read_plan, write_plan};
 use memplan::problem::{read_problem, write_problem};
+use memplan::quote::quoted;
 use memplan::solver::Cancel;
 use memplan::{validate, Lifetimes, Problem, Progress, SolveError, SolveOptions, Solver, Stats};
 use serde_json::json;
@@ -15,8 +15,9 @@ use serde_json::json;
 use crate::args::{
     Cli, Command, GenerateArgs, InputArgs, SolveArgs, SolverArg, StatsArgs, ValidateArgs,
 };
-use crate::output::{bytes, seconds, write_atomically};
+use crate::output::{bytes, seconds, write_output, Sink};
 use crate::progress::Spinner;
+use crate::signals;
 use crate::Failure;
 
 /// Runs the parsed command line.
@@ -61,63 +62,35 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
 fn solve(args: SolveArgs) -> Result<(), Failure> {
     let problem = read(&args.input)?.with_capacity(args.capacity);
     check_start_address(&problem, args.start_address)?;
+    // Checked before solving: a bad output path must not cost a solve.
+    let sink = args
+        .output
+        .as_deref()
+        .map(|path| Sink::new(path, &[&args.input.input]))
+        .transpose()?;
+    // The report goes to stderr when the plan goes to stdout.
+    let mut report: Box<dyn Write> = if sink.as_ref().is_some_and(Sink::is_stdout) {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
     let solver = solver(&args);
-    // Ctrl-C stops the solver, which returns its best plan so far.
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let flag = interrupted.clone();
-    // Failing to install the handler (e.g. one already set) only loses the
-    // graceful stop; the default handler still ends the process.
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
+    // Ctrl-C or SIGTERM stops the solver, which returns its best plan so far.
     let options = SolveOptions {
-        time_limit: args.time_limit.map(Duration::from_secs_f64),
+        time_limit: args.time_limit.map(memplan::solver::seconds),
         seed: args.seed,
-        cancel: Cancel::new(interrupted),
+        cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),
     };
     let spinner = Spinner::start(&options.progress, args.quiet);
     let started = Instant::now();
-    let result = solver.solve(&problem, &options);
+    let result = memplan::solver::run(solver.as_ref(), &problem, &options);
     let elapsed = started.elapsed().as_secs_f64();
     spinner.finish();
     let solution = match result {
         Ok(solution) => solution,
         Err(error) => {
-            let SolveError::NotFound {
-                capacity,
-                reason,
-                best_makespan,
-                counters,
-            } = &error;
-            if args.json {
-                let max_load = problem.max_load();
-                let value = json!({
-                    "status": "not_found",
-                    "reason": reason.describe(),
-                    "capacity": capacity,
-                    "best_makespan": best_makespan,
-                    "makespan": best_makespan,
-                    "fragmentation": best_makespan.map(|m| m.saturating_sub(max_load)),
-                    "buffers": problem.len(),
-                    "max_load": max_load,
-                    "lower_bound": if *reason == memplan::NotFoundReason::ProvenInfeasible {
-                        capacity.saturating_add(1).max(max_load)
-                    } else {
-                        max_load
-                    },
-                    "optimal": false,
-                    "solver": solver.name(),
-                    "seconds": elapsed,
-                    "counters": counter_map(counters),
-                });
-                println!("{value}");
-            } else if !counters.is_empty() {
-                // The effort spent, as for a plan found.
-                println!("solver         {}", solver.name());
-                println!("time           {}", seconds(elapsed));
-                for (name, value) in counters {
-                    println!("{name:<14} {value}");
-                }
-            }
+            report_not_found(&mut report, &args, &problem, solver.name(), &error, elapsed)?;
             return Err(Failure::Negative(format!(
                 "{}: {error}",
                 args.input.input.display()
@@ -130,10 +103,10 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
             solver.name()
         ))
     })?;
-    if let Some(path) = &args.output {
+    if let Some(sink) = &sink {
         let lifetimes: Lifetimes = args.input.lifetimes.into();
         let plan = at_address(&problem, &solution.plan, args.start_address)?;
-        write_atomically(path, |out| write_plan(out, &problem, &plan, lifetimes))?;
+        sink.write(|out| write_plan(out, &problem, &plan, lifetimes))?;
     }
     let stats = Stats::with_max_load(
         &problem,
@@ -142,6 +115,8 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     );
     let max_load = problem.max_load();
     let solver_name = solution.found_by.clone().unwrap_or_else(|| solver.name());
+    let stopped = solution.stopped.map(memplan::Stopped::name);
+    let out = &mut report;
     if args.json {
         let counters = counter_map(&solution.counters);
         let value = json!({
@@ -156,39 +131,109 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
             "capacity": problem.capacity,
             "solver": solver_name,
             "seconds": elapsed,
+            "stopped": stopped,
             "counters": counters,
         });
-        println!("{value}");
+        writeln!(out, "{value}")?;
     } else {
         let frag = solution.makespan - max_load;
-        println!("buffers        {}", stats.buffers);
-        println!("max load       {} ({} B)", bytes(max_load), max_load);
-        println!(
+        writeln!(out, "buffers        {}", stats.buffers)?;
+        writeln!(out, "max load       {} ({} B)", bytes(max_load), max_load)?;
+        writeln!(
+            out,
             "makespan       {} ({} B){}",
             bytes(solution.makespan),
             solution.makespan,
             if solution.optimal { ", optimal" } else { "" }
-        );
-        println!(
+        )?;
+        writeln!(
+            out,
             "fragmentation  {} ({} B, {:.3}%)",
             bytes(frag),
             frag,
             percent(frag, max_load)
-        );
+        )?;
         if solution.lower_bound > max_load {
-            println!(
+            writeln!(
+                out,
                 "lower bound    {} ({} B)",
                 bytes(solution.lower_bound),
                 solution.lower_bound
-            );
+            )?;
         }
-        println!("solver         {solver_name}");
-        println!("time           {}", seconds(elapsed));
+        writeln!(out, "solver         {solver_name}")?;
+        writeln!(out, "time           {}", seconds(elapsed))?;
+        if let Some(stopped) = solution.stopped {
+            writeln!(out, "stopped        {}", stopped_phrase(stopped))?;
+        }
         for (name, value) in &solution.counters {
-            println!("{name:<14} {value}");
+            writeln!(out, "{name:<14} {value}")?;
         }
         if let Some(path) = &args.output {
-            println!("plan           {}", path.display());
+            writeln!(out, "plan           {}", path.display())?;
+        }
+    }
+    Ok(())
+}
+
+/// What the summary says of a solve cut short.
+fn stopped_phrase(stopped: memplan::Stopped) -> &'static str {
+    match stopped {
+        memplan::Stopped::TimeLimit => "by the time limit (best plan so far)",
+        memplan::Stopped::Interrupted => "interrupted (best plan so far)",
+    }
+}
+
+/// The report of a solve that found no plan within the capacity: the JSON
+/// object, or the solver's counters in text.
+fn report_not_found(
+    out: &mut dyn Write,
+    args: &SolveArgs,
+    problem: &Problem,
+    solver: String,
+    error: &SolveError,
+    elapsed: f64,
+) -> Result<(), Failure> {
+    let SolveError::NotFound {
+        capacity,
+        reason,
+        best_makespan,
+        counters,
+    } = error;
+    let stopped = match reason {
+        memplan::NotFoundReason::TimeLimit => Some(memplan::Stopped::TimeLimit),
+        memplan::NotFoundReason::Interrupted => Some(memplan::Stopped::Interrupted),
+        _ => None,
+    };
+    if args.json {
+        let max_load = problem.max_load();
+        let value = json!({
+            "status": "not_found",
+            "reason": reason.describe(),
+            "capacity": capacity,
+            "best_makespan": best_makespan,
+            "makespan": best_makespan,
+            "fragmentation": best_makespan.map(|m| m.saturating_sub(max_load)),
+            "buffers": problem.len(),
+            "max_load": max_load,
+            "lower_bound": if *reason == memplan::NotFoundReason::ProvenInfeasible {
+                capacity.saturating_add(1).max(max_load)
+            } else {
+                max_load
+            },
+            "optimal": false,
+            "solver": solver,
+            "seconds": elapsed,
+            "stopped": stopped.map(memplan::Stopped::name),
+            "counters": counter_map(counters),
+        });
+        writeln!(out, "{value}")?;
+    } else if !counters.is_empty() {
+        // The effort spent, as for a plan found.
+        writeln!(out, "solver         {solver}")?;
+        writeln!(out, "time           {}", seconds(elapsed))?;
+        for (name, value) in counters {
+            writeln!(out, "{name:<14} {value}")?;
         }
     }
     Ok(())
@@ -199,7 +244,8 @@ fn check_start_address(problem: &Problem, start: u64) -> Result<(), Failure> {
     match problem.buffers().iter().find(|b| start % b.alignment != 0) {
         Some(b) => Err(Failure::Input(format!(
             "--start-address {start} is not a multiple of buffer `{}`'s alignment {}",
-            b.id, b.alignment
+            quoted(&b.id),
+            b.alignment
         ))),
         None => Ok(()),
     }
@@ -223,7 +269,7 @@ fn at_address(
             .ok_or_else(|| {
                 Failure::Input(format!(
                     "--start-address {start}: buffer `{}` would end past 2^64",
-                    b.id
+                    quoted(&b.id)
                 ))
             })?;
         offsets.push(address);
@@ -241,15 +287,21 @@ fn percent(part: u64, whole: u64) -> f64 {
 
 fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
     let problem = read(&args.input)?.with_capacity(args.capacity);
-    let plan = read_plan(&args.plan, &problem)?;
-    if let Err(e) = validate(&problem, &plan) {
+    // A plan whose ids do not match the problem's is an invalid plan (exit
+    // 1), like one whose offsets collide; an unreadable one is bad input.
+    let invalid = |message: String| {
         if args.json {
-            println!("{}", json!({ "valid": false, "error": e.to_string() }));
+            println!("{}", json!({ "valid": false, "error": message }));
         }
-        return Err(Failure::Negative(format!(
-            "{}: invalid plan: {e}",
-            args.plan.display()
-        )));
+        Failure::Negative(format!("{}: invalid plan: {message}", args.plan.display()))
+    };
+    let plan = match read_plan(&args.plan, &problem) {
+        Ok(plan) => plan,
+        Err(e) if e.is_plan_mismatch() => return Err(invalid(e.to_string())),
+        Err(e) => return Err(e.into()),
+    };
+    if let Err(e) = validate(&problem, &plan) {
+        return Err(invalid(e.to_string()));
     }
     let stats = Stats::new(&problem, &plan);
     if args.json {
@@ -318,7 +370,7 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
 fn generate_file(args: GenerateArgs) -> Result<(), Failure> {
     let kind: Kind = args.kind.into();
     let generated = generate(kind, args.buffers as usize, args.seed);
-    write_atomically(&args.output, |out| {
+    write_output(&args.output, &[], |out| {
         write_problem(out, &generated.problem, Lifetimes::HalfOpen)
     })?;
     Ok(())

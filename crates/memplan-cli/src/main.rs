@@ -7,6 +7,7 @@ mod glyphs;
 mod output;
 mod plot;
 mod progress;
+mod signals;
 
 use std::process::ExitCode;
 
@@ -42,6 +43,7 @@ impl<E: std::error::Error> From<E> for Failure {
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
+    signals::install();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {

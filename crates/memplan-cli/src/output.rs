@@ -1,51 +1,183 @@
-//! Output helpers: atomic file writes and human units.
+//! Output helpers: safe output files and human units.
+//!
+//! An output file is never left partial and never written through a link
+//! someone else planted: a regular file is written into a fresh temporary
+//! file beside it (random name, created with `O_EXCL`, so no symlink is
+//! followed), synced, then renamed over the target. Standard output (`-`,
+//! `/dev/stdout`, `/dev/fd/1`) and other special files (devices, FIFOs)
+//! are written in place; a symlink is resolved to the file it names, which
+//! is then replaced, not the link; an output that is one of the command's
+//! inputs is refused.
 
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::signals;
 use crate::Failure;
 
-/// Writes a file through `write`, atomically: into a temporary file next to
-/// `path`, renamed over it only when everything succeeded, so a failure
-/// never leaves a partial file. Devices and pipes are written in place.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), Failure> {
-    if fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        // A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO): written in
-        // place, since renaming a file over it would replace it.
-        let result = (|| {
-            let mut out = BufWriter::new(fs::OpenOptions::new().write(true).open(path)?);
-            write(&mut out)?;
-            out.flush()
-        })();
-        return result
-            .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())));
-    }
-    let tmp = temp_path(path);
-    let result = (|| {
-        let file = fs::File::create(&tmp)?;
-        let mut out = BufWriter::new(file);
-        write(&mut out)?;
-        out.flush()?;
-        out.get_ref().sync_all()?;
-        drop(out);
-        fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Failure::Input(format!("{}: cannot write: {e}", path.display()))
-    })
+/// Where an output file goes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// The process's standard output.
+    Stdout,
+    /// A device, FIFO or socket: opened and written as it is.
+    InPlace(PathBuf),
+    /// A regular file (existing or not), replaced atomically; symlinks
+    /// already resolved.
+    File(PathBuf),
 }
 
-fn temp_path(path: &Path) -> PathBuf {
+impl Sink {
+    /// Where `path` goes; refused when it is one of `inputs`, a directory,
+    /// or a link to nowhere.
+    pub fn new(path: &Path, inputs: &[&Path]) -> Result<Sink, Failure> {
+        let refuse = |why: &str| Failure::Input(format!("{}: {why}", path.display()));
+        if path.as_os_str() == "-" {
+            return Ok(Sink::Stdout);
+        }
+        let (Ok(meta), Some(id)) = (fs::metadata(path), identity(path)) else {
+            if fs::symlink_metadata(path).is_ok() {
+                return Err(refuse("is a symbolic link to a missing file; not followed"));
+            }
+            return Ok(Sink::File(path.to_path_buf()));
+        };
+        if stdout_identity().is_some_and(|out| out == id) {
+            return Ok(Sink::Stdout);
+        }
+        if inputs
+            .iter()
+            .any(|input| identity(input).is_some_and(|input| input == id))
+        {
+            return Err(refuse(
+                "is also an input of this command; write the output elsewhere",
+            ));
+        }
+        if meta.is_dir() {
+            return Err(refuse("is a directory"));
+        }
+        if !meta.is_file() {
+            return Ok(Sink::InPlace(path.to_path_buf()));
+        }
+        // A regular file, maybe behind links: replace the file, keep links.
+        let target =
+            fs::canonicalize(path).map_err(|e| refuse(&format!("cannot resolve the path: {e}")))?;
+        Ok(Sink::File(target))
+    }
+
+    /// True for standard output, where the command's own report must not go.
+    pub fn is_stdout(&self) -> bool {
+        matches!(self, Sink::Stdout)
+    }
+
+    /// Writes the output through `write`; see the module documentation.
+    pub fn write(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), Failure> {
+        let (path, result) = match self {
+            Sink::Stdout => {
+                let stdout = std::io::stdout();
+                let mut out = BufWriter::new(stdout.lock());
+                let result = write(&mut out).and_then(|()| out.flush());
+                (Path::new("standard output"), result)
+            }
+            Sink::InPlace(path) => (
+                path.as_path(),
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|file| {
+                        let mut out = BufWriter::new(file);
+                        write(&mut out)?;
+                        out.flush()
+                    }),
+            ),
+            Sink::File(path) => (path.as_path(), replace(path, write)),
+        };
+        result.map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())))
+    }
+}
+
+/// Writes `path` atomically through a temporary file in its directory.
+fn replace(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "plan".into());
-    path.with_file_name(format!(".{name}.memplan-{}.tmp", std::process::id()))
+        .unwrap_or_default();
+    // A new file gets read-write for everyone less the umask, as any new
+    // file; a replaced one keeps its mode exactly.
+    let existing = fs::metadata(path).ok().map(|m| m.permissions());
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".memplan.tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir)?;
+    // A second Ctrl-C or SIGTERM exits at once: it removes this file first.
+    let _pending = signals::PendingFile::new(tmp.path());
+    let mut out = BufWriter::new(tmp.as_file());
+    write(&mut out)?;
+    out.flush()?;
+    drop(out);
+    if let Some(permissions) = existing {
+        tmp.as_file().set_permissions(permissions)?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    // Make the rename itself durable; not every system can sync a directory.
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The identity of a file: equal for two paths that name the same file
+/// (device and inode on Unix, the canonical path elsewhere).
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(path: &Path) -> Option<PathBuf> {
+    fs::canonicalize(path).ok()
+}
+
+/// Standard output's identity, when it is a file.
+#[cfg(unix)]
+fn stdout_identity() -> Option<(u64, u64)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let meta = fs::File::from(fd).metadata().ok()?;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn stdout_identity() -> Option<PathBuf> {
+    None
+}
+
+/// Writes a file through `write` (see [`Sink`]); `inputs` are the
+/// command's input files, which the output must not replace.
+pub fn write_output(
+    path: &Path,
+    inputs: &[&Path],
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    Sink::new(path, inputs)?.write(write)
 }
 
 /// Bytes in human units: `512 B`, `3.50 KiB`, `1.25 MiB`...

@@ -26,7 +26,7 @@ use plotters::style::{register_font, FontStyle};
 
 use crate::args::PlotArgs;
 use crate::glyphs::GlyphText;
-use crate::output::{bytes, write_atomically};
+use crate::output::{bytes, Sink};
 use crate::Failure;
 
 /// Above this many buffers, occupancy is aggregated into cells.
@@ -88,6 +88,7 @@ struct Raster {
 /// Runs `memplan plot`.
 pub fn run(args: PlotArgs) -> Result<(), Failure> {
     let format = Format::of(&args.output)?;
+    let sink = Sink::new(&args.output, &[&args.input.input, &args.plan])?;
     let problem = memplan::problem::read_problem(&args.input.input, args.input.lifetimes.into())?;
     let plan = read_plan(&args.plan, &problem)?;
     validate(&problem, &plan)
@@ -110,7 +111,7 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
                 figure.draw(&root, format.raster()).map_err(internal)?;
                 root.present().map_err(|e| internal(e.to_string()))?;
             }
-            write_atomically(&args.output, |out| out.write_all(svg.as_bytes()))
+            sink.write(|out| out.write_all(svg.as_bytes()))
         }
         Format::Png => {
             let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
@@ -122,7 +123,7 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
                 figure.draw(&root, format.raster()).map_err(internal)?;
                 root.present().map_err(|e| internal(e.to_string()))?;
             }
-            write_atomically(&args.output, |out| write_png(out, size, &pixels))
+            sink.write(|out| write_png(out, size, &pixels))
         }
     }
 }

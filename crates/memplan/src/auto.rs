@@ -107,7 +107,7 @@ impl Solver for Auto {
                 } else {
                     Vec::new()
                 };
-            let until = started + limit;
+            let until = started.checked_add(limit);
             // A thread and a one-thread pool of its own: in the global pool,
             // either solver's parallel work could wait for the other's to end
             // (trace 1M at 3 s: boxing took 4.4 s).
@@ -117,7 +117,7 @@ impl Solver for Auto {
                     let pool = pool.as_ref().filter(|_| !skylines.is_empty())?;
                     let found = pool.install(|| {
                         crate::greedy::best_of(problem, &skylines, None, &|| {
-                            Instant::now() >= until
+                            until.is_some_and(|t| Instant::now() >= t)
                                 || options.cancel.is_raised()
                                 || optimal.load(Ordering::Relaxed)
                         })
@@ -160,7 +160,9 @@ impl Solver for Auto {
         }
         // With a budget, variants still running when it ends are dropped;
         // without one (0), every variant runs.
-        let greedy_until = (!limit.is_zero()).then(|| started + limit);
+        let greedy_until = (!limit.is_zero())
+            .then(|| started.checked_add(limit))
+            .flatten();
         let (greedy, greedy_plan) = crate::greedy::best_variant(problem, &|| {
             greedy_until.is_some_and(|t| Instant::now() >= t) || options.cancel.is_raised()
         });
@@ -283,9 +285,24 @@ fn better(
             let best_makespan = |e: &SolveError| match e {
                 SolveError::NotFound { best_makespan, .. } => best_makespan.unwrap_or(u64::MAX),
             };
-            // Keep the proof if either has one, and the lowest makespan seen.
+            // Keep the proof if either has one, else the reason of a member
+            // that was stopped (its search might have decided) over a
+            // heuristic's miss, and the lowest makespan seen.
+            let heuristic = |e: &SolveError| {
+                matches!(
+                    e,
+                    SolveError::NotFound {
+                        reason: NotFoundReason::Heuristic,
+                        ..
+                    }
+                )
+            };
             let m = best_makespan(&x).min(best_makespan(&y));
-            let kept = if proven(&y) && !proven(&x) { y } else { x };
+            let kept = if (proven(&y) && !proven(&x)) || (heuristic(&x) && !heuristic(&y)) {
+                y
+            } else {
+                x
+            };
             let SolveError::NotFound {
                 capacity,
                 reason,

@@ -205,14 +205,21 @@ impl Solver for Search {
                     let mut slice = (left / 64).max(Duration::from_millis(10));
                     let mut try_tight = true;
                     loop {
-                        match decide(capacity, &deadline.within(slice)) {
-                            Decision::Unknown if !deadline.passed() => {}
+                        // An answer of "unknown" before the slice ran out
+                        // is final: the search ended without deciding
+                        // (it is incomplete with fixed buffers), and a
+                        // longer slice would answer the same.
+                        let within = deadline.within(slice);
+                        match decide(capacity, &within) {
+                            Decision::Unknown if within.passed() && !deadline.passed() => {}
                             other => break other,
                         }
                         if try_tight {
-                            match decide(tight, &deadline.within(slice)) {
+                            let within = deadline.within(slice);
+                            match decide(tight, &within) {
                                 fits @ Decision::Fits(_) => break fits,
                                 Decision::Infeasible => try_tight = false,
+                                Decision::Unknown if !within.passed() => try_tight = false,
                                 Decision::Unknown => {}
                             }
                         }
@@ -243,7 +250,11 @@ impl Solver for Search {
                 }),
                 Decision::Unknown => Err(SolveError::NotFound {
                     capacity,
-                    reason: NotFoundReason::TimeLimit,
+                    reason: if deadline.passed() {
+                        NotFoundReason::TimeLimit
+                    } else {
+                        NotFoundReason::Incomplete
+                    },
                     best_makespan: Some(greedy_makespan),
                     counters: counters(&effort),
                 }),

@@ -23,12 +23,26 @@ pub struct SolveOptions {
 }
 
 impl SolveOptions {
-    /// The point at which the solver must stop, measured from now.
+    /// The point at which the solver must stop, measured from now. A limit
+    /// too far away to represent (e.g. `Duration::MAX`) means no limit: the
+    /// arithmetic saturates, it never overflows.
     pub fn deadline(&self) -> Deadline {
         Deadline {
-            at: self.time_limit.map(|t| Instant::now() + t),
+            at: self.time_limit.and_then(|t| Instant::now().checked_add(t)),
             cancel: self.cancel.clone(),
         }
+    }
+}
+
+/// A time limit of `seconds`, saturating: a negative or NaN count gives
+/// zero, one too large for a [`Duration`] gives `Duration::MAX` (which
+/// [`SolveOptions::deadline`] treats as no limit). Never panics, unlike
+/// `Duration::from_secs_f64`.
+pub fn seconds(seconds: f64) -> Duration {
+    if seconds.is_nan() || seconds <= 0.0 {
+        Duration::ZERO
+    } else {
+        Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
     }
 }
 
@@ -129,11 +143,14 @@ impl Deadline {
     }
 
     /// The same flags with the instant brought forward to `slice` from now
-    /// when that is sooner.
+    /// when that is sooner (a slice too long to represent changes nothing).
     pub fn within(&self, slice: Duration) -> Deadline {
-        let soon = Instant::now() + slice;
+        let at = match (self.at, Instant::now().checked_add(slice)) {
+            (Some(d), Some(soon)) => Some(d.min(soon)),
+            (at, soon) => at.or(soon),
+        };
         Deadline {
-            at: Some(self.at.map_or(soon, |d| d.min(soon))),
+            at,
             cancel: self.cancel.clone(),
         }
     }
@@ -207,6 +224,7 @@ pub fn minimise(
         plan: best,
         counters: Vec::new(),
         found_by: None,
+        stopped: None,
     }
 }
 
@@ -225,6 +243,78 @@ pub struct Solution {
     pub counters: Vec<(&'static str, u64)>,
     /// For portfolios: the member that found the plan (e.g. `search`).
     pub found_by: Option<String>,
+    /// Set when the solve was cut short before the solver finished (the
+    /// plan is then the best found so far); `None` when it ran to its end
+    /// or proved the plan optimal. Filled in by [`run`].
+    pub stopped: Option<Stopped>,
+}
+
+/// What cut a solve short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The time limit ran out.
+    TimeLimit,
+    /// The cancel flag was raised (Ctrl-C, SIGTERM, a caller's cancel).
+    Interrupted,
+}
+
+impl Stopped {
+    /// The name used in reports: `time_limit` or `interrupted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stopped::TimeLimit => "time_limit",
+            Stopped::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Runs `solver` on `problem` and says whether the time limit or the
+/// cancel flag cut it short: [`Solution::stopped`] on a plan that is not
+/// proven optimal, and [`NotFoundReason::Interrupted`] instead of
+/// [`NotFoundReason::TimeLimit`] when the flag, not the clock, stopped it.
+/// The entry point for interfaces (CLI, Python, C).
+pub fn run(
+    solver: &dyn Solver,
+    problem: &Problem,
+    options: &SolveOptions,
+) -> Result<Solution, SolveError> {
+    let started = Instant::now();
+    let stopped = || {
+        if options.cancel.is_raised() {
+            Some(Stopped::Interrupted)
+        } else if options.time_limit.is_some_and(|t| started.elapsed() >= t) {
+            Some(Stopped::TimeLimit)
+        } else {
+            None
+        }
+    };
+    match solver.solve(problem, options) {
+        Ok(mut solution) => {
+            if !solution.optimal {
+                solution.stopped = stopped();
+            }
+            Ok(solution)
+        }
+        Err(SolveError::NotFound {
+            capacity,
+            reason,
+            best_makespan,
+            counters,
+        }) => {
+            let reason = match (reason, stopped()) {
+                (NotFoundReason::TimeLimit, Some(Stopped::Interrupted)) => {
+                    NotFoundReason::Interrupted
+                }
+                (reason, _) => reason,
+            };
+            Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                counters,
+            })
+        }
+    }
 }
 
 impl Solution {
@@ -267,6 +357,7 @@ impl Solution {
             optimal: makespan == max_load,
             counters: Vec::new(),
             found_by: None,
+            stopped: None,
         })
     }
 }
@@ -282,6 +373,11 @@ pub enum NotFoundReason {
     TimeLimit,
     /// The step limit ran out first; a plan may still exist.
     StepLimit,
+    /// The cancel flag was raised first; a plan may still exist.
+    Interrupted,
+    /// The search ended without deciding: it is not complete on this
+    /// problem (e.g. with fixed buffers); a plan may still exist.
+    Incomplete,
 }
 
 impl NotFoundReason {
@@ -294,6 +390,10 @@ impl NotFoundReason {
             NotFoundReason::ProvenInfeasible => "proven infeasible",
             NotFoundReason::TimeLimit => "unknown: time limit reached",
             NotFoundReason::StepLimit => "unknown: step limit reached",
+            NotFoundReason::Interrupted => "unknown: interrupted",
+            NotFoundReason::Incomplete => {
+                "unknown: the search ended undecided (it is not complete with fixed buffers)"
+            }
         }
     }
 }

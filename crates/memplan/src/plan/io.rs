@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::Plan;
-use crate::problem::read::{csv_line, csv_reader, parse_u64, read_file, LineCounter};
+use crate::problem::read::{check_lines, csv_line, csv_reader, parse_u64, read_file, LineCounter};
 use crate::problem::write::write_rows;
 use crate::problem::{InputError, InputErrorKind, Lifetimes, Problem};
 
@@ -45,6 +45,7 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
         column: column.map(str::to_string),
         kind: Box::new(kind),
     };
+    check_lines(bytes, path)?;
     let mut reader = csv_reader(bytes);
     let header = reader
         .byte_headers()

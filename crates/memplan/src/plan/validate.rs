@@ -9,26 +9,29 @@ use rayon::prelude::*;
 use super::Plan;
 use crate::index::BufferIdx;
 use crate::problem::{Buffer, Problem};
+use crate::quote::quoted;
 
 /// Why a plan is not valid for a problem.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     #[error("plan has {got} offsets for {expected} buffers")]
     WrongLength { expected: usize, got: usize },
-    #[error("buffer `{id}`: offset {offset} + size {size} overflows 64 bits")]
+    #[error("buffer `{}`: offset {offset} + size {size} overflows 64 bits", quoted(.id))]
     AddressOverflow { id: String, offset: u64, size: u64 },
-    #[error("buffer `{id}`: offset {offset} is not a multiple of alignment {alignment}")]
+    #[error("buffer `{}`: offset {offset} is not a multiple of alignment {alignment}", quoted(.id))]
     Misaligned {
         id: String,
         offset: u64,
         alignment: u64,
     },
-    #[error("buffer `{id}` is fixed at offset {fixed} but placed at {offset}")]
+    #[error("buffer `{}` is fixed at offset {fixed} but placed at {offset}", quoted(.id))]
     FixedMoved { id: String, fixed: u64, offset: u64 },
-    #[error("buffer `{id}` ends at {end}, past the capacity {capacity}")]
+    #[error("buffer `{}` ends at {end}, past the capacity {capacity}", quoted(.id))]
     ExceedsCapacity { id: String, end: u64, capacity: u64 },
     #[error(
-        "buffers `{first_id}` and `{second_id}` are alive at the same time and share addresses"
+        "buffers `{}` and `{}` are alive at the same time and share addresses",
+        quoted(.first_id),
+        quoted(.second_id)
     )]
     Overlap {
         first: BufferIdx,

@@ -10,6 +10,7 @@ pub use read::{read_problem, read_problem_from, InputError, InputErrorKind};
 pub use write::write_problem;
 
 use crate::index::BufferIdx;
+use crate::quote::quoted;
 
 /// One buffer to place.
 ///
@@ -140,13 +141,13 @@ pub enum ProblemError {
         offset: u64,
         size: u64,
     },
-    #[error("duplicate id `{id}`")]
+    #[error("duplicate id `{}`", quoted(.id))]
     DuplicateId {
         id: String,
         first: BufferIdx,
         second: BufferIdx,
     },
-    #[error("fixed buffers `{first_id}` and `{second_id}` overlap in time and address")]
+    #[error("fixed buffers `{}` and `{}` overlap in time and address", quoted(.first_id), quoted(.second_id))]
     FixedOverlap {
         first: BufferIdx,
         second: BufferIdx,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::{Buffer, Lifetimes, Problem, ProblemError};
+use crate::quote::quoted;
 
 /// Why an input file was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +24,20 @@ pub struct InputError {
 
 impl std::error::Error for InputError {}
 
+impl InputError {
+    /// True when a plan file was read but its ids do not match the
+    /// problem's (an unknown, repeated or missing buffer): the plan is
+    /// invalid, as opposed to unreadable.
+    pub fn is_plan_mismatch(&self) -> bool {
+        matches!(
+            *self.kind,
+            InputErrorKind::UnknownId(_)
+                | InputErrorKind::MissingBuffer(_)
+                | InputErrorKind::DuplicateId { .. }
+        )
+    }
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.path.display())?;
@@ -31,7 +46,7 @@ impl fmt::Display for InputError {
         }
         write!(f, ": ")?;
         if let Some(column) = &self.column {
-            write!(f, "column `{column}`: ")?;
+            write!(f, "column `{}`: ", quoted(column))?;
         }
         write!(f, "{}", self.kind)
     }
@@ -46,7 +61,7 @@ pub enum InputErrorKind {
     Csv(String),
     #[error("missing required column `{0}` (expected columns: {COLUMNS_HELP})")]
     MissingColumn(&'static str),
-    #[error("column given twice (also as `{0}`)")]
+    #[error("column given twice (also as `{}`)", quoted(.0))]
     DuplicateColumn(String),
     #[error("unknown column (expected columns: {COLUMNS_HELP})")]
     UnknownColumn,
@@ -62,11 +77,11 @@ pub enum InputErrorKind {
     EmptyColumnName,
     #[error("empty value in a required column")]
     EmptyValue,
-    #[error("expected a non-negative integer, got `{0}`")]
+    #[error("expected a non-negative integer, got `{}`", quoted(.0))]
     NotInteger(String),
-    #[error("must not be negative, got `{0}`")]
+    #[error("must not be negative, got `{}`", quoted(.0))]
     Negative(String),
-    #[error("`{0}` does not fit in an unsigned 64-bit integer")]
+    #[error("`{}` does not fit in an unsigned 64-bit integer", quoted(.0))]
     Overflow(String),
     #[error("inclusive upper {0} cannot be converted to half-open: {0} + 1 overflows 64 bits")]
     UpperOverflow(u64),
@@ -76,20 +91,87 @@ pub enum InputErrorKind {
         upper: u64,
         semantics: &'static str,
     },
-    #[error("duplicate id `{id}` (first on line {first_line})")]
+    #[error("duplicate id `{}` (first on line {first_line})", quoted(.id))]
     DuplicateId { id: String, first_line: u64 },
-    #[error("fixed buffer `{id}` overlaps fixed buffer `{other_id}` (line {other_line}) in time and address")]
+    #[error("fixed buffer `{}` overlaps fixed buffer `{}` (line {other_line}) in time and address", quoted(.id), quoted(.other_id))]
     FixedOverlap {
         id: String,
         other_id: String,
         other_line: u64,
     },
-    #[error("unknown buffer id `{0}`")]
+    #[error("unknown buffer id `{}`", quoted(.0))]
     UnknownId(String),
-    #[error("no offset for buffer `{0}`")]
+    #[error("no offset for buffer `{}`", quoted(.0))]
     MissingBuffer(String),
     #[error("{0}")]
     Problem(ProblemError),
+    #[error("unterminated quoted field (a `\"` opened here is never closed)")]
+    UnterminatedQuote,
+    #[error("line longer than {MAX_LINE_BYTES} bytes ({0} bytes): not a planning problem")]
+    LineTooLong(usize),
+}
+
+/// The longest line accepted in an input or plan file, in bytes (1 MiB):
+/// a longer line is refused before parsing, so that reading costs memory
+/// in proportion to the file, with a small constant.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Refuses `bytes` if a line is longer than [`MAX_LINE_BYTES`] or a quoted
+/// field is never closed (which the CSV reader would otherwise report as a
+/// field count at the end of the file), naming the line.
+pub(crate) fn check_lines(bytes: &[u8], path: &Path) -> Result<(), InputError> {
+    let err = |line, kind| InputError {
+        path: path.to_path_buf(),
+        line: Some(line),
+        column: None,
+        kind: Box::new(kind),
+    };
+    let mut start = 0;
+    let mut line = 1u64;
+    for end in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        if end - start > MAX_LINE_BYTES {
+            return Err(err(line, InputErrorKind::LineTooLong(end - start)));
+        }
+        start = end + 1;
+        line += 1;
+    }
+    match memchr::memchr(b'"', bytes).and_then(|_| unterminated_quote(bytes)) {
+        Some(line) => Err(err(line, InputErrorKind::UnterminatedQuote)),
+        None => Ok(()),
+    }
+}
+
+/// The line of a quoted field that is still open at the end of `bytes`, as
+/// RFC 4180 reads it: a quote opens a field only at its start, `""` inside
+/// is a quote, and a quote followed by anything else closes it.
+fn unterminated_quote(bytes: &[u8]) -> Option<u64> {
+    #[derive(Clone, Copy)]
+    enum State {
+        FieldStart,
+        Unquoted,
+        Quoted,
+        QuoteInQuoted,
+    }
+    let mut state = State::FieldStart;
+    let mut line = 1u64;
+    let mut opened = 1u64;
+    for &b in bytes {
+        state = match (state, b) {
+            (State::FieldStart, b'"') => {
+                opened = line;
+                State::Quoted
+            }
+            (State::Quoted, b'"') => State::QuoteInQuoted,
+            (State::Quoted, _) => State::Quoted,
+            (State::QuoteInQuoted, b'"') => State::Quoted,
+            (_, b',' | b'\n') => State::FieldStart,
+            (_, _) => State::Unquoted,
+        };
+        if b == b'\n' {
+            line += 1;
+        }
+    }
+    matches!(state, State::Quoted).then_some(opened)
 }
 
 const COLUMNS_HELP: &str =
@@ -184,6 +266,7 @@ pub fn read_problem_from(
         column,
         kind: Box::new(kind),
     };
+    check_lines(bytes, path)?;
     let mut reader = csv_reader(bytes);
     let header = reader
         .byte_headers()

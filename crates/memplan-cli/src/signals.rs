@@ -1,0 +1,76 @@
+//! Ctrl-C, SIGTERM and SIGHUP: the first one stops a solve, which then
+//! writes its best plan; the second one (or the first, outside a solve)
+//! exits at once with status 130, removing a half-written output file.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The stop flag a solve watches, raised by the first signal.
+fn stop_flag() -> &'static Arc<AtomicBool> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    STOP.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+/// True while a solve can be stopped gracefully.
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+
+/// Signals received so far.
+static RECEIVED: AtomicU32 = AtomicU32::new(0);
+
+/// The temporary output file being written, if any.
+static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Installs the handler (once, at start-up). Failing to install it (e.g.
+/// one already set) leaves the default action, which ends the process.
+pub fn install() {
+    let _ = ctrlc::set_handler(|| {
+        let earlier = RECEIVED.fetch_add(1, Ordering::SeqCst);
+        if earlier == 0 && GRACEFUL.load(Ordering::SeqCst) {
+            stop_flag().store(true, Ordering::SeqCst);
+            return;
+        }
+        // The writer holds the lock only for an instant, to register or
+        // forget the file; wait for it a little, never forever.
+        for _ in 0..100 {
+            if let Ok(pending) = PENDING.try_lock() {
+                if let Some(path) = pending.as_ref() {
+                    let _ = std::fs::remove_file(path);
+                }
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        eprintln!("memplan: interrupted");
+        std::process::exit(130);
+    });
+}
+
+/// The flag of a solve that a first signal stops gracefully; from now on,
+/// the first signal raises it instead of exiting.
+pub fn graceful_stop() -> Arc<AtomicBool> {
+    GRACEFUL.store(true, Ordering::SeqCst);
+    stop_flag().clone()
+}
+
+/// A temporary file that an exiting signal removes, registered while this
+/// value lives.
+pub struct PendingFile(());
+
+impl PendingFile {
+    /// Registers `path`.
+    pub fn new(path: &Path) -> Self {
+        if let Ok(mut pending) = PENDING.lock() {
+            *pending = Some(path.to_path_buf());
+        }
+        PendingFile(())
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if let Ok(mut pending) = PENDING.lock() {
+            *pending = None;
+        }
+    }
+}
