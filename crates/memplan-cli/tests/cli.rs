@@ -353,9 +353,9 @@ fn validate_reports_the_offending_pair() {
         .arg(&input)
         .arg(&incomplete)
         .assert()
-        .code(2)
+        .code(1)
         .stderr(predicate::str::contains(
-            "incomplete.csv: no offset for buffer `c`",
+            "incomplete.csv: invalid plan: incomplete.csv: no offset for buffer `c`",
         ));
 }
 

@@ -23,7 +23,9 @@ impl fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut chars = self.0.chars();
         for c in chars.by_ref().take(QUOTE_MAX_CHARS) {
-            if c.is_control() || c == '\\' || c == '`' {
+            if c == '`' {
+                write!(f, "\\`")?;
+            } else if c.is_control() || c == '\\' {
                 write!(f, "{}", c.escape_default())?;
             } else {
                 write!(f, "{c}")?;

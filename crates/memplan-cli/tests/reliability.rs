@@ -1,0 +1,465 @@
+//! Regression tests of issue 14: no panic on valid input, saturating time
+//! limits, safe output files, signals, bounded and escaped messages, and
+//! `validate`'s exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use memplan::plan::read_plan;
+use memplan::problem::read_problem;
+use memplan::{validate, Lifetimes};
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+fn memplan() -> Command {
+    Command::cargo_bin("memplan").unwrap()
+}
+
+fn file(dir: &TempDir, name: &str, text: &str) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn json(output: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(output).unwrap()
+}
+
+/// The two-buffer instance of the issue: `a` fixed at 4, `b` free, both
+/// of size 8 and alive together; capacity 18 leaves no room for `b`.
+const TWO_BUFFERS: &str = "id,lower,upper,size,offset\na,0,2,8,4\nb,0,2,8,\n";
+
+#[test]
+fn two_buffer_capacity_never_panics() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    // Verbatim from the issue: exited 101 every time.
+    let out = memplan()
+        .args(["solve", "--solver", "search", "--capacity", "18"])
+        .args(["--time-limit", "0.1", "--json"])
+        .arg(&input)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["status"], "not_found");
+    // The search is incomplete with fixed buffers and says so; it does not
+    // claim the clock stopped it.
+    assert!(v["reason"].as_str().unwrap().contains("not complete"));
+    assert_eq!(v["stopped"], serde_json::Value::Null);
+    // Auto panicked in about 12 of 20 runs; tela proves it infeasible.
+    for _ in 0..20 {
+        let out = memplan()
+            .args(["solve", "--capacity", "18", "--json"])
+            .arg(&input)
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(json(&out)["reason"], "proven infeasible");
+    }
+}
+
+#[test]
+fn huge_time_limits_saturate() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    for limit in ["9.3e18", "1.85e19", "1e300"] {
+        for solver in ["search", "tela", "greedy"] {
+            memplan()
+                .args(["solve", "--solver", solver, "--time-limit", limit, "--json"])
+                .arg(&input)
+                .assert()
+                .success();
+        }
+        memplan()
+            .args(["bench", "--solvers", "search,greedy", "--time-limit", limit])
+            .arg(&input)
+            .assert()
+            .success();
+    }
+}
+
+#[test]
+fn output_equal_to_the_input_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    memplan()
+        .args(["solve", "-o"])
+        .arg(&input)
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is also an input"));
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), TWO_BUFFERS);
+    // Through a symlink too.
+    let link = dir.path().join("link.csv");
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    memplan()
+        .args(["solve", "-o"])
+        .arg(&link)
+        .arg(&input)
+        .assert()
+        .code(2);
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), TWO_BUFFERS);
+}
+
+#[test]
+fn a_symlinked_output_writes_its_target_and_keeps_the_link() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    let target = file(&dir, "target.csv", "old\n");
+    let link = dir.path().join("link.csv");
+    std::os::unix::fs::symlink("target.csv", &link).unwrap();
+    memplan()
+        .args(["solve", "-o"])
+        .arg(&link)
+        .arg(&input)
+        .assert()
+        .success();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+    let plan = read_plan(&target, &problem).unwrap();
+    validate(&problem, &plan).unwrap();
+    // A link to nowhere is refused, not followed.
+    let dangling = dir.path().join("dangling.csv");
+    std::os::unix::fs::symlink("missing.csv", &dangling).unwrap();
+    memplan()
+        .args(["solve", "-o"])
+        .arg(&dangling)
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing file"));
+    assert!(!dir.path().join("missing.csv").exists());
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+/// Hidden temporary files left in `dir`.
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".memplan.tmp"))
+        .collect()
+}
+
+#[test]
+fn plan_to_standard_output_sends_the_report_to_stderr() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    for target in ["-", "/dev/stdout", "/dev/fd/1"] {
+        let out = memplan()
+            .args(["solve", "-q", "-o", target])
+            .arg(&input)
+            .assert()
+            .success();
+        let output = out.get_output();
+        let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+        assert!(
+            stdout.starts_with("id,lower,upper,size,offset\n"),
+            "{target}: {stdout}"
+        );
+        assert!(!stdout.contains("makespan"), "{target}");
+        assert!(String::from_utf8_lossy(&output.stderr).contains("makespan"));
+    }
+    // `-o /dev/stdout` with stdout redirected to a file writes the file and
+    // leaves `/dev/stdout` a link (it was replaced by a regular file).
+    let redirected = dir.path().join("redirected.csv");
+    let status = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+        .args(["solve", "-q", "-o", "/dev/stdout"])
+        .arg(&input)
+        .stdout(std::fs::File::create(&redirected).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(std::fs::symlink_metadata("/dev/stdout")
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+    validate(&problem, &read_plan(&redirected, &problem).unwrap()).unwrap();
+}
+
+#[test]
+fn generate_and_plot_use_the_same_safe_output() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("gen.csv");
+    memplan()
+        .args(["generate", "--kind", "layered", "--buffers", "50", "-o"])
+        .arg(&input)
+        .assert()
+        .success();
+    let plan = dir.path().join("plan.csv");
+    memplan()
+        .args(["solve", "--solver", "greedy", "-o"])
+        .arg(&plan)
+        .arg(&input)
+        .assert()
+        .success();
+    // Plot refuses to draw over its own inputs.
+    memplan()
+        .arg("plot")
+        .arg(&input)
+        .arg(&plan)
+        .arg("-o")
+        .arg(&plan)
+        .assert()
+        .code(2);
+    let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+    validate(&problem, &read_plan(&plan, &problem).unwrap()).unwrap();
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn messages_escape_and_cut_user_data() {
+    let dir = TempDir::new().unwrap();
+    let long = "9".repeat(100_000);
+    let input = file(
+        &dir,
+        "bad.csv",
+        &format!("id,lower,upper,size\na,0,1,x{long}\n"),
+    );
+    let out = memplan().arg("solve").arg(&input).assert().code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.len() < 400, "{} bytes", stderr.len());
+    assert!(stderr.contains("(100001 bytes)"), "{stderr}");
+    // Escape sequences and NUL in ids are shown escaped.
+    let input = file(
+        &dir,
+        "ids.csv",
+        "id,lower,upper,size\n\u{1b}[31mred,0,1,8\n\u{1b}[31mred,0,1,8\n",
+    );
+    let out = memplan().arg("solve").arg(&input).assert().code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    assert!(stderr.contains("duplicate id `\\u{1b}[31mred`"), "{stderr}");
+}
+
+#[test]
+fn overlong_lines_and_open_quotes_are_located() {
+    let dir = TempDir::new().unwrap();
+    let huge = "x".repeat(2 << 20);
+    let input = file(
+        &dir,
+        "long.csv",
+        &format!("id,lower,upper,size\na,0,1,8\n{huge},0,1,8\n"),
+    );
+    memplan()
+        .arg("stats")
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "long.csv:3: line longer than 1048576 bytes",
+        ));
+    let input = file(
+        &dir,
+        "quote.csv",
+        "id,lower,upper,size\na,0,1,8\n\"b,0,1,8\nc,0,1,8\n",
+    );
+    memplan()
+        .arg("stats")
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "quote.csv:3: unterminated quoted field",
+        ));
+    // Quotes that close, and quotes inside unquoted fields, are fine.
+    let input = file(
+        &dir,
+        "fine.csv",
+        "id,lower,upper,size\n\"a,\"\"x\"\"\",0,1,8\nb\"c,0,1,8\n",
+    );
+    memplan().arg("stats").arg(&input).assert().success();
+}
+
+#[test]
+fn validate_calls_id_mismatches_invalid_plans() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "in.csv", "id,lower,upper,size\na,0,4,8\nb,2,6,8\n");
+    for (name, text, says) in [
+        (
+            "missing.csv",
+            "id,offset\na,0\n",
+            "no offset for buffer `b`",
+        ),
+        (
+            "extra.csv",
+            "id,offset\na,0\nb,8\nc,0\n",
+            "unknown buffer id `c`",
+        ),
+        (
+            "twice.csv",
+            "id,offset\na,0\na,0\nb,8\n",
+            "duplicate id `a`",
+        ),
+    ] {
+        let plan = file(&dir, name, text);
+        let out = memplan()
+            .args(["validate", "--json"])
+            .arg(&input)
+            .arg(&plan)
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        let v = json(&out);
+        assert_eq!(v["valid"], false);
+        assert!(v["error"].as_str().unwrap().contains(says), "{v}");
+    }
+    // An unreadable plan is still bad input.
+    let plan = file(&dir, "noid.csv", "offset\n0\n");
+    memplan()
+        .arg("validate")
+        .arg(&input)
+        .arg(&plan)
+        .assert()
+        .code(2);
+}
+
+/// A solve that runs until stopped: boxing with a budget of iterations it
+/// cannot spend, on an instance it cannot solve optimally.
+fn long_solve(dir: &TempDir, output: &Path) -> std::process::Child {
+    let input = dir.path().join("random.csv");
+    if !input.exists() {
+        memplan()
+            .args([
+                "generate",
+                "--kind",
+                "random",
+                "--buffers",
+                "3000",
+                "--seed",
+                "3",
+                "-o",
+            ])
+            .arg(&input)
+            .assert()
+            .success();
+    }
+    Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+        .args(["solve", "--solver", "boxing", "--iterations", "4000000000"])
+        .args(["--time-limit", "60", "--json", "-o"])
+        .arg(output)
+        .arg(&input)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(child: &std::process::Child, name: &str) {
+    let status = Process::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn first_signal_writes_the_best_plan_second_exits_at_once() {
+    let dir = TempDir::new().unwrap();
+    for name in ["INT", "TERM"] {
+        let output = dir.path().join(format!("plan-{name}.csv"));
+        let child = long_solve(&dir, &output);
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(&child, name);
+        let signalled = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        // Prompt: well under the 60 s budget (the bound in the issue,
+        // 100 ms, is measured by hand; test machines are noisy).
+        assert!(signalled.elapsed() < Duration::from_secs(5));
+        assert!(out.status.success(), "{name}: {out:?}");
+        let v = json(&out.stdout);
+        assert_eq!(v["stopped"], "interrupted");
+        let input = dir.path().join("random.csv");
+        let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+        validate(&problem, &read_plan(&output, &problem).unwrap()).unwrap();
+    }
+    // Two signals: exit 130 at once. The output is a FIFO nobody reads, so
+    // after the first signal the plan's write blocks; the second signal
+    // must end the process anyway.
+    let fifo = dir.path().join("fifo");
+    assert!(Process::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let child = long_solve(&dir, &fifo);
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, "TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "TERM");
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(130), "{:?}", out.status);
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+/// Fault injection: a solve killed (SIGKILL) at random moments, writing
+/// a large plan over an existing file, leaves that file either as it was
+/// or as a complete, valid plan; never partial.
+#[test]
+fn killed_writes_never_leave_a_partial_plan() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("big.csv");
+    memplan()
+        .args(["generate", "--kind", "layered", "--buffers", "200000", "-o"])
+        .arg(&input)
+        .assert()
+        .success();
+    let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+    let output = dir.path().join("plan.csv");
+    // How long a whole run takes, to spread the kills over it.
+    let started = Instant::now();
+    memplan()
+        .args(["solve", "--solver", "greedy", "-q", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .assert()
+        .success();
+    let whole = started.elapsed();
+    let mut seen_old = 0;
+    let mut seen_new = 0;
+    for i in 0..12u32 {
+        std::fs::write(&output, "old\n").unwrap();
+        let mut child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+            .args(["solve", "--solver", "greedy", "-q", "-o"])
+            .arg(&output)
+            .arg(&input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(whole * (i + 1) / 10);
+        let _ = child.kill();
+        let _ = child.wait();
+        let text = std::fs::read(&output).unwrap();
+        if text == b"old\n" {
+            seen_old += 1;
+        } else {
+            let plan = memplan::plan::read_plan_from(&text, &output, &problem)
+                .expect("a partial plan was left behind");
+            validate(&problem, &plan).unwrap();
+            seen_new += 1;
+        }
+    }
+    // The kills landed both before and after the rename.
+    assert!(
+        seen_old > 0 && seen_new > 0,
+        "old {seen_old}, new {seen_new}"
+    );
+}
