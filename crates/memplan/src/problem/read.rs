@@ -127,13 +127,12 @@ pub(crate) fn check_lines(bytes: &[u8], path: &Path) -> Result<(), InputError> {
         kind: Box::new(kind),
     };
     let mut start = 0;
-    let mut line = 1u64;
-    for end in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    for (line, end) in (1u64..).zip(ends) {
         if end - start > MAX_LINE_BYTES {
             return Err(err(line, InputErrorKind::LineTooLong(end - start)));
         }
         start = end + 1;
-        line += 1;
     }
     match memchr::memchr(b'"', bytes).and_then(|_| unterminated_quote(bytes)) {
         Some(line) => Err(err(line, InputErrorKind::UnterminatedQuote)),
