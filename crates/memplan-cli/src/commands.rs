@@ -289,19 +289,25 @@ fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
     let problem = read(&args.input)?.with_capacity(args.capacity);
     // A plan whose ids do not match the problem's is an invalid plan (exit
     // 1), like one whose offsets collide; an unreadable one is bad input.
-    let invalid = |message: String| {
+    let invalid = |at: String, message: String| {
         if args.json {
             println!("{}", json!({ "valid": false, "error": message }));
         }
-        Failure::Negative(format!("{}: invalid plan: {message}", args.plan.display()))
+        Failure::Negative(format!("{at}: invalid plan: {message}"))
     };
     let plan = match read_plan(&args.plan, &problem) {
         Ok(plan) => plan,
-        Err(e) if e.is_plan_mismatch() => return Err(invalid(e.to_string())),
+        Err(e) if e.is_plan_mismatch() => {
+            let at = match e.line {
+                Some(line) => format!("{}:{line}", e.path.display()),
+                None => e.path.display().to_string(),
+            };
+            return Err(invalid(at, e.kind.to_string()));
+        }
         Err(e) => return Err(e.into()),
     };
     if let Err(e) = validate(&problem, &plan) {
-        return Err(invalid(e.to_string()));
+        return Err(invalid(args.plan.display().to_string(), e.to_string()));
     }
     let stats = Stats::new(&problem, &plan);
     if args.json {

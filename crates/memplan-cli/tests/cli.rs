@@ -355,7 +355,7 @@ fn validate_reports_the_offending_pair() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "incomplete.csv: invalid plan: incomplete.csv: no offset for buffer `c`",
+            "incomplete.csv: invalid plan: no offset for buffer `c`",
         ));
 }
 
