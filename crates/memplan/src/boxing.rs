@@ -26,7 +26,7 @@
 //! - Theorem 16's loop also stops when μ would exceed (√5 − 1)/2: with
 //!   ε > 1 the literal loop drives μ past 1, which Corollary 15 forbids
 //!   (§3.2), and box heights overflow;
-//! - iterations run in rounds of [`ROUND`] in parallel; an iteration is
+//! - iterations run in rounds of `ROUND` in parallel; an iteration is
 //!   abandoned only when a buffer would end strictly above the best makespan,
 //!   so the winner (lowest makespan, then lowest iteration) never depends on
 //!   thread timing.

@@ -253,7 +253,7 @@ impl<'p> Placer<'p> {
     }
 
     /// [`Placer::place`] that also gives up (`None`) once `stop()` holds,
-    /// checked every [`STOP_CHECK`] buffers (a time limit, a cancel flag).
+    /// checked every `STOP_CHECK` buffers (a time limit, a cancel flag).
     pub fn place_until(
         &self,
         order: &[BufferIdx],
@@ -371,7 +371,7 @@ fn place_group(
 /// (~216) and iopddl G_1 (~140) about even.
 const DENSE_CONFLICTS: u64 = 128;
 
-/// True when buffers meet more than [`DENSE_CONFLICTS`] others on average:
+/// True when buffers meet more than `DENSE_CONFLICTS` others on average:
 /// first-fit is then fast (the [`TimeTree`]) but best-fit sorts thousands
 /// of conflicts per buffer.
 pub fn is_dense(problem: &Problem) -> bool {

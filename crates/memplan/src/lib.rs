@@ -4,9 +4,30 @@
 //! each buffer an offset so that buffers alive at the same time never share an
 //! address. This is dynamic storage allocation (DSA).
 //!
+//! ```
+//! use memplan::{Buffer, Problem, SolveOptions};
+//!
+//! // Three buffers: `a` and `b` are alive together, `c` after `a`.
+//! let problem = Problem::new(
+//!     vec![
+//!         Buffer::new("a", 0, 2, 64),
+//!         Buffer::new("b", 1, 4, 32),
+//!         Buffer::new("c", 2, 4, 64),
+//!     ],
+//!     None, // no capacity: minimise the makespan
+//! )?;
+//! let solution = memplan::plan(&problem, &SolveOptions::default())?;
+//! memplan::validate(&problem, &solution.plan)?;
+//! assert_eq!(solution.makespan, 96); // the max load: proven optimal
+//! assert!(solution.optimal);
+//! let offsets = solution.plan.offsets(); // in the problem's buffer order
+//! assert!(offsets[0] + 64 <= offsets[1] || offsets[1] + 32 <= offsets[0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The crate is organised by concept:
 //! - [`problem`]: buffers, lifetimes, the problem and its CSV reader;
-//! - [`plan`]: offsets, the independent validator, statistics, plan CSV I/O;
+//! - [`plan`](mod@plan): offsets, the independent validator, statistics, plan CSV I/O;
 //! - [`sweep`]: event traversal (max load, load profile, contention);
 //! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the fitting step;
 //! - [`solver`]: the common solver interface;
@@ -14,7 +35,7 @@
 //! - [`skyline`]: the TelaMalloc §3.1 baseline (rows bottom-up on a skyline);
 //! - [`search`]: the MiniMalloc exact search;
 //! - [`boxing`]: the idealloc boxing algorithm;
-//! - [`auto`]: the default portfolio ([`plan`]);
+//! - [`auto`]: the default portfolio ([`plan`](fn@plan));
 //! - [`tela`]: heuristic-guided search with propagation and smart
 //!   backtracking (TelaMalloc);
 //! - [`generate`]: synthetic instance generators.

@@ -2,7 +2,7 @@
 //! The fitting step of every greedy solver asks this once per buffer, so it
 //! must cost about the size of its answer, not the number of placed buffers.
 //!
-//! Layout: every buffer is an [`Entry`] in an array sorted by start time.
+//! Layout: every buffer is an `Entry` in an array sorted by start time.
 //! The buffers overlapping `[s, e)` are (a) those starting in `[s, e)`, a
 //! contiguous run of the array, and (b) those alive at `s` that started
 //! before it. For (b), *checkpoints* are placed along the array; each stores

@@ -5,14 +5,14 @@
 //! How it fits together, top-down:
 //! - [`Tela::solve`] decides one capacity, or minimises it (lower bound, then
 //!   bisection below the best greedy makespan, like the search solver);
-//! - [`Model`] holds the static data of one independent time group: sizes,
+//! - `Model` holds the static data of one independent time group: sizes,
 //!   neighbours, time sections, the heuristics' rankings and the contention
 //!   phases (§5.3);
-//! - [`Model::decide`] runs the search, restarting it until a plan or a limit;
-//! - [`State::run`] is the search loop (§5.1, §5.4): at every decision point
+//! - `Model::decide` runs the search, restarting it until a plan or a limit;
+//! - `State::run` is the search loop (§5.1, §5.4): at every decision point
 //!   it tries a short list of candidates, each placed at its lowest valid
 //!   offset (§5.2);
-//! - [`State::propagate`] is the engine that replaces CP-SAT: after every
+//! - `State::propagate` is the engine that replaces CP-SAT: after every
 //!   placement it raises each unplaced buffer's lowest valid offset (its
 //!   *floor*) and checks two sound conditions; on failure it returns the
 //!   decision levels of the placements responsible (the conflict set).
