@@ -1,0 +1,331 @@
+//! Solve options: the solver by name, the time limit, the seed, the
+//! capacity, and a cancel handle that another thread can raise.
+
+use std::ffi::{c_char, CStr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use planner::greedy::Greedy;
+use planner::Solver;
+
+use crate::status::{
+    from_mut_ptr, from_ptr, guard, memplan_status, write_out, Failure,
+    MEMPLAN_ERROR_INVALID_ARGUMENT,
+};
+
+/// The longest time limit kept; longer ones are cut to it (100 years).
+const MAX_TIME_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// How to solve: the solver, its time limit, seed and capacity, and an
+/// optional cancel handle. Created by `memplan_options_new` with the
+/// defaults (solver `auto`, no time limit, seed 0, no capacity, no cancel
+/// handle), freed by `memplan_options_free`.
+///
+/// Thread safety: any number of solves may use one options object at the
+/// same time; the setters and `memplan_options_free` need it to themselves.
+#[allow(non_camel_case_types)]
+pub struct memplan_options {
+    pub(crate) solver_name: String,
+    pub(crate) solver: Box<dyn Solver>,
+    pub(crate) time_limit: Option<Duration>,
+    pub(crate) seed: u64,
+    pub(crate) capacity: Option<u64>,
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
+}
+
+/// A flag that stops a running solve when raised, from any thread. Created by
+/// `memplan_cancel_new`, attached to options by `memplan_options_set_cancel`,
+/// raised by `memplan_cancel_raise`, freed by `memplan_cancel_free`.
+///
+/// Thread safety: `memplan_cancel_raise` may be called from any thread at any
+/// time, also while solves that use the handle run. The options and running
+/// solves hold the flag on their own: freeing the handle does not disturb
+/// them (a freed handle can no longer be raised, of course).
+#[allow(non_camel_case_types)]
+pub struct memplan_cancel {
+    flag: Arc<AtomicBool>,
+}
+
+/// The solver named `name` with its defaults: the names the command line's
+/// `bench --solvers` takes.
+pub(crate) fn solver_by_name(name: &str) -> Option<Box<dyn Solver>> {
+    Some(match name {
+        "auto" => Box::new(planner::auto::Auto::default()),
+        "greedy" => Box::new(Greedy::default()),
+        "search" => Box::new(planner::search::Search::default()),
+        "boxing" => Box::new(planner::boxing::Boxing::default()),
+        "tela" => Box::new(planner::tela::Tela::default()),
+        _ => Box::new(Greedy::all().find(|g| g.name() == name)?),
+    })
+}
+
+/// Every name [`solver_by_name`] takes.
+pub(crate) fn solver_names() -> Vec<String> {
+    let mut names: Vec<String> = ["auto", "greedy", "search", "boxing", "tela"]
+        .map(String::from)
+        .into();
+    names.extend(Greedy::all().map(|g| g.name()));
+    names
+}
+
+/// Creates options with the defaults (solver `auto`, no time limit, seed 0,
+/// no capacity, no cancel handle) and stores them in `*out_options`; free
+/// them with `memplan_options_free`. On failure `*out_options` is set to NULL
+/// (when `out_options` is not NULL).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`out_options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_new(
+    out_options: *mut *mut memplan_options,
+) -> memplan_status {
+    guard("memplan_options_new", || {
+        // SAFETY: the caller passes NULL or a writable pointer.
+        unsafe { write_out(out_options, std::ptr::null_mut(), "out_options")? };
+        let options = memplan_options {
+            solver_name: "auto".into(),
+            solver: Box::new(planner::auto::Auto::default()),
+            time_limit: None,
+            seed: 0,
+            capacity: None,
+            cancel: None,
+        };
+        // SAFETY: checked writable above.
+        unsafe { write_out(out_options, Box::into_raw(Box::new(options)), "out_options") }
+    })
+}
+
+/// Frees options made by `memplan_options_new`. NULL is accepted and does
+/// nothing (returns `MEMPLAN_OK`). The options must not be used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_free(options: *mut memplan_options) -> memplan_status {
+    guard("memplan_options_free", || {
+        if !options.is_null() {
+            // SAFETY: made by `Box::into_raw` in `memplan_options_new`, and
+            // the caller gives up its use.
+            drop(unsafe { Box::from_raw(options) });
+        }
+        Ok(())
+    })
+}
+
+/// Chooses the solver by its NUL-terminated name (default `auto`):
+///
+/// - `auto`: the portfolio (every greedy variant, then search, boxing and,
+///   with a capacity, tela in parallel within the time limit; 1 s when no
+///   limit is set, 0 for greedy only);
+/// - `greedy`: size order, first-fit (microseconds per buffer);
+/// - `greedy/ORDER/FIT` with ORDER one of `size`, `area`, `lifetime`,
+///   `start`, `contention` and FIT one of `first-fit`, `best-fit`, `skyline`;
+/// - `search`: exact search (MiniMalloc), minimising or deciding a capacity;
+///   without a time limit it runs until it proves its answer;
+/// - `boxing`: idealloc's boxing (100 iterations, or the time limit);
+/// - `tela`: TelaMalloc's search for a capacity.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`, `name`),
+/// `MEMPLAN_ERROR_INVALID_ARGUMENT` (not UTF-8, or an unknown name: the
+/// message lists the known ones). On failure the solver is unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_solver(
+    options: *mut memplan_options,
+    name: *const c_char,
+) -> memplan_status {
+    guard("memplan_options_set_solver", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        let options = unsafe { from_mut_ptr(options, "options")? };
+        if name.is_null() {
+            return Err(Failure::null("name"));
+        }
+        // SAFETY: non-null; the caller passes a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(name) };
+        let name = name.to_str().map_err(|_| {
+            Failure::new(
+                MEMPLAN_ERROR_INVALID_ARGUMENT,
+                format!("solver name {name:?} is not UTF-8"),
+            )
+        })?;
+        let solver = solver_by_name(name).ok_or_else(|| {
+            Failure::new(
+                MEMPLAN_ERROR_INVALID_ARGUMENT,
+                format!(
+                    "unknown solver `{}` (known: {})",
+                    name.escape_debug(),
+                    solver_names().join(", ")
+                ),
+            )
+        })?;
+        options.solver_name = name.to_string();
+        options.solver = solver;
+        Ok(())
+    })
+}
+
+/// Sets the wall-clock budget of a solve in seconds (0 is allowed: `auto`
+/// then runs the greedy variants only). Limits above 100 years are cut to
+/// 100 years. The greedy solvers finish whatever the limit.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
+/// `MEMPLAN_ERROR_INVALID_ARGUMENT` (negative, NaN or infinite `seconds`;
+/// use `memplan_options_clear_time_limit` for no limit).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_time_limit(
+    options: *mut memplan_options,
+    seconds: f64,
+) -> memplan_status {
+    guard("memplan_options_set_time_limit", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        let options = unsafe { from_mut_ptr(options, "options")? };
+        if !seconds.is_finite() || seconds < 0.0 {
+            return Err(Failure::new(
+                MEMPLAN_ERROR_INVALID_ARGUMENT,
+                format!("time limit {seconds} s: expected a finite number of seconds >= 0"),
+            ));
+        }
+        let limit = if seconds >= MAX_TIME_LIMIT.as_secs_f64() {
+            MAX_TIME_LIMIT
+        } else {
+            Duration::from_secs_f64(seconds)
+        };
+        options.time_limit = Some(limit);
+        Ok(())
+    })
+}
+
+/// Removes the time limit (the default): `auto` then takes 1 s, `search` and
+/// `tela` run until they prove their answer (or hit tela's step limit), and
+/// `boxing` until its iterations are done.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_clear_time_limit(
+    options: *mut memplan_options,
+) -> memplan_status {
+    guard("memplan_options_clear_time_limit", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        unsafe { from_mut_ptr(options, "options")? }.time_limit = None;
+        Ok(())
+    })
+}
+
+/// Sets the seed of every random choice (default 0): the same problem,
+/// options and seed give the same plan, unless a solver is cut short by the
+/// clock or the cancel handle.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_seed(
+    options: *mut memplan_options,
+    seed: u64,
+) -> memplan_status {
+    guard("memplan_options_set_seed", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        unsafe { from_mut_ptr(options, "options")? }.seed = seed;
+        Ok(())
+    })
+}
+
+/// Sets a capacity: the plan must end at or below `capacity` bytes, and
+/// `memplan_solve` answers `MEMPLAN_NOT_FOUND` or `MEMPLAN_INFEASIBLE` when
+/// it finds none. Without a capacity (the default) solvers minimise the
+/// makespan.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_capacity(
+    options: *mut memplan_options,
+    capacity: u64,
+) -> memplan_status {
+    guard("memplan_options_set_capacity", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        unsafe { from_mut_ptr(options, "options")? }.capacity = Some(capacity);
+        Ok(())
+    })
+}
+
+/// Removes the capacity (the default): solvers minimise the makespan.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_clear_capacity(
+    options: *mut memplan_options,
+) -> memplan_status {
+    guard("memplan_options_clear_capacity", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        unsafe { from_mut_ptr(options, "options")? }.capacity = None;
+        Ok(())
+    })
+}
+
+/// Attaches a cancel handle: solves with these options stop soon after it is
+/// raised and return their best plan so far (as at a time limit), or
+/// `MEMPLAN_NOT_FOUND` with a capacity. The options share the handle's flag
+/// (it stays alive with them even if the handle is freed); attaching another
+/// handle replaces it.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`, `cancel`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_cancel(
+    options: *mut memplan_options,
+    cancel: *const memplan_cancel,
+) -> memplan_status {
+    guard("memplan_options_set_cancel", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        let options = unsafe { from_mut_ptr(options, "options")? };
+        // SAFETY: the caller passes NULL or a live handle of ours.
+        let cancel = unsafe { from_ptr(cancel, "cancel")? };
+        options.cancel = Some(cancel.flag.clone());
+        Ok(())
+    })
+}
+
+/// Creates a cancel handle, not raised, and stores it in `*out_cancel`; free
+/// it with `memplan_cancel_free`. On failure `*out_cancel` is set to NULL
+/// (when `out_cancel` is not NULL).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`out_cancel`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_cancel_new(
+    out_cancel: *mut *mut memplan_cancel,
+) -> memplan_status {
+    guard("memplan_cancel_new", || {
+        // SAFETY: the caller passes NULL or a writable pointer.
+        unsafe { write_out(out_cancel, std::ptr::null_mut(), "out_cancel")? };
+        let cancel = memplan_cancel {
+            flag: Arc::new(AtomicBool::new(false)),
+        };
+        // SAFETY: checked writable above.
+        unsafe { write_out(out_cancel, Box::into_raw(Box::new(cancel)), "out_cancel") }
+    })
+}
+
+/// Raises the handle: every solve using options it is attached to stops
+/// soon and returns its best plan so far; solves started later stop at once.
+/// It stays raised (use a new handle for the next solve). Safe to call from
+/// any thread, any number of times.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`cancel`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_cancel_raise(cancel: *const memplan_cancel) -> memplan_status {
+    guard("memplan_cancel_raise", || {
+        // SAFETY: the caller passes NULL or a live handle of ours.
+        unsafe { from_ptr(cancel, "cancel")? }
+            .flag
+            .store(true, Ordering::Relaxed);
+        Ok(())
+    })
+}
+
+/// Frees a cancel handle made by `memplan_cancel_new`. NULL is accepted and
+/// does nothing (returns `MEMPLAN_OK`). Options and solves it was attached
+/// to keep working. No other thread may use the handle afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_cancel_free(cancel: *mut memplan_cancel) -> memplan_status {
+    guard("memplan_cancel_free", || {
+        if !cancel.is_null() {
+            // SAFETY: made by `Box::into_raw` in `memplan_cancel_new`, and
+            // the caller gives up its use.
+            drop(unsafe { Box::from_raw(cancel) });
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,317 @@
+//! Building a problem: buffers with sizes, lifetimes in the caller's
+//! convention, alignments and fixed offsets. The library checks its rules
+//! when the problem is used ([`memplan_problem_check`], solve, validate).
+
+use planner::{Buffer, Lifetimes, Problem, ProblemError};
+
+use crate::status::{
+    from_mut_ptr, from_ptr, guard, memplan_status, slice, write_out, Failure,
+    MEMPLAN_ERROR_INVALID_ARGUMENT, MEMPLAN_ERROR_INVALID_PROBLEM, MEMPLAN_ERROR_OUT_OF_MEMORY,
+    MEMPLAN_ERROR_OUT_OF_RANGE,
+};
+
+/// How the start and end times of buffers are read: one of the
+/// `MEMPLAN_LIFETIMES_*` values.
+#[allow(non_camel_case_types)]
+pub type memplan_lifetimes = i32;
+
+/// A buffer is live during `[start, end)`: from `start` up to, not including,
+/// `end` (MiniMalloc's convention).
+pub const MEMPLAN_LIFETIMES_HALF_OPEN: memplan_lifetimes = 0;
+/// A buffer is live during `[start, end]`, both included (XLA, ExecuTorch):
+/// read as `[start, end + 1)`.
+pub const MEMPLAN_LIFETIMES_INCLUSIVE: memplan_lifetimes = 1;
+/// A buffer is live during `(start, end)` in continuous time (idealloc):
+/// it conflicts with exactly the buffers a `[start, end)` one does, and is
+/// read as such.
+pub const MEMPLAN_LIFETIMES_EXCLUSIVE: memplan_lifetimes = 2;
+
+/// Most buffers a problem may hold.
+const MAX_BUFFERS: usize = u32::MAX as usize - 1;
+
+/// A planning problem under construction: buffers (numbered from 0 in the
+/// order they are added) with their sizes, lifetimes, alignments and fixed
+/// offsets. Created by `memplan_problem_new`, freed by `memplan_problem_free`.
+///
+/// Thread safety: any number of threads may use one problem at the same time
+/// in functions that take it as `const` (solve, validate, check, counts);
+/// the functions that change it (add, set) or free it need it to themselves.
+#[allow(non_camel_case_types)]
+pub struct memplan_problem {
+    lifetimes: Lifetimes,
+    /// Half-open lifetimes; ids are the indices.
+    buffers: Vec<Buffer>,
+}
+
+impl memplan_problem {
+    /// The library's problem with `capacity`, after its checks.
+    pub(crate) fn build(&self, capacity: Option<u64>) -> Result<Problem, Failure> {
+        let mut buffers = Vec::new();
+        buffers
+            .try_reserve_exact(self.buffers.len())
+            .map_err(|_| out_of_memory(self.buffers.len()))?;
+        buffers.extend(self.buffers.iter().cloned());
+        Problem::new(buffers, capacity).map_err(problem_failure)
+    }
+
+    /// Number of buffers.
+    pub(crate) fn len(&self) -> usize {
+        self.buffers.len()
+    }
+
+    fn buffer_mut(&mut self, index: usize) -> Result<&mut Buffer, Failure> {
+        let count = self.buffers.len();
+        self.buffers.get_mut(index).ok_or_else(|| {
+            Failure::new(
+                MEMPLAN_ERROR_OUT_OF_RANGE,
+                format!("buffer index {index} is out of range (the problem has {count} buffers)"),
+            )
+        })
+    }
+}
+
+fn out_of_memory(count: usize) -> Failure {
+    Failure::new(
+        MEMPLAN_ERROR_OUT_OF_MEMORY,
+        format!("cannot reserve memory for {count} buffers"),
+    )
+}
+
+/// The library's problem error, naming buffers by index.
+fn problem_failure(error: ProblemError) -> Failure {
+    let message = match &error {
+        ProblemError::FixedOverlap { first, second, .. } => format!(
+            "buffers {} and {}: both fixed, they overlap in time and address",
+            first.0, second.0
+        ),
+        _ => match error.buffer() {
+            Some(b) => format!("buffer {}: {error}", b.0),
+            None => error.to_string(),
+        },
+    };
+    Failure::new(MEMPLAN_ERROR_INVALID_PROBLEM, message)
+}
+
+fn lifetimes(value: memplan_lifetimes) -> Result<Lifetimes, Failure> {
+    match value {
+        MEMPLAN_LIFETIMES_HALF_OPEN => Ok(Lifetimes::HalfOpen),
+        MEMPLAN_LIFETIMES_INCLUSIVE => Ok(Lifetimes::Inclusive),
+        MEMPLAN_LIFETIMES_EXCLUSIVE => Ok(Lifetimes::Exclusive),
+        _ => Err(Failure::new(
+            MEMPLAN_ERROR_INVALID_ARGUMENT,
+            format!(
+                "unknown lifetime convention {value} (MEMPLAN_LIFETIMES_HALF_OPEN = 0, \
+                 MEMPLAN_LIFETIMES_INCLUSIVE = 1, MEMPLAN_LIFETIMES_EXCLUSIVE = 2)"
+            ),
+        )),
+    }
+}
+
+/// Creates an empty problem whose buffers' times follow `lifetimes` (one of
+/// `MEMPLAN_LIFETIMES_*`), and stores it in `*out_problem`; free it with
+/// `memplan_problem_free`. On failure `*out_problem` is set to NULL (when
+/// `out_problem` is not NULL).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`out_problem`),
+/// `MEMPLAN_ERROR_INVALID_ARGUMENT` (unknown `lifetimes`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_new(
+    lifetimes_convention: memplan_lifetimes,
+    out_problem: *mut *mut memplan_problem,
+) -> memplan_status {
+    guard("memplan_problem_new", || {
+        // SAFETY: the caller passes NULL or a writable pointer.
+        unsafe { write_out(out_problem, std::ptr::null_mut(), "out_problem")? };
+        let problem = memplan_problem {
+            lifetimes: lifetimes(lifetimes_convention)?,
+            buffers: Vec::new(),
+        };
+        // SAFETY: checked writable above.
+        unsafe { write_out(out_problem, Box::into_raw(Box::new(problem)), "out_problem") }
+    })
+}
+
+/// Frees a problem made by `memplan_problem_new`. NULL is accepted and does
+/// nothing (returns `MEMPLAN_OK`), like `free(NULL)`. The problem must not be
+/// used afterwards; solutions made from it stay valid.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_free(problem: *mut memplan_problem) -> memplan_status {
+    guard("memplan_problem_free", || {
+        if !problem.is_null() {
+            // SAFETY: made by `Box::into_raw` in `memplan_problem_new`, and
+            // the caller gives up its use.
+            drop(unsafe { Box::from_raw(problem) });
+        }
+        Ok(())
+    })
+}
+
+/// Appends `count` buffers to the problem: buffer `i` of the call has size
+/// `sizes[i]` bytes and lifetime (`starts[i]`, `ends[i]`) in the problem's
+/// lifetime convention. They are numbered after the buffers already present
+/// (the first buffer of a problem is 0); alignment 1, not fixed. The arrays
+/// hold `count` elements each; with `count` 0 they may be NULL.
+///
+/// Sizes and times are passed to the library as they are: its rules (e.g. a
+/// non-empty lifetime) are checked when the problem is used. Zero sizes are
+/// taken if the library version accepts them (see the README), and refused
+/// with `MEMPLAN_ERROR_INVALID_PROBLEM` when the problem is used otherwise.
+///
+/// All or nothing: on failure no buffer is added.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`, or an array with a
+/// `count` above 0), `MEMPLAN_ERROR_INVALID_ARGUMENT` (a misaligned array),
+/// `MEMPLAN_ERROR_OUT_OF_RANGE` (more than 4294967294 buffers in all),
+/// `MEMPLAN_ERROR_INVALID_PROBLEM` (an inclusive end of 2^64 - 1, whose
+/// half-open end overflows), `MEMPLAN_ERROR_OUT_OF_MEMORY`.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_add_buffers(
+    problem: *mut memplan_problem,
+    count: usize,
+    sizes: *const u64,
+    starts: *const u64,
+    ends: *const u64,
+) -> memplan_status {
+    guard("memplan_problem_add_buffers", || {
+        // SAFETY: the caller passes NULL or a problem of ours, to itself.
+        let problem = unsafe { from_mut_ptr(problem, "problem")? };
+        // SAFETY: the caller passes arrays of `count` elements (or NULL).
+        let (sizes, starts, ends) = unsafe {
+            (
+                slice(sizes, count, "sizes")?,
+                slice(starts, count, "starts")?,
+                slice(ends, count, "ends")?,
+            )
+        };
+        let first = problem.buffers.len();
+        if count > MAX_BUFFERS - first {
+            return Err(Failure::new(
+                MEMPLAN_ERROR_OUT_OF_RANGE,
+                format!(
+                    "{count} more buffers would make {} (at most {MAX_BUFFERS})",
+                    first as u128 + count as u128
+                ),
+            ));
+        }
+        let mut added = Vec::new();
+        added
+            .try_reserve_exact(count)
+            .map_err(|_| out_of_memory(count))?;
+        problem
+            .buffers
+            .try_reserve(count)
+            .map_err(|_| out_of_memory(first + count))?;
+        for (i, ((&size, &start), &end)) in sizes.iter().zip(starts).zip(ends).enumerate() {
+            let index = first + i;
+            let (start, end) = problem.lifetimes.to_half_open(start, end).ok_or_else(|| {
+                Failure::new(
+                    MEMPLAN_ERROR_INVALID_PROBLEM,
+                    format!(
+                        "buffer {index}: inclusive end {end} is the largest time; \
+                         it has no end in half-open time"
+                    ),
+                )
+            })?;
+            added.push(Buffer::new(index.to_string(), start, end, size));
+        }
+        problem.buffers.append(&mut added);
+        Ok(())
+    })
+}
+
+/// Sets the alignment of buffer `index`: its offset must be a multiple of
+/// `alignment` (default 1). An alignment of 0 is refused when the problem is
+/// used (`MEMPLAN_ERROR_INVALID_PROBLEM`).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+/// `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_set_alignment(
+    problem: *mut memplan_problem,
+    index: usize,
+    alignment: u64,
+) -> memplan_status {
+    guard("memplan_problem_set_alignment", || {
+        // SAFETY: the caller passes NULL or a problem of ours, to itself.
+        let problem = unsafe { from_mut_ptr(problem, "problem")? };
+        problem.buffer_mut(index)?.alignment = alignment;
+        Ok(())
+    })
+}
+
+/// Fixes buffer `index` at `offset`: every plan keeps it there (a buffer
+/// placed beforehand, e.g. by another allocator). The offset must be a
+/// multiple of the buffer's alignment and must not overlap another fixed
+/// buffer alive at the same time; both are checked when the problem is used.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+/// `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_set_fixed_offset(
+    problem: *mut memplan_problem,
+    index: usize,
+    offset: u64,
+) -> memplan_status {
+    guard("memplan_problem_set_fixed_offset", || {
+        // SAFETY: the caller passes NULL or a problem of ours, to itself.
+        let problem = unsafe { from_mut_ptr(problem, "problem")? };
+        problem.buffer_mut(index)?.fixed_offset = Some(offset);
+        Ok(())
+    })
+}
+
+/// Stores the number of buffers of the problem in `*out_count`.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`, `out_count`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_buffer_count(
+    problem: *const memplan_problem,
+    out_count: *mut usize,
+) -> memplan_status {
+    guard("memplan_problem_buffer_count", || {
+        // SAFETY: the caller passes NULL or a live problem of ours.
+        let problem = unsafe { from_ptr(problem, "problem")? };
+        // SAFETY: the caller passes NULL or a writable pointer.
+        unsafe { write_out(out_count, problem.len(), "out_count") }
+    })
+}
+
+/// Checks the problem against the library's rules, as solve and validate do
+/// first: every lifetime non-empty, every alignment positive, fixed offsets
+/// multiples of their alignments and not overlapping each other, sizes
+/// (with alignment padding and fixed offsets) summing below 2^64, and sizes
+/// positive unless the library accepts zero sizes.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+/// `MEMPLAN_ERROR_INVALID_PROBLEM` (the message names the buffer index),
+/// `MEMPLAN_ERROR_OUT_OF_MEMORY`.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_check(problem: *const memplan_problem) -> memplan_status {
+    guard("memplan_problem_check", || {
+        // SAFETY: the caller passes NULL or a live problem of ours.
+        let problem = unsafe { from_ptr(problem, "problem")? };
+        problem.build(None).map(drop)
+    })
+}
+
+/// Stores the max load of the problem in `*out_max_load`: the most bytes
+/// alive at one instant, a lower bound on the makespan of every plan.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`, `out_max_load`),
+/// `MEMPLAN_ERROR_INVALID_PROBLEM`, `MEMPLAN_ERROR_OUT_OF_MEMORY`.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_max_load(
+    problem: *const memplan_problem,
+    out_max_load: *mut u64,
+) -> memplan_status {
+    guard("memplan_problem_max_load", || {
+        // SAFETY: the caller passes NULL or a live problem of ours.
+        let problem = unsafe { from_ptr(problem, "problem")? };
+        if out_max_load.is_null() {
+            return Err(Failure::null("out_max_load"));
+        }
+        let max_load = problem.build(None)?.max_load();
+        // SAFETY: checked non-null; the caller passes a writable pointer.
+        unsafe { write_out(out_max_load, max_load, "out_max_load") }
+    })
+}
