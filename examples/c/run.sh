@@ -44,6 +44,11 @@ shared_libs="$(pkg-config --libs memplan) -Wl,-rpath,$libdir"
 # the system libraries Rust's standard library needs.
 static_libs="$libdir/libmemplan.a $(pkg-config --libs-only-l --static memplan | sed 's/-lmemplan//')"
 
+# The shared library exports exactly the functions of the header.
+diff <(nm -D --defined-only "$libdir/libmemplan.so" | awk '{print $3}' | sort) \
+  <(sed -n 's/^memplan_status \(memplan_[a-z_]*\)(.*/\1/p' crates/memplan-capi/include/memplan.h | sort)
+echo "libmemplan.so exports the $(grep -c '^memplan_status memplan_' crates/memplan-capi/include/memplan.h) functions of memplan.h"
+
 warnings="-Wall -Wextra -pedantic -Werror"
 # shellcheck disable=SC2086 # word splitting of the flag lists is intended
 build() { # NAME COMPILER STD SOURCE LIBS [EXTRA FLAGS]
