@@ -219,21 +219,21 @@ typedef int32_t memplan_stopped;
 #define MEMPLAN_LIFETIMES_EXCLUSIVE 2
 
 /**
- * The solver finished on its own: its plan is proven optimal, or it has no
- * more to try (a greedy solver, boxing's iterations, tela's step limit).
+ * The solver finished: its plan is proven optimal, or it had no more to try
+ * (a greedy solver, boxing's iterations, tela's step limit).
  */
 #define MEMPLAN_STOPPED_NONE 0
 
 /**
- * The solve ran to its time limit without proving its plan optimal: a
- * longer limit may give a better plan (`auto` without a limit has 1 s; with
- * a limit of 0 it runs the greedy variants only, and says so here).
+ * The time limit ran out before the solver finished: the plan is the best
+ * found so far, and a longer limit may give a better one. (`auto` without a
+ * time limit has 1 s; with a limit of 0 it runs the greedy variants only.)
  */
 #define MEMPLAN_STOPPED_TIME_LIMIT 1
 
 /**
- * The cancel handle was raised before the solve returned, and the plan is
- * not proven optimal.
+ * The cancel handle was raised before the solver finished: the plan is the
+ * best found so far.
  */
 #define MEMPLAN_STOPPED_CANCELLED 2
 
@@ -408,8 +408,8 @@ memplan_status memplan_options_set_solver(struct memplan_options *options, const
 
 /**
  * Sets the wall-clock budget of a solve in seconds (0 is allowed: `auto`
- * then runs the greedy variants only). Limits above 100 years are cut to
- * 100 years. The greedy solvers finish whatever the limit.
+ * then runs the greedy variants only). A limit too long to represent means
+ * no limit. The greedy solvers finish whatever the limit.
  *
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
  * `MEMPLAN_ERROR_INVALID_ARGUMENT` (negative, NaN or infinite `seconds`;

@@ -7,15 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use planner::greedy::Greedy;
+use planner::quote::quoted;
 use planner::Solver;
 
 use crate::status::{
     from_mut_ptr, from_ptr, guard, memplan_status, write_out, Failure,
     MEMPLAN_ERROR_INVALID_ARGUMENT,
 };
-
-/// The longest time limit kept; longer ones are cut to it (100 years).
-const MAX_TIME_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// How to solve: the solver, its time limit, seed and capacity, and an
 /// optional cancel handle. Created by `memplan_options_new` with the
@@ -141,7 +139,7 @@ pub unsafe extern "C" fn memplan_options_set_solver(
         let name = name.to_str().map_err(|_| {
             Failure::new(
                 MEMPLAN_ERROR_INVALID_ARGUMENT,
-                format!("solver name {name:?} is not UTF-8"),
+                "the solver name is not UTF-8",
             )
         })?;
         let solver = solver_by_name(name).ok_or_else(|| {
@@ -149,7 +147,7 @@ pub unsafe extern "C" fn memplan_options_set_solver(
                 MEMPLAN_ERROR_INVALID_ARGUMENT,
                 format!(
                     "unknown solver `{}` (known: {})",
-                    name.escape_debug(),
+                    quoted(name),
                     solver_names().join(", ")
                 ),
             )
@@ -161,8 +159,8 @@ pub unsafe extern "C" fn memplan_options_set_solver(
 }
 
 /// Sets the wall-clock budget of a solve in seconds (0 is allowed: `auto`
-/// then runs the greedy variants only). Limits above 100 years are cut to
-/// 100 years. The greedy solvers finish whatever the limit.
+/// then runs the greedy variants only). A limit too long to represent means
+/// no limit. The greedy solvers finish whatever the limit.
 ///
 /// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
 /// `MEMPLAN_ERROR_INVALID_ARGUMENT` (negative, NaN or infinite `seconds`;
@@ -181,12 +179,7 @@ pub unsafe extern "C" fn memplan_options_set_time_limit(
                 format!("time limit {seconds} s: expected a finite number of seconds >= 0"),
             ));
         }
-        let limit = if seconds >= MAX_TIME_LIMIT.as_secs_f64() {
-            MAX_TIME_LIMIT
-        } else {
-            Duration::from_secs_f64(seconds)
-        };
-        options.time_limit = Some(limit);
+        options.time_limit = Some(planner::solver::seconds(seconds));
         Ok(())
     })
 }

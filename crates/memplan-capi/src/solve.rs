@@ -1,11 +1,10 @@
 //! Solving a problem and reading the solution back.
 
 use std::ffi::c_char;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use planner::solver::Cancel;
-use planner::{validate, NotFoundReason, Progress, SolveError, SolveOptions};
+use planner::solver::{run, Cancel};
+use planner::{validate, NotFoundReason, Progress, SolveError, SolveOptions, Stopped};
 
 use crate::options::memplan_options;
 use crate::problem::memplan_problem;
@@ -22,15 +21,15 @@ pub const MEMPLAN_SOLVER_NAME_CAPACITY: usize = 64;
 #[allow(non_camel_case_types)]
 pub type memplan_stopped = i32;
 
-/// The solver finished on its own: its plan is proven optimal, or it has no
-/// more to try (a greedy solver, boxing's iterations, tela's step limit).
+/// The solver finished: its plan is proven optimal, or it had no more to try
+/// (a greedy solver, boxing's iterations, tela's step limit).
 pub const MEMPLAN_STOPPED_NONE: memplan_stopped = 0;
-/// The solve ran to its time limit without proving its plan optimal: a
-/// longer limit may give a better plan (`auto` without a limit has 1 s; with
-/// a limit of 0 it runs the greedy variants only, and says so here).
+/// The time limit ran out before the solver finished: the plan is the best
+/// found so far, and a longer limit may give a better one. (`auto` without a
+/// time limit has 1 s; with a limit of 0 it runs the greedy variants only.)
 pub const MEMPLAN_STOPPED_TIME_LIMIT: memplan_stopped = 1;
-/// The cancel handle was raised before the solve returned, and the plan is
-/// not proven optimal.
+/// The cancel handle was raised before the solver finished: the plan is the
+/// best found so far.
 pub const MEMPLAN_STOPPED_CANCELLED: memplan_stopped = 2;
 
 /// A plan and what is known of it, made by `memplan_solve` and freed by
@@ -51,23 +50,12 @@ pub struct memplan_solution {
     seconds: f64,
 }
 
-/// Whether a solve that took `elapsed` was cut short (see the
-/// `MEMPLAN_STOPPED_*` values). `limit` is the time limit the solver
-/// applied, if any.
-fn stopped(
-    optimal: bool,
-    cancelled: bool,
-    limit: Option<Duration>,
-    elapsed: Duration,
-) -> memplan_stopped {
-    if optimal {
-        MEMPLAN_STOPPED_NONE
-    } else if cancelled {
-        MEMPLAN_STOPPED_CANCELLED
-    } else if limit.is_some_and(|limit| elapsed >= limit) {
-        MEMPLAN_STOPPED_TIME_LIMIT
-    } else {
-        MEMPLAN_STOPPED_NONE
+/// The C value of the library's [`Stopped`].
+fn stopped(stopped: Option<Stopped>) -> memplan_stopped {
+    match stopped {
+        None => MEMPLAN_STOPPED_NONE,
+        Some(Stopped::TimeLimit) => MEMPLAN_STOPPED_TIME_LIMIT,
+        Some(Stopped::Interrupted) => MEMPLAN_STOPPED_CANCELLED,
     }
 }
 
@@ -97,17 +85,21 @@ pub unsafe extern "C" fn memplan_solve(
         let (problem, options) =
             unsafe { (from_ptr(problem, "problem")?, from_ptr(options, "options")?) };
         let problem = problem.build(options.capacity)?;
-        let cancel = options.cancel.clone();
+        // `auto` takes 1 s without a limit: given explicitly, a cut there
+        // is reported like any other.
+        let time_limit = match options.time_limit {
+            None if options.solver_name == "auto" => Some(planner::auto::DEFAULT_TIME_LIMIT),
+            limit => limit,
+        };
         let solve_options = SolveOptions {
-            time_limit: options.time_limit,
+            time_limit,
             seed: options.seed,
-            cancel: cancel.clone().map(Cancel::new).unwrap_or_default(),
+            cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
             progress: Progress::default(),
         };
         let started = Instant::now();
-        let result = options.solver.solve(&problem, &solve_options);
+        let result = run(options.solver.as_ref(), &problem, &solve_options);
         let elapsed = started.elapsed();
-        let cancelled = cancel.is_some_and(|flag| flag.load(Ordering::Relaxed));
         let solution = match result {
             Ok(solution) => solution,
             Err(error) => {
@@ -117,14 +109,9 @@ pub unsafe extern "C" fn memplan_solve(
                 } else {
                     MEMPLAN_NOT_FOUND
                 };
-                let why = if cancelled && status == MEMPLAN_NOT_FOUND {
-                    " (cancelled)"
-                } else {
-                    ""
-                };
                 return Err(Failure::new(
                     status,
-                    format!("solver {}: {error}{why}", options.solver_name),
+                    format!("solver {}: {error}", options.solver_name),
                 ));
             }
         };
@@ -137,22 +124,13 @@ pub unsafe extern "C" fn memplan_solve(
                 ),
             )
         })?;
-        let limit = if options.solver_name == "auto" {
-            Some(
-                options
-                    .time_limit
-                    .unwrap_or(planner::auto::DEFAULT_TIME_LIMIT),
-            )
-        } else {
-            options.time_limit
-        };
         let solved = memplan_solution {
             makespan: solution.makespan,
             max_load: problem.max_load(),
             lower_bound: solution.lower_bound,
             optimal: solution.optimal,
             solver: solution.found_by.unwrap_or_else(|| options.solver.name()),
-            stopped: stopped(solution.optimal, cancelled, limit, elapsed),
+            stopped: stopped(solution.stopped),
             seconds: elapsed.as_secs_f64(),
             offsets: solution.plan.offsets().to_vec(),
         };
@@ -358,28 +336,4 @@ pub unsafe extern "C" fn memplan_solution_solver(
         // (or NULL) and a writable `length` (or NULL).
         unsafe { write_str(&solution.solver, buffer, capacity, length) }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stopped_says_why_a_plan_is_not_proven() {
-        let s = Duration::from_secs;
-        assert_eq!(stopped(true, true, Some(s(1)), s(2)), MEMPLAN_STOPPED_NONE);
-        assert_eq!(
-            stopped(false, true, Some(s(1)), s(0)),
-            MEMPLAN_STOPPED_CANCELLED
-        );
-        assert_eq!(
-            stopped(false, false, Some(s(1)), s(1)),
-            MEMPLAN_STOPPED_TIME_LIMIT
-        );
-        assert_eq!(
-            stopped(false, false, Some(s(2)), s(1)),
-            MEMPLAN_STOPPED_NONE
-        );
-        assert_eq!(stopped(false, false, None, s(9)), MEMPLAN_STOPPED_NONE);
-    }
 }
