@@ -36,3 +36,24 @@ fn committed_header_is_current() {
         path.display()
     );
 }
+
+/// Every type, constant and function of the header comes with its
+/// documentation comment.
+#[test]
+fn every_declaration_is_documented() {
+    let header = generate();
+    let lines: Vec<&str> = header.lines().collect();
+    let mut declarations = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let declares = line.starts_with("memplan_status memplan_")
+            || line.starts_with("typedef ")
+            || (line.starts_with("#define MEMPLAN_") && !line.starts_with("#define MEMPLAN_H"));
+        if declares {
+            declarations += 1;
+            assert_eq!(lines[i - 1], " */", "undocumented: {line}");
+        }
+    }
+    // 35 functions; 4 opaque types and 3 integer types; 11 status codes,
+    // 3 lifetime conventions, 3 stop reasons and the name capacity.
+    assert_eq!(declarations, 35 + 7 + 18);
+}
