@@ -194,7 +194,6 @@ fn every_bad_input_class_is_refused_with_location() {
         ("nonint.csv", "id,lower,upper,size\na,0,2,4\nb,0,2,4k\n", ":3: column `size`: expected a non-negative integer, got `4k`"),
         ("negative.csv", "id,lower,upper,size\na,-1,2,4\n", ":2: column `lower`: must not be negative, got `-1`"),
         ("overflow.csv", "id,lower,upper,size\na,0,99999999999999999999,4\n", ":2: column `upper`: `99999999999999999999` does not fit in an unsigned 64-bit integer"),
-        ("zero.csv", "id,lower,upper,size\na,0,2,0\n", ":2: column `size`: size must be positive, got 0"),
         ("empty-life.csv", "id,lower,upper,size\na,5,5,1\n", ":2: column `upper`: empty lifetime: lower 5, upper 5 is empty under half-open semantics"),
         ("dupid.csv", "id,lower,upper,size\na,0,2,1\nb,0,2,1\na,3,4,1\n", ":4: column `id`: duplicate id `a` (first on line 2)"),
         ("align0.csv", "id,lower,upper,size,alignment\na,0,2,1,0\n", ":2: column `alignment`: alignment must be positive, got 0"),
@@ -204,7 +203,7 @@ fn every_bad_input_class_is_refused_with_location() {
         ("fields.csv", "id,lower,upper,size\na,0,2\n", ":2: expected 4 fields as in the header, found 3"),
         ("empty-id.csv", "id,lower,upper,size\n,0,2,1\n", ":2: column `id`: empty id"),
         ("blank-lines.csv", "id,lower,upper,size\na,0,2,4\n\n\n\nb,x,2,4\n", ":6: column `lower`: expected a non-negative integer, got `x`"),
-        ("crlf.csv", "id,lower,upper,size\r\na,0,2,4\r\n\r\nb,0,2,0\r\n", ":4: column `size`: size must be positive, got 0"),
+        ("crlf.csv", "id,lower,upper,size\r\na,0,2,4\r\n\r\nb,0,2,-1\r\n", ":4: column `size`: must not be negative, got `-1`"),
         ("empty-file.csv", "", ": empty file: expected a header row"),
         ("trailing-comma.csv", "id,lower,upper,size,\na,0,2,4,\n", ":1: empty column name (a trailing comma?)"),
     ];
@@ -357,6 +356,83 @@ fn validate_reports_the_offending_pair() {
         .stderr(predicate::str::contains(
             "incomplete.csv: invalid plan: no offset for buffer `c`",
         ));
+}
+
+/// Zero-size buffers (empty tensors) are read, planned at offset 0 (or their
+/// fixed offset) by every solver, validated, counted in the stats and drawn.
+#[test]
+fn zero_size_buffers_through_every_command() {
+    let dir = TempDir::new().unwrap();
+    let input = file(
+        &dir,
+        "in.csv",
+        "id,lower,upper,size,alignment,offset\na,0,4,8,,\nz,1,3,0,64,\nb,2,6,8,,\nf,0,9,0,,8\nc,5,9,8,,\n",
+    );
+    for solver in ["auto", "greedy", "search", "boxing", "tela"] {
+        let plan = dir.path().join(format!("{solver}.csv"));
+        let out = memplan()
+            .args(["solve", "--json", "--solver", solver, "-o"])
+            .arg(&plan)
+            .arg(&input)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v = json(&out);
+        assert_eq!(v["makespan"], 16, "{solver}");
+        assert_eq!(v["max_load"], 16, "{solver}");
+        assert_eq!(v["optimal"], true, "{solver}");
+        assert_eq!(v["buffers"], 5, "{solver}");
+        let written = std::fs::read_to_string(&plan).unwrap();
+        assert!(written.contains("\nz,1,3,0,64,0\n"), "{solver}: {written}");
+        assert!(written.contains("\nf,0,9,0,1,8\n"), "{solver}: {written}");
+        memplan()
+            .arg("validate")
+            .arg(&input)
+            .arg(&plan)
+            .assert()
+            .success();
+    }
+    // A zero-size buffer inside a live buffer's addresses is no overlap.
+    let inside = file(&dir, "inside.csv", "id,offset\na,0\nz,4\nb,8\nf,8\nc,0\n");
+    memplan()
+        .arg("validate")
+        .arg(&input)
+        .arg(&inside)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "offset 4 is not a multiple of alignment 64",
+        ));
+    let inside = file(&dir, "inside2.csv", "id,offset\na,0\nz,0\nb,8\nf,8\nc,0\n");
+    memplan()
+        .arg("validate")
+        .arg(&input)
+        .arg(&inside)
+        .assert()
+        .success();
+    let out = memplan()
+        .args(["stats", "--json"])
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json(&out);
+    assert_eq!(v["max_load"], 16);
+    assert_eq!(v["min_size"], 0);
+    assert_eq!(v["buffers"], 5);
+    memplan()
+        .arg("plot")
+        .arg(&input)
+        .arg(dir.path().join("auto.csv"))
+        .arg("-o")
+        .arg(dir.path().join("plan.svg"))
+        .assert()
+        .success();
+    assert!(dir.path().join("plan.svg").exists());
 }
 
 #[test]

@@ -66,7 +66,11 @@ impl Solver for Auto {
         "auto".into()
     }
 
-    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
         let started = Instant::now();
         let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
         let max_load = problem.max_load();

@@ -98,7 +98,11 @@ impl Solver for Boxing {
     /// from the size-first greedy plan (§5.5), the prelude (§5.6), then
     /// box-unbox-squeeze iterations (§3, §4) in parallel rounds until the
     /// iterations, the target (§5.1) or the time limit run out.
-    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());

@@ -114,7 +114,11 @@ impl Solver for Greedy {
         format!("greedy/{}/{}", self.order.name(), self.fit.name())
     }
 
-    fn solve(&self, problem: &Problem, _options: &SolveOptions) -> Result<Solution, SolveError> {
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        _options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
         let (max_load, order) = rayon::join(|| problem.max_load(), || order(problem, self.order));
         let plan = place(problem, &order, self.fit, None).unwrap_or_default();
         Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)

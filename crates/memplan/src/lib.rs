@@ -38,7 +38,8 @@
 //! - [`auto`]: the default portfolio ([`plan`](fn@plan));
 //! - [`tela`]: heuristic-guided search with propagation and smart
 //!   backtracking (TelaMalloc);
-//! - [`generate`]: synthetic instance generators.
+//! - [`generate`]: synthetic instance generators;
+//! - [`zero_size`]: empty buffers, set aside before solving.
 //!
 //! The library never prints; the `memplan` binary does.
 
@@ -59,6 +60,7 @@ pub mod tela;
 #[cfg(test)]
 mod testutil;
 pub mod time_tree;
+pub mod zero_size;
 
 pub use auto::plan;
 pub use index::BufferIdx;

@@ -151,7 +151,11 @@ impl Solver for Search {
         "search".into()
     }
 
-    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
         let mut effort = Effort::default();

@@ -416,10 +416,24 @@ pub enum SolveError {
 ///
 /// Without a capacity on the problem, a solver minimises the makespan; with
 /// one, it returns a plan within it or [`SolveError::NotFound`].
+///
+/// Solvers implement [`Solver::solve_positive`], which only ever sees
+/// buffers of positive size; callers call [`Solver::solve`], which sets
+/// zero-size buffers aside first (see [`crate::zero_size`]).
 pub trait Solver: Send + Sync {
     /// Name for reports, e.g. `greedy/size/first-fit`.
     fn name(&self) -> String;
 
-    /// Plans `problem`.
-    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError>;
+    /// Plans `problem`, every buffer of which has a positive size.
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError>;
+
+    /// Plans `problem`: its zero-size buffers get offset 0 (or their fixed
+    /// offset) and the others are planned by [`Solver::solve_positive`].
+    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        crate::zero_size::solve_apart(problem, |positive| self.solve_positive(positive, options))
+    }
 }

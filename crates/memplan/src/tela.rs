@@ -189,7 +189,11 @@ impl Solver for Tela {
     /// TelaMalloc §5: decides `problem.capacity`, or, without one, minimises
     /// the capacity: the lower bound first (perfect plans are common), then
     /// bisection below the best greedy makespan, until the time limit.
-    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
         let lower = max_load.max(problem.fixed_end());

@@ -102,8 +102,8 @@ pub fn validate(problem: &Problem, plan: &Plan) -> Result<(), PlanError> {
 }
 
 /// Finds a pair of the given `(buffer, offset)` placements that are alive at
-/// the same time and share an address. Offsets must not overflow with their
-/// sizes. Sweeps events in time order (frees first at equal times) and keeps
+/// the same time and share an address (zero-size buffers share none).
+/// Offsets must not overflow with their sizes. Sweeps events in time order (frees first at equal times) and keeps
 /// the live address ranges in an ordered map: while no conflict has been
 /// found they are disjoint, so only the two neighbours of a new range need
 /// checking.
@@ -113,7 +113,8 @@ pub fn first_overlap(
 ) -> Option<(BufferIdx, BufferIdx)> {
     // (time, 0 = free / 1 = allocate, buffer, offset)
     let mut events: Vec<(u64, u8, BufferIdx, u64)> = Vec::new();
-    for (b, offset) in placed {
+    // Zero-size buffers occupy no address range: they conflict with nothing.
+    for (b, offset) in placed.filter(|&(b, _)| buffers[b.index()].size > 0) {
         let buf = &buffers[b.index()];
         events.push((buf.start, 1, b, offset));
         events.push((buf.end, 0, b, offset));

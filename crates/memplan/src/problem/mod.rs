@@ -14,8 +14,9 @@ use crate::quote::quoted;
 
 /// One buffer to place.
 ///
-/// Invariants (checked by [`Problem::new`]): `size > 0`, `start < end`,
-/// `alignment > 0`, and a fixed offset is a multiple of `alignment`.
+/// Invariants (checked by [`Problem::new`]): `start < end`, `alignment > 0`,
+/// and a fixed offset is a multiple of `alignment`. A size of 0 is allowed:
+/// such a buffer occupies no address range (see [`crate::zero_size`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Buffer {
     /// The id as written in the input, kept for output.
@@ -24,7 +25,7 @@ pub struct Buffer {
     pub start: u64,
     /// First logical time at which the buffer is dead again (half-open).
     pub end: u64,
-    /// Size in bytes.
+    /// Size in bytes (0: an empty buffer, which conflicts with nothing).
     pub size: u64,
     /// Offsets must be multiples of this (1 = no constraint).
     pub alignment: u64,
@@ -119,8 +120,6 @@ impl Lifetimes {
 pub enum ProblemError {
     #[error("too many buffers: {0} (at most {max})", max = u32::MAX - 1)]
     TooManyBuffers(usize),
-    #[error("size must be positive, got 0")]
-    ZeroSize(BufferIdx),
     #[error("empty lifetime: start {start} >= end {end} (half-open)")]
     EmptyLifetime {
         buffer: BufferIdx,
@@ -166,7 +165,7 @@ impl ProblemError {
         use ProblemError::*;
         match self {
             TooManyBuffers(_) => None,
-            ZeroSize(b) | ZeroAlignment(b) | SizeSumOverflow(b) => Some(*b),
+            ZeroAlignment(b) | SizeSumOverflow(b) => Some(*b),
             EmptyLifetime { buffer, .. }
             | MisalignedOffset { buffer, .. }
             | FixedEndOverflow { buffer, .. } => Some(*buffer),
@@ -197,6 +196,12 @@ impl Problem {
         check_ids(&buffers)?;
         check_fixed(&buffers)?;
         Ok(Problem { buffers, capacity })
+    }
+
+    /// A problem from buffers already known to satisfy [`Problem::new`]'s
+    /// checks (e.g. a subset of a problem's buffers).
+    pub(crate) fn from_valid(buffers: Vec<Buffer>, capacity: Option<u64>) -> Self {
+        Problem { buffers, capacity }
     }
 
     /// The buffers, indexed by [`BufferIdx`].
@@ -288,9 +293,6 @@ fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {
     let mut max_fixed_end: u64 = 0;
     for (i, b) in buffers.iter().enumerate() {
         let idx = BufferIdx::new(i);
-        if b.size == 0 {
-            return Err(ProblemError::ZeroSize(idx));
-        }
         if b.start >= b.end {
             return Err(ProblemError::EmptyLifetime {
                 buffer: idx,
@@ -385,10 +387,15 @@ mod tests {
     fn new_checks_invariants() {
         let ok = Problem::new(vec![Buffer::new("a", 0, 2, 4)], None).unwrap();
         assert_eq!(ok.len(), 1);
-        assert_eq!(
-            Problem::new(vec![Buffer::new("a", 0, 2, 0)], None),
-            Err(ProblemError::ZeroSize(BufferIdx(0)))
-        );
+        // Zero-size buffers are valid, fixed or not.
+        Problem::new(
+            vec![
+                Buffer::new("a", 0, 2, 0),
+                Buffer::new("z", 0, 2, 0).fixed(7),
+            ],
+            None,
+        )
+        .unwrap();
         assert!(matches!(
             Problem::new(vec![Buffer::new("a", 2, 2, 1)], None),
             Err(ProblemError::EmptyLifetime {

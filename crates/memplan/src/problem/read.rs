@@ -314,9 +314,7 @@ pub fn read_problem_from(
         let line_of = |b: crate::BufferIdx| lines.get(b.index()).copied().unwrap_or(0);
         let line = e.buffer().map(line_of);
         let (field, kind) = match e {
-            ProblemError::ZeroSize(_) | ProblemError::SizeSumOverflow(_) => {
-                (Some(Field::Size), InputErrorKind::Problem(e))
-            }
+            ProblemError::SizeSumOverflow(_) => (Some(Field::Size), InputErrorKind::Problem(e)),
             ProblemError::ZeroAlignment(_) => (Some(Field::Alignment), InputErrorKind::Problem(e)),
             ProblemError::MisalignedOffset { .. } | ProblemError::FixedEndOverflow { .. } => {
                 (Some(Field::Offset), InputErrorKind::Problem(e))
@@ -597,6 +595,15 @@ mod tests {
     }
 
     #[test]
+    fn reads_zero_size_buffers() {
+        let p = read("id,lower,upper,size,offset\na,0,2,0,\nb,1,3,0,12\nc,0,3,4,\n").unwrap();
+        let sizes: Vec<u64> = p.buffers().iter().map(|b| b.size).collect();
+        assert_eq!(sizes, [0, 0, 4]);
+        assert_eq!(p.buffer(crate::BufferIdx(1)).fixed_offset, Some(12));
+        assert_eq!(p.max_load(), 4);
+    }
+
+    #[test]
     fn header_only_is_empty_problem() {
         let p = read("id,lower,upper,size\n").unwrap();
         assert!(p.is_empty());
@@ -637,10 +644,6 @@ mod tests {
         assert_eq!(
             error("id,lower,upper,size\na,0,2,-4\n"),
             "in.csv:2: column `size`: must not be negative, got `-4`"
-        );
-        assert_eq!(
-            error("id,lower,upper,size\na,0,2,0\n"),
-            "in.csv:2: column `size`: size must be positive, got 0"
         );
         assert_eq!(
             error("id,lower,upper,size\na,3,3,1\n"),

@@ -1,0 +1,112 @@
+//! Zero-size buffers: ExecuTorch and other compilers emit empty tensors,
+//! which must get an offset like any other but occupy no address range.
+//!
+//! They conflict with nothing and count for nothing in the max load. A free
+//! one gets offset 0 (a multiple of every alignment); a fixed one keeps its
+//! offset, and like every buffer it must end (at `offset + 0`) within the
+//! capacity and counts in the makespan `max(offset + size)`.
+//!
+//! Solvers never see them: [`solve_apart`] (called by
+//! [`Solver::solve`](crate::Solver::solve)) plans the other buffers as a
+//! problem of their own and scatters the offsets back, so every solver
+//! handles them the same way. The validator skips them when it looks for
+//! overlaps ([`crate::plan::first_overlap`]).
+
+use crate::index::BufferIdx;
+use crate::plan::Plan;
+use crate::problem::Problem;
+use crate::solver::{NotFoundReason, Solution, SolveError};
+
+/// Plans `problem` by planning its buffers of positive size with `solve`,
+/// then giving each zero-size buffer its fixed offset or 0. Without
+/// zero-size buffers, this is `solve(problem)`.
+///
+/// The result's makespan and lower bound include the fixed offsets of
+/// zero-size buffers; if one lies past the capacity, no plan exists and the
+/// error says so ([`NotFoundReason::ProvenInfeasible`]). Progress published
+/// by `solve` is that of the positive buffers alone.
+pub fn solve_apart(
+    problem: &Problem,
+    solve: impl FnOnce(&Problem) -> Result<Solution, SolveError>,
+) -> Result<Solution, SolveError> {
+    if !problem.buffers().iter().any(|b| b.size == 0) {
+        return solve(problem);
+    }
+    let (positive, kept) = positive_part(problem);
+    // The highest end among zero-size buffers: their fixed offsets (free
+    // ones end at 0).
+    let zero_end = problem
+        .buffers()
+        .iter()
+        .filter(|b| b.size == 0)
+        .filter_map(|b| b.fixed_offset)
+        .max()
+        .unwrap_or(0);
+    match solve(&positive) {
+        Ok(solution) => {
+            let plan = scatter(problem, &kept, &solution.plan);
+            let makespan = solution.makespan.max(zero_end);
+            let lower_bound = solution.lower_bound.max(zero_end);
+            if let Some(capacity) = problem.capacity.filter(|&c| makespan > c) {
+                return Err(SolveError::NotFound {
+                    capacity,
+                    reason: NotFoundReason::ProvenInfeasible,
+                    best_makespan: Some(makespan),
+                    counters: solution.counters,
+                });
+            }
+            Ok(Solution {
+                plan,
+                makespan,
+                lower_bound,
+                optimal: solution.optimal || makespan == lower_bound,
+                counters: solution.counters,
+                found_by: solution.found_by,
+            })
+        }
+        Err(SolveError::NotFound {
+            capacity,
+            reason,
+            best_makespan,
+            counters,
+        }) => Err(SolveError::NotFound {
+            capacity,
+            reason: if zero_end > capacity {
+                NotFoundReason::ProvenInfeasible
+            } else {
+                reason
+            },
+            best_makespan: best_makespan.map(|m| m.max(zero_end)),
+            counters,
+        }),
+    }
+}
+
+/// The buffers of positive size as a problem (same capacity), and the
+/// index in `problem` of each of them.
+pub fn positive_part(problem: &Problem) -> (Problem, Vec<BufferIdx>) {
+    let (buffers, kept) = problem
+        .buffers()
+        .iter()
+        .zip(problem.indices())
+        .filter(|(b, _)| b.size > 0)
+        .map(|(b, i)| (b.clone(), i))
+        .unzip();
+    // A subset of a valid problem is valid: ids stay unique, fixed buffers
+    // still do not overlap, sums only shrink.
+    (Problem::from_valid(buffers, problem.capacity), kept)
+}
+
+/// The plan of `problem` made of `part`'s offsets for the buffers `kept`
+/// (in `part`'s order) and, for every other buffer, its fixed offset or 0.
+pub fn scatter(problem: &Problem, kept: &[BufferIdx], part: &Plan) -> Plan {
+    let mut offsets: Vec<u64> = problem
+        .buffers()
+        .iter()
+        .map(|b| b.fixed_offset.unwrap_or(0))
+        .collect();
+    for (&b, &offset) in kept.iter().zip(part.offsets()) {
+        offsets[b.index()] = offset;
+    }
+    Plan::from_offsets(offsets)
+}
