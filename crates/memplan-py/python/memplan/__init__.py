@@ -1,0 +1,120 @@
+"""memplan: static memory planning.
+
+A compiler or runtime knows every buffer in advance: its size and its
+lifetime in logical time. memplan gives each buffer an offset so that buffers
+alive at the same time never share an address, and keeps the peak address
+(the makespan) small, or within a hard capacity. The lower bound on any
+makespan is the max load: the most bytes alive at one instant.
+
+    >>> import memplan
+    >>> r = memplan.solve([8, 8, 8], [0, 2, 5], [4, 6, 9])
+    >>> r.offsets.tolist(), r.makespan, r.optimal
+    ([0, 8, 0], 16, True)
+
+Zero-size buffers are accepted: they occupy no address range, get offset 0
+(or their fixed offset) and count for nothing in the max load.
+
+The ExecuTorch memory-planning algorithm is in :mod:`memplan.executorch`
+(ExecuTorch is imported only when that module is).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+from ._errors import Error, InputError, InternalError, InvalidPlan, NotFound
+from ._memplan import (
+    Plan,
+    PlanStats,
+    Problem,
+    ProblemStats,
+    Result,
+    __version__,
+    generate,
+)
+
+__all__ = [
+    "Error",
+    "InputError",
+    "InternalError",
+    "InvalidPlan",
+    "NotFound",
+    "Plan",
+    "PlanStats",
+    "Problem",
+    "ProblemStats",
+    "Result",
+    "SOLVERS",
+    "generate",
+    "solve",
+    "__version__",
+]
+
+#: The solvers: ``auto`` (the portfolio, default), ``greedy``, ``search``
+#: (MiniMalloc), ``boxing`` (idealloc), ``tela`` (TelaMalloc).
+SOLVERS = ("auto", "greedy", "search", "boxing", "tela")
+
+IntArray = Union[Sequence[int], Any]  # a sequence of ints or a NumPy array
+
+
+def solve(
+    sizes: IntArray,
+    starts: IntArray,
+    ends: IntArray,
+    *,
+    alignments: Union[int, IntArray, None] = None,
+    offsets: Optional[Union[Sequence[Optional[int]], Any]] = None,
+    ids: Optional[Sequence[str]] = None,
+    capacity: Optional[int] = None,
+    lifetimes: str = "half-open",
+    solver: str = "auto",
+    time_limit: Optional[float] = 1.0,
+    seed: int = 0,
+    **options: Any,
+) -> Result:
+    """Plans buffers given as parallel arrays; returns a :class:`Result`.
+
+    Args:
+        sizes: bytes of each buffer (0 allowed: an empty buffer).
+        starts, ends: lifetimes, read per ``lifetimes``: ``"half-open"``
+            ``[start, end)`` (default), ``"inclusive"`` ``[start, end]``
+            (ExecuTorch, XLA), ``"exclusive"`` ``(start, end)``.
+        alignments: one alignment for all buffers, or one per buffer
+            (default 1).
+        offsets: fixed (pre-placed) offsets: ``None`` or a negative value
+            for a free buffer.
+        ids: names used in messages and CSV files (default: the index).
+        capacity: the plan must fit in this many bytes; without it the
+            makespan is minimised. :class:`NotFound` when no plan fits.
+        solver: one of :data:`SOLVERS`.
+        time_limit: seconds (``None``: no limit; ``auto`` then uses 1 s;
+            ``0`` with ``auto``: the greedy variants only).
+        seed: seed of every random choice (same seed, same plan unless a
+            solver is cut short by the clock).
+        **options: the command line's other options: ``order``, ``fit``
+            (greedy), ``step_limit`` (tela), ``iterations``,
+            ``target_fragmentation``, ``size_classes`` (boxing),
+            ``preorders``, ``restart_backtracks``, ``canonical``,
+            ``section_inference``, ``effective_height``, ``dominance``,
+            ``dynamic_order``, ``decompose``, ``hatless`` (search),
+            ``start_address``. See :meth:`Problem.solve`.
+
+    Lists and NumPy integer arrays are both accepted; NumPy arrays are read
+    in place. The GIL is released while solving, and Ctrl-C
+    (``KeyboardInterrupt``) stops the solve.
+
+    Raises:
+        InputError: bad input, naming the buffer index and field.
+        NotFound: no plan within ``capacity``.
+    """
+    problem = Problem(
+        sizes,
+        starts,
+        ends,
+        alignments=alignments,
+        offsets=offsets,
+        ids=ids,
+        capacity=capacity,
+        lifetimes=lifetimes,
+    )
+    return problem.solve(solver=solver, time_limit=time_limit, seed=seed, **options)

@@ -1,0 +1,32 @@
+//! The `memplan._memplan` extension module: memplan's problems, plans and
+//! solvers for Python (pyo3; abi3, CPython >= 3.9). The Python package
+//! `memplan` (in `python/memplan`) re-exports it with the exceptions, the
+//! typed `solve` function and the ExecuTorch adapter.
+//!
+//! - [`input`]: integer columns from lists or NumPy arrays, names and
+//!   options, with errors naming the argument and the buffer index;
+//! - [`errors`]: the Python exceptions (defined in `memplan/_errors.py`);
+//! - [`problem`]: `Problem` and its statistics;
+//! - [`plan`]: `Plan`, its validation and statistics;
+//! - [`solve`]: solver options, the solve off the GIL with Ctrl-C, `Result`.
+
+use pyo3::prelude::*;
+
+mod errors;
+mod input;
+mod plan;
+mod problem;
+mod solve;
+
+/// memplan's native module (use it through the `memplan` package).
+#[pymodule]
+fn _memplan(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<problem::PyProblem>()?;
+    m.add_class::<problem::ProblemStats>()?;
+    m.add_class::<plan::PyPlan>()?;
+    m.add_class::<plan::PlanStats>()?;
+    m.add_class::<solve::SolveResult>()?;
+    m.add_function(wrap_pyfunction!(problem::generate, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,486 @@
+//! `memplan.Problem`: buffers (sizes, lifetimes, alignments, fixed offsets)
+//! and an optional capacity, built from arrays or read from CSV, with its
+//! statistics; and `memplan.generate`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use memplan::generate::Kind;
+use memplan::{Buffer, Lifetimes, Problem, ProblemError};
+use numpy::PyArray1;
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+use pyo3::types::PyInt;
+
+use crate::errors::{argument_error, csv_error};
+use crate::input::{choice, column, lifetimes as parse_lifetimes, optional_column};
+use crate::solve::{SolveResult, SolverArgs};
+
+/// A memory-planning problem: every buffer's size, lifetime, alignment and
+/// optional fixed offset, plus an optional capacity. Immutable.
+#[pyclass(frozen, name = "Problem", module = "memplan")]
+pub struct PyProblem {
+    /// The problem (shared with plans and results).
+    pub problem: Arc<Problem>,
+    /// How lifetimes were given (used when writing CSV and reading back
+    /// `starts`/`ends`).
+    pub lifetimes: Lifetimes,
+}
+
+impl PyProblem {
+    /// Wraps a problem.
+    pub fn new(problem: Problem, lifetimes: Lifetimes) -> Self {
+        PyProblem {
+            problem: Arc::new(problem),
+            lifetimes,
+        }
+    }
+}
+
+/// Statistics of a problem, as `memplan stats` prints them.
+#[pyclass(frozen, get_all, name = "ProblemStats", module = "memplan")]
+pub struct ProblemStats {
+    /// Number of buffers.
+    buffers: usize,
+    /// The max load: most bytes alive at one instant (a lower bound on
+    /// every makespan).
+    max_load: u64,
+    /// Sum of all sizes.
+    total_size: u64,
+    /// Smallest size (0 for no buffers).
+    min_size: u64,
+    /// Largest size.
+    max_size: u64,
+    /// First time (half-open).
+    time_start: u64,
+    /// End of the last lifetime (half-open).
+    time_end: u64,
+    /// Buffers with a fixed offset.
+    fixed: usize,
+    /// Buffers with an alignment above 1.
+    aligned: usize,
+    /// Buffers of size 0.
+    zero_size: usize,
+}
+
+#[pymethods]
+impl ProblemStats {
+    fn __repr__(&self) -> String {
+        format!(
+            "ProblemStats(buffers={}, max_load={}, total_size={}, min_size={}, max_size={}, \
+             time_start={}, time_end={}, fixed={}, aligned={}, zero_size={})",
+            self.buffers,
+            self.max_load,
+            self.total_size,
+            self.min_size,
+            self.max_size,
+            self.time_start,
+            self.time_end,
+            self.fixed,
+            self.aligned,
+            self.zero_size
+        )
+    }
+}
+
+/// Checks that column `field` has `n` values.
+fn check_len(py: Python<'_>, field: &str, got: usize, n: usize) -> PyResult<()> {
+    if got == n {
+        Ok(())
+    } else {
+        Err(argument_error(
+            py,
+            field,
+            None,
+            format!("has {got} values, `sizes` has {n}"),
+        ))
+    }
+}
+
+/// The alignments: one integer for all buffers, or a column.
+fn alignments(py: Python<'_>, ob: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<u64>> {
+    match ob {
+        None => Ok(vec![1; n]),
+        Some(ob) if ob.is_instance_of::<PyInt>() => match ob.extract::<u64>() {
+            Ok(a) => Ok(vec![a; n]),
+            Err(_) => Err(argument_error(
+                py,
+                "alignments",
+                None,
+                format!("expected a non-negative 64-bit integer, got {}", ob.repr()?),
+            )),
+        },
+        Some(ob) => {
+            let a = column(py, ob, "alignments")?;
+            check_len(py, "alignments", a.len(), n)?;
+            Ok(a)
+        }
+    }
+}
+
+/// Turns a [`ProblemError`] into an `InputError` naming the argument and
+/// buffer index.
+fn problem_error(py: Python<'_>, e: ProblemError) -> PyErr {
+    let field = match &e {
+        ProblemError::TooManyBuffers(_) | ProblemError::SizeSumOverflow(_) => "sizes",
+        ProblemError::EmptyLifetime { .. } => "ends",
+        ProblemError::ZeroAlignment(_) => "alignments",
+        ProblemError::DuplicateId { .. } => "ids",
+        _ => "offsets",
+    };
+    let index = e.buffer().map(|b| b.index());
+    let message = match &e {
+        ProblemError::DuplicateId { id, first, .. } => {
+            format!("duplicate id `{id}` (first at index {})", first.index())
+        }
+        ProblemError::FixedOverlap {
+            first,
+            first_id,
+            second_id,
+            ..
+        } => format!(
+            "fixed buffer `{second_id}` overlaps fixed buffer `{first_id}` (index {}) in time and address",
+            first.index()
+        ),
+        other => other.to_string(),
+    };
+    argument_error(py, field, index, message)
+}
+
+/// Writes `path` through a temporary file in the same directory, renamed
+/// into place once complete: never a partial file.
+pub fn write_atomically(
+    path: &PathBuf,
+    write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+) -> PyResult<()> {
+    let fail = |e: std::io::Error| PyOSError::new_err(format!("{}: {e}", path.display()));
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
+    {
+        let mut out = std::io::BufWriter::new(file.as_file());
+        write(&mut out).map_err(fail)?;
+        std::io::Write::flush(&mut out).map_err(fail)?;
+    }
+    file.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+#[pymethods]
+impl PyProblem {
+    /// Builds a problem from parallel arrays (lists or NumPy integer
+    /// arrays, read in place). See `memplan.solve` for the arguments.
+    #[new]
+    #[pyo3(signature = (sizes, starts, ends, *, alignments=None, offsets=None, ids=None, capacity=None, lifetimes="half-open"))]
+    #[allow(clippy::too_many_arguments)]
+    fn py_new(
+        py: Python<'_>,
+        sizes: &Bound<'_, PyAny>,
+        starts: &Bound<'_, PyAny>,
+        ends: &Bound<'_, PyAny>,
+        alignments: Option<&Bound<'_, PyAny>>,
+        offsets: Option<&Bound<'_, PyAny>>,
+        ids: Option<&Bound<'_, PyAny>>,
+        capacity: Option<u64>,
+        lifetimes: &str,
+    ) -> PyResult<Self> {
+        let semantics = parse_lifetimes(py, lifetimes)?;
+        let sizes = column(py, sizes, "sizes")?;
+        let n = sizes.len();
+        let starts = column(py, starts, "starts")?;
+        check_len(py, "starts", starts.len(), n)?;
+        let ends = column(py, ends, "ends")?;
+        check_len(py, "ends", ends.len(), n)?;
+        let alignments = self::alignments(py, alignments, n)?;
+        let offsets = match offsets {
+            Some(ob) => {
+                let o = optional_column(py, ob, "offsets")?;
+                check_len(py, "offsets", o.len(), n)?;
+                o
+            }
+            None => vec![None; n],
+        };
+        let ids: Vec<String> = match ids {
+            Some(ob) => {
+                let mut ids = Vec::with_capacity(n);
+                for (i, item) in ob.try_iter()?.enumerate() {
+                    let item = item?;
+                    ids.push(
+                        item.extract::<String>()
+                            .map_err(|_| argument_error(py, "ids", Some(i), "expected a string"))?,
+                    );
+                }
+                check_len(py, "ids", ids.len(), n)?;
+                ids
+            }
+            None => (0..n).map(|i| i.to_string()).collect(),
+        };
+        let mut buffers = Vec::with_capacity(n);
+        for (i, id) in ids.into_iter().enumerate() {
+            let (lower, upper) = (starts[i], ends[i]);
+            let (start, end) = semantics.to_half_open(lower, upper).ok_or_else(|| {
+                argument_error(
+                    py,
+                    "ends",
+                    Some(i),
+                    format!("inclusive end {upper} + 1 overflows 64 bits"),
+                )
+            })?;
+            if start >= end {
+                return Err(argument_error(
+                    py,
+                    "ends",
+                    Some(i),
+                    format!(
+                        "empty lifetime: start {lower}, end {upper} is empty under {} semantics",
+                        semantics.name()
+                    ),
+                ));
+            }
+            buffers.push(Buffer {
+                id,
+                start,
+                end,
+                size: sizes[i],
+                alignment: alignments[i],
+                fixed_offset: offsets[i],
+            });
+        }
+        let problem = Problem::new(buffers, capacity).map_err(|e| problem_error(py, e))?;
+        Ok(PyProblem::new(problem, semantics))
+    }
+
+    /// Reads a problem CSV (`id,lower,upper,size[,alignment][,offset]`,
+    /// the command line's input format). Errors name the file, line and
+    /// column.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, lifetimes="half-open", capacity=None))]
+    fn from_csv(
+        py: Python<'_>,
+        path: PathBuf,
+        lifetimes: &str,
+        capacity: Option<u64>,
+    ) -> PyResult<Self> {
+        let semantics = parse_lifetimes(py, lifetimes)?;
+        let problem = py
+            .detach(|| memplan::problem::read_problem(&path, semantics))
+            .map_err(|e| csv_error(py, &e))?;
+        Ok(PyProblem::new(problem.with_capacity(capacity), semantics))
+    }
+
+    /// Writes the problem as CSV, lifetimes in the problem's semantics
+    /// (the capacity is not part of the file).
+    fn to_csv(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            write_atomically(&path, |out| {
+                memplan::problem::write_problem(out, &self.problem, self.lifetimes)
+            })
+        })
+    }
+
+    /// The same buffers with another capacity (`None`: minimise).
+    #[pyo3(signature = (capacity))]
+    fn with_capacity(&self, capacity: Option<u64>) -> Self {
+        PyProblem::new(
+            self.problem.as_ref().clone().with_capacity(capacity),
+            self.lifetimes,
+        )
+    }
+
+    /// Number of buffers.
+    fn __len__(&self) -> usize {
+        self.problem.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Problem({} buffers, max_load={}, capacity={}, lifetimes='{}')",
+            self.problem.len(),
+            self.problem.max_load(),
+            self.problem
+                .capacity
+                .map_or("None".to_string(), |c| c.to_string()),
+            self.lifetimes.name()
+        )
+    }
+
+    /// The capacity (`None`: the makespan is minimised).
+    #[getter]
+    fn capacity(&self) -> Option<u64> {
+        self.problem.capacity
+    }
+
+    /// The lifetime semantics of `starts`/`ends` and of CSV files.
+    #[getter]
+    fn lifetimes(&self) -> &'static str {
+        self.lifetimes.name()
+    }
+
+    /// The buffers' ids.
+    #[getter]
+    fn ids(&self) -> Vec<String> {
+        self.problem
+            .buffers()
+            .iter()
+            .map(|b| b.id.clone())
+            .collect()
+    }
+
+    /// Sizes in bytes (NumPy uint64).
+    #[getter]
+    fn sizes<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.column(py, |b| b.size)
+    }
+
+    /// Lifetime starts, in the problem's semantics (NumPy uint64).
+    #[getter]
+    fn starts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.column(py, |b| self.lifetimes.from_half_open(b.start, b.end).0)
+    }
+
+    /// Lifetime ends, in the problem's semantics (NumPy uint64).
+    #[getter]
+    fn ends<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.column(py, |b| self.lifetimes.from_half_open(b.start, b.end).1)
+    }
+
+    /// Alignments (NumPy uint64).
+    #[getter]
+    fn alignments<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.column(py, |b| b.alignment)
+    }
+
+    /// Fixed offsets (`None` for a free buffer).
+    #[getter]
+    fn fixed_offsets(&self) -> Vec<Option<u64>> {
+        self.problem
+            .buffers()
+            .iter()
+            .map(|b| b.fixed_offset)
+            .collect()
+    }
+
+    /// The max load: most bytes alive at one instant, a lower bound on
+    /// every makespan.
+    #[getter]
+    fn max_load(&self, py: Python<'_>) -> u64 {
+        py.detach(|| self.problem.max_load())
+    }
+
+    /// Statistics: buffers, max load, sizes, time range, fixed, aligned
+    /// and zero-size buffers.
+    fn stats(&self, py: Python<'_>) -> ProblemStats {
+        let b = self.problem.buffers();
+        ProblemStats {
+            buffers: b.len(),
+            max_load: py.detach(|| self.problem.max_load()),
+            total_size: b.iter().map(|x| x.size).sum(),
+            min_size: b.iter().map(|x| x.size).min().unwrap_or(0),
+            max_size: b.iter().map(|x| x.size).max().unwrap_or(0),
+            time_start: b.iter().map(|x| x.start).min().unwrap_or(0),
+            time_end: b.iter().map(|x| x.end).max().unwrap_or(0),
+            fixed: b.iter().filter(|x| x.fixed_offset.is_some()).count(),
+            aligned: b.iter().filter(|x| x.alignment > 1).count(),
+            zero_size: b.iter().filter(|x| x.size == 0).count(),
+        }
+    }
+
+    /// Plans the problem; returns a `Result`, or raises `NotFound` when no
+    /// plan within the capacity is found. See `memplan.solve` for the
+    /// options. The GIL is released while solving; Ctrl-C stops the solve
+    /// and raises `KeyboardInterrupt`.
+    #[pyo3(signature = (*, solver="auto", time_limit=Some(1.0), seed=0, order="size", fit="first-fit",
+        step_limit=500_000, iterations=100, target_fragmentation=0.0, size_classes=true,
+        preorders=None, restart_backtracks=0, canonical=true, section_inference=true,
+        effective_height=true, dominance=true, dynamic_order=true, decompose=true, hatless=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn solve(
+        slf: &Bound<'_, Self>,
+        solver: &str,
+        time_limit: Option<f64>,
+        seed: u64,
+        order: &str,
+        fit: &str,
+        step_limit: u64,
+        iterations: u32,
+        target_fragmentation: f64,
+        size_classes: bool,
+        preorders: Option<Vec<String>>,
+        restart_backtracks: u64,
+        canonical: bool,
+        section_inference: bool,
+        effective_height: bool,
+        dominance: bool,
+        dynamic_order: bool,
+        decompose: bool,
+        hatless: bool,
+    ) -> PyResult<SolveResult> {
+        let args = SolverArgs {
+            solver,
+            order,
+            fit,
+            step_limit,
+            iterations,
+            target_fragmentation,
+            size_classes,
+            preorders,
+            restart_backtracks,
+            canonical,
+            section_inference,
+            effective_height,
+            dominance,
+            dynamic_order,
+            decompose,
+            hatless,
+        };
+        crate::solve::solve(slf, args, time_limit, seed)
+    }
+
+    /// Checks `offsets` as a plan of this problem (see `Plan.validate`).
+    fn validate(slf: &Bound<'_, Self>, offsets: &Bound<'_, PyAny>) -> PyResult<()> {
+        let plan = crate::plan::PyPlan::from_offsets(slf, offsets)?;
+        plan.check(slf.py())
+    }
+}
+
+impl PyProblem {
+    /// A NumPy array of one value per buffer.
+    fn column<'py>(
+        &self,
+        py: Python<'py>,
+        value: impl Fn(&Buffer) -> u64,
+    ) -> Bound<'py, PyArray1<u64>> {
+        PyArray1::from_vec(py, self.problem.buffers().iter().map(value).collect())
+    }
+}
+
+/// A synthetic problem, as `memplan generate` writes: `random`, `perfect`
+/// (a zero-fragmentation plan exists), `layered` (training steps of a
+/// network) or `trace` (malloc-like). Half-open lifetimes.
+#[pyfunction]
+#[pyo3(signature = (kind, buffers, *, seed=0))]
+pub fn generate(py: Python<'_>, kind: &str, buffers: usize, seed: u64) -> PyResult<PyProblem> {
+    let kind = choice(
+        py,
+        "kind",
+        kind,
+        &[
+            ("random", Kind::Random),
+            ("perfect", Kind::Perfect),
+            ("layered", Kind::Layered),
+            ("trace", Kind::Trace),
+        ],
+    )?;
+    if buffers > 100_000_000 {
+        return Err(argument_error(
+            py,
+            "buffers",
+            None,
+            format!("at most 100,000,000, got {buffers}"),
+        ));
+    }
+    let problem = py.detach(|| memplan::generate::generate(kind, buffers, seed).problem);
+    Ok(PyProblem::new(problem, Lifetimes::HalfOpen))
+}
