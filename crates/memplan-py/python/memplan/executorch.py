@@ -1,0 +1,309 @@
+"""memplan as an ExecuTorch memory-planning algorithm.
+
+ExecuTorch's ``MemoryPlanningPass`` runs a ``MemoryPlanningAlgorithmSuite``
+whose algorithms are called as ``algo(alignment, specs, graph_module,
+graph_signature, extra_padding)`` and return a ``MemoryAlgoResult`` (an
+offset, arena and shared-object id per ``TensorSpec``, and the size of each
+arena). :func:`memplan_algorithm` is such an algorithm; :func:`algorithm`
+makes one with memplan's options::
+
+    from executorch.exir import ExecutorchBackendConfig, to_edge
+    from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite
+    from executorch.exir.passes import MemoryPlanningPass
+    import memplan.executorch
+
+    suite = MemoryPlanningAlgorithmSuite(algo_list=[memplan.executorch.memplan_algorithm])
+    program = to_edge(torch.export.export(model, inputs)).to_executorch(
+        ExecutorchBackendConfig(memory_planning_pass=MemoryPlanningPass(memory_planning_algo=suite))
+    )
+
+or simply ``memory_planning_pass=memplan.executorch.memory_planning_pass()``.
+
+It honours what ExecuTorch's own ``greedy`` honours:
+
+- lifetimes are inclusive ``[first, last]`` node indices;
+- one problem per arena (``spec.mem_id``; unspecified means arena 1, as in
+  ``greedy``), each starting at the arena's ``input_mem_buffer_sizes``
+  entry when the graph module has one (space kept for control-flow
+  submodules);
+- ``spec.realign(alignment)``: every tensor takes ``allocated_memory``
+  bytes (its size rounded up to the alignment) at an offset that is a
+  multiple of the alignment;
+- tensors that share storage (``spec.storage_base``) are not planned
+  themselves: they are placed at their base's offset plus
+  ``storage_base_offset``, in the base's arena;
+- ``bufsizes`` has one entry per arena up to the highest used (index 0,
+  constants, stays 0; ``[0, 0]`` when nothing is planned), each the arena's
+  start plus the plan's makespan plus ``extra_padding``;
+- ``mem_obj_id`` groups tensors whose address ranges overlap (the
+  connected components of the plan's address intervals), so that tensors
+  sharing storage share an id, as ExecuTorch's ``Verifier`` expects.
+
+Zero-size tensors (ExecuTorch emits them) are planned at the arena start.
+ExecuTorch is imported only when an algorithm runs, so ``import memplan``
+works without it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+
+import memplan
+
+__all__ = [
+    "ArenaReport",
+    "algorithm",
+    "memory_planning_pass",
+    "memplan_algorithm",
+]
+
+
+@dataclass
+class ArenaReport:
+    """What one arena's planning found (kept in ``algorithm.reports``)."""
+
+    #: The arena (``mem_id``).
+    mem_id: int
+    #: Tensors planned in it (storage-sharing aliases not counted).
+    tensors: int
+    #: Bytes used by the plan: its makespan (without the arena's start and
+    #: ``extra_padding``).
+    makespan: int
+    #: The max load: the most bytes alive at one node; no plan can be
+    #: smaller.
+    max_load: int
+    #: True when the makespan is proven optimal.
+    optimal: bool
+    #: The memplan solver that found the plan.
+    solver: str
+    #: Seconds spent solving.
+    seconds: float
+
+
+@dataclass
+class _Options:
+    solver: str = "auto"
+    time_limit: Optional[float] = 1.0
+    seed: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+def _storage_objects(offsets: Sequence[int], sizes: Sequence[int]) -> List[int]:
+    """Shared-object ids: the connected components of the address
+    intervals ``[offset, offset + size)``, numbered in address order;
+    zero-size tensors, which share no address, get an id each."""
+    ids = [0] * len(offsets)
+    order = sorted(range(len(offsets)), key=lambda i: offsets[i])
+    next_id = 0
+    component = -1
+    reach = 0
+    for i in order:
+        start, end = int(offsets[i]), int(offsets[i]) + int(sizes[i])
+        if start == end:
+            ids[i] = next_id
+            next_id += 1
+            continue
+        if component < 0 or start >= reach:
+            component = next_id
+            next_id += 1
+            reach = end
+        else:
+            reach = max(reach, end)
+        ids[i] = component
+    return ids
+
+
+def _lifetime(spec: Any, index: int) -> List[int]:
+    lifetime = getattr(spec, "lifetime", None)
+    if lifetime is None or lifetime[0] is None or lifetime[1] is None:
+        raise memplan.InputError(
+            f"specs[{index}]: TensorSpec has no lifetime (run ExecuTorch's "
+            "update_all_tensors_lifetime first)",
+            index=index,
+            field="lifetime",
+        )
+    return [int(lifetime[0]), int(lifetime[1])]
+
+
+def _plan(
+    options: _Options,
+    reports: "deque[List[ArenaReport]]",
+    alignment: int,
+    specs: Iterable[Any],
+    graph_module: Any,
+    graph_signature: Any,
+    extra_padding: int = 0,
+) -> Any:
+    from executorch.exir.memory_planning import MemoryAlgoResult, SpecAllocResult
+
+    result = MemoryAlgoResult({}, [])
+    arenas: Dict[int, List[Any]] = defaultdict(list)
+    lifetimes: Dict[int, List[List[int]]] = defaultdict(list)
+    aliases: List[Any] = []
+    for index, spec in enumerate(specs):
+        mem_id = 1 if spec.mem_id is None else int(spec.mem_id)
+        result.spec_dict[spec] = SpecAllocResult(mem_id, 0, 0)
+        spec.realign(alignment)
+        if spec.storage_base is not None:
+            aliases.append(spec)
+            continue
+        arenas[mem_id].append(spec)
+        lifetimes[mem_id].append(_lifetime(spec, index))
+    if not arenas:
+        result.bufsizes = [0, 0]
+        reports.append([])
+        return result
+
+    bufsizes = [0] * (max(arenas) + 1)
+    arena_starts = getattr(graph_module, "input_mem_buffer_sizes", None) or []
+    found: List[ArenaReport] = []
+    for mem_id in sorted(arenas):
+        tensors = arenas[mem_id]
+        start = int(arena_starts[mem_id]) if len(arena_starts) > mem_id else 0
+        sizes = [int(t.allocated_memory) for t in tensors]
+        solved = memplan.solve(
+            sizes,
+            [lt[0] for lt in lifetimes[mem_id]],
+            [lt[1] for lt in lifetimes[mem_id]],
+            alignments=alignment,
+            lifetimes="inclusive",
+            solver=options.solver,
+            time_limit=options.time_limit,
+            seed=options.seed,
+            **options.extra,
+        )
+        offsets = solved.offsets.tolist()
+        objects = _storage_objects(offsets, sizes)
+        for tensor, offset, obj in zip(tensors, offsets, objects):
+            alloc = result.spec_dict[tensor]
+            alloc.mem_offset = start + offset
+            alloc.mem_obj_id = obj
+        bufsizes[mem_id] = start + solved.makespan + extra_padding
+        found.append(
+            ArenaReport(
+                mem_id=mem_id,
+                tensors=len(tensors),
+                makespan=solved.makespan,
+                max_load=solved.max_load,
+                optimal=solved.optimal,
+                solver=solved.solver,
+                seconds=solved.seconds,
+            )
+        )
+    _place_aliases(aliases, result)
+    result.bufsizes = bufsizes
+    reports.append(found)
+    return result
+
+
+def _place_aliases(aliases: List[Any], result: Any) -> None:
+    """Places each storage-sharing tensor at its base's offset plus
+    ``storage_base_offset``, in its base's arena (bases first, in chains)."""
+    placed = {spec for spec in result.spec_dict if spec.storage_base is None}
+    remaining = aliases
+    while remaining:
+        waiting = []
+        for spec in remaining:
+            base = spec.storage_base
+            if base not in placed:
+                waiting.append(spec)
+                continue
+            if base not in result.spec_dict:
+                raise memplan.InputError(
+                    "a TensorSpec's storage_base is not among the specs planned",
+                    field="storage_base",
+                )
+            base_alloc = result.spec_dict[base]
+            alloc = result.spec_dict[spec]
+            offset = int(spec.storage_base_offset)
+            if offset < 0 or offset + spec.allocated_memory > base.allocated_memory:
+                raise memplan.InputError(
+                    f"storage_base_offset {offset} + {spec.allocated_memory} bytes does "
+                    f"not fit in its storage_base of {base.allocated_memory} bytes",
+                    field="storage_base_offset",
+                )
+            if (base_alloc.mem_offset + offset) % spec.alignment != 0:
+                raise memplan.InputError(
+                    f"storage_base_offset {offset} misaligns the tensor (alignment "
+                    f"{spec.alignment})",
+                    field="storage_base_offset",
+                )
+            alloc.mem_id = base_alloc.mem_id
+            alloc.mem_offset = base_alloc.mem_offset + offset
+            alloc.mem_obj_id = base_alloc.mem_obj_id
+            placed.add(spec)
+        if len(waiting) == len(remaining):
+            raise memplan.InputError(
+                "circular or unresolvable storage_base chain among "
+                f"{len(waiting)} TensorSpecs",
+                field="storage_base",
+            )
+        remaining = waiting
+
+
+def algorithm(
+    *,
+    solver: str = "auto",
+    time_limit: Optional[float] = 1.0,
+    seed: int = 0,
+    **options: Any,
+) -> Callable[..., Any]:
+    """An ExecuTorch memory-planning algorithm that plans with memplan.
+
+    Args:
+        solver, time_limit, seed, **options: as in :func:`memplan.solve`
+            (``time_limit`` applies to each arena of each graph).
+
+    Returns:
+        ``algo(alignment, specs, graph_module, graph_signature,
+        extra_padding=0) -> MemoryAlgoResult``, named ``memplan``, for
+        ``MemoryPlanningAlgorithmSuite(algo_list=[...])``. Its attribute
+        ``reports`` lists, for each of the latest 256 calls, an
+        :class:`ArenaReport` per arena.
+    """
+    # Refuse bad options now rather than in the middle of a compilation.
+    memplan.solve([1], [0], [1], solver=solver, time_limit=0.0, seed=seed, **options)
+    settings = _Options(solver=solver, time_limit=time_limit, seed=seed, extra=options)
+    # The latest calls' reports (a compiler may plan many graphs).
+    reports: "deque[List[ArenaReport]]" = deque(maxlen=256)
+
+    def memplan_algorithm(
+        alignment: int,
+        specs: Iterable[Any],
+        graph_module: Any,
+        graph_signature: Any,
+        extra_padding: int = 0,
+    ) -> Any:
+        return _plan(
+            settings,
+            reports,
+            alignment,
+            specs,
+            graph_module,
+            graph_signature,
+            extra_padding,
+        )
+
+    memplan_algorithm.__name__ = "memplan"
+    memplan_algorithm.__qualname__ = "memplan"
+    memplan_algorithm.reports = reports  # type: ignore[attr-defined]
+    return memplan_algorithm
+
+
+#: The algorithm with memplan's defaults (``auto``, 1 s per arena).
+memplan_algorithm = algorithm()
+
+
+def memory_planning_pass(
+    algo: Optional[Callable[..., Any]] = None, **pass_options: Any
+) -> Any:
+    """ExecuTorch's ``MemoryPlanningPass`` running ``algo`` (default:
+    :data:`memplan_algorithm`) in a ``MemoryPlanningAlgorithmSuite``;
+    ``pass_options`` go to the pass (``alloc_graph_input``...)."""
+    from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite
+    from executorch.exir.passes import MemoryPlanningPass
+
+    suite = MemoryPlanningAlgorithmSuite(algo_list=[algo or memplan_algorithm])
+    return MemoryPlanningPass(memory_planning_algo=suite, **pass_options)
