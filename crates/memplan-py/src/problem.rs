@@ -394,7 +394,12 @@ impl PyProblem {
     #[pyo3(signature = (*, solver="auto", time_limit=Some(1.0), seed=0, order="size", fit="first-fit",
         step_limit=500_000, iterations=100, target_fragmentation=0.0, size_classes=true,
         preorders=None, restart_backtracks=0, canonical=true, section_inference=true,
-        effective_height=true, dominance=true, dynamic_order=true, decompose=true, hatless=true))]
+        effective_height=true, dominance=true, dynamic_order=true, decompose=true, hatless=true),
+        text_signature = "(self, /, *, solver='auto', time_limit=1.0, seed=0, order='size', \
+            fit='first-fit', step_limit=500000, iterations=100, target_fragmentation=0.0, \
+            size_classes=True, preorders=None, restart_backtracks=0, canonical=True, \
+            section_inference=True, effective_height=True, dominance=True, dynamic_order=True, \
+            decompose=True, hatless=True)")]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         slf: &Bound<'_, Self>,

@@ -365,3 +365,10 @@ def test_version_and_exports():
     assert memplan.__version__
     for name in memplan.__all__:
         assert hasattr(memplan, name), name
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(memplan)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,16 +1,18 @@
 """Type stubs of memplan's native module (re-exported by ``memplan``)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union, final
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
+__all__ = ["__version__", "Problem", "ProblemStats", "Plan", "PlanStats", "Result", "generate"]
 
 _IntArray = Union[Sequence[int], npt.NDArray[np.integer[Any]]]
 _Path = Union[str, PathLike[str]]
 
+@final
 class ProblemStats:
     """Statistics of a problem, as ``memplan stats`` prints them."""
 
@@ -35,6 +37,7 @@ class ProblemStats:
     @property
     def zero_size(self) -> int: ...
 
+@final
 class PlanStats:
     """How far a plan is from the max load."""
 
@@ -49,12 +52,13 @@ class PlanStats:
     @property
     def fragmentation_percent(self) -> float: ...
 
+@final
 class Problem:
     """Buffers (sizes, lifetimes, alignments, fixed offsets) and an optional
     capacity. Immutable."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         sizes: _IntArray,
         starts: _IntArray,
         ends: _IntArray,
@@ -64,7 +68,7 @@ class Problem:
         ids: Optional[Sequence[str]] = None,
         capacity: Optional[int] = None,
         lifetimes: str = "half-open",
-    ) -> None: ...
+    ) -> Problem: ...
     @staticmethod
     def from_csv(
         path: _Path, *, lifetimes: str = "half-open", capacity: Optional[int] = None
@@ -115,10 +119,11 @@ class Problem:
     @property
     def max_load(self) -> int: ...
 
+@final
 class Plan:
     """An offset for every buffer of a problem."""
 
-    def __init__(self, problem: Problem, offsets: _IntArray) -> None: ...
+    def __new__(cls, problem: Problem, offsets: _IntArray) -> Plan: ...
     @staticmethod
     def from_csv(problem: Problem, path: _Path) -> Plan: ...
     def to_csv(self, path: _Path, *, start_address: int = 0) -> None: ...
@@ -132,6 +137,7 @@ class Plan:
     @property
     def problem(self) -> Problem: ...
 
+@final
 class Result:
     """The outcome of a solve."""
 
