@@ -3,12 +3,12 @@
 //! `memplan` (in `python/memplan`) re-exports it with the exceptions, the
 //! typed `solve` function and the ExecuTorch adapter.
 //!
-//! - [`input`]: integer columns from lists or NumPy arrays, names and
+//! - `input`: integer columns from lists or NumPy arrays, names and
 //!   options, with errors naming the argument and the buffer index;
-//! - [`errors`]: the Python exceptions (defined in `memplan/_errors.py`);
-//! - [`problem`]: `Problem` and its statistics;
-//! - [`plan`]: `Plan`, its validation and statistics;
-//! - [`solve`]: solver options, the solve off the GIL with Ctrl-C, `Result`.
+//! - `errors`: the Python exceptions (defined in `memplan/_errors.py`);
+//! - `problem`: `Problem` and its statistics;
+//! - `plan`: `Plan`, its validation and statistics;
+//! - `solve`: solver options, the solve off the GIL with Ctrl-C, `Result`.
 
 use pyo3::prelude::*;
 

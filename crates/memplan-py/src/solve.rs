@@ -16,7 +16,7 @@ use memplan::greedy::{Fit, Greedy, Order};
 use memplan::search::{Preorder, Search, SearchOptions};
 use memplan::solver::Cancel;
 use memplan::tela::{Tela, TelaOptions};
-use memplan::{NotFoundReason, Problem, Solution, SolveError, SolveOptions, Solver};
+use memplan::{NotFoundReason, Problem, Solution, SolveError, SolveOptions, Solver, Stopped};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -208,7 +208,9 @@ fn run(
         .name("memplan-solve".into())
         .spawn(move || {
             let started = Instant::now();
-            let result = catch_unwind(AssertUnwindSafe(|| solver.solve(&problem, &options)));
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                memplan::solver::run(solver.as_ref(), &problem, &options)
+            }));
             // The receiver is gone only if the caller stopped waiting.
             let _ = send.send((result, started.elapsed()));
         })
@@ -249,7 +251,7 @@ pub struct SolveResult {
     optimal: bool,
     solver: String,
     seconds: f64,
-    timed_out: bool,
+    stopped: Option<Stopped>,
     counters: Vec<(&'static str, u64)>,
     capacity: Option<u64>,
 }
@@ -306,12 +308,20 @@ impl SolveResult {
         self.seconds
     }
 
-    /// True when the solve was stopped by its time limit before it proved
-    /// its plan optimal: a longer limit may find a better plan, and the
-    /// plan may differ between runs.
+    /// True when the time limit cut the solve short before it proved its
+    /// plan optimal: a longer limit may find a better plan, and the plan
+    /// may differ between runs.
     #[getter]
     fn timed_out(&self) -> bool {
-        self.timed_out
+        self.stopped == Some(Stopped::TimeLimit)
+    }
+
+    /// What cut the solve short: `"time_limit"`, or `None` when the solver
+    /// ran to its end or proved its plan optimal (as `memplan solve
+    /// --json` reports it).
+    #[getter]
+    fn stopped(&self) -> Option<&'static str> {
+        self.stopped.map(Stopped::name)
     }
 
     /// The solver's effort counters (nodes, backtracks, iterations...).
@@ -341,7 +351,7 @@ impl SolveResult {
             if self.optimal { "True" } else { "False" },
             self.solver,
             self.seconds,
-            if self.timed_out { "True" } else { "False" },
+            if self.timed_out() { "True" } else { "False" },
         )
     }
 }
@@ -357,6 +367,13 @@ pub fn solve(
     let py = slf.py();
     let Choice { solver, timed } = args.choose(py)?;
     let limit = self::time_limit(py, time_limit)?;
+    // The limit the solver works to, as `solver::run` sees it: auto's
+    // default when none is given; none for greedy, which always finishes.
+    let limit = match (timed, limit) {
+        (false, _) => None,
+        (true, None) if args.solver == "auto" => Some(DEFAULT_TIME_LIMIT),
+        (true, l) => l,
+    };
     let options = SolveOptions {
         time_limit: limit,
         seed,
@@ -364,14 +381,8 @@ pub fn solve(
     };
     let problem = slf.get().problem.clone();
     let name = solver.name();
-    // The budget the solver works to (auto's default without a limit).
-    let budget = match (limit, name.as_str()) {
-        (None, "auto") => Some(DEFAULT_TIME_LIMIT),
-        (l, _) => l,
-    };
     let (outcome, elapsed) = run(py, problem.clone(), solver, options)?;
     let seconds = elapsed.as_secs_f64();
-    let clock_ran_out = timed && budget.is_some_and(|b| !b.is_zero() && elapsed >= b);
     let max_load = py.detach(|| problem.max_load());
     let solution = match outcome {
         Err(panic) => {
@@ -428,7 +439,7 @@ pub fn solve(
         optimal: solution.optimal,
         solver: solution.found_by.unwrap_or(name),
         seconds,
-        timed_out: clock_ran_out && !solution.optimal,
+        stopped: solution.stopped,
         counters: solution.counters,
         capacity: problem.capacity,
     })

@@ -61,7 +61,8 @@ def test_solve_values_and_result_fields():
     assert r.offsets.shape == (6,)
     assert not r.offsets.flags.writeable
     assert r.solver.startswith("auto/")
-    assert r.seconds >= 0 and r.timed_out is False and r.capacity is None
+    assert r.seconds >= 0 and r.timed_out is False and r.stopped is None
+    assert r.capacity is None
     assert isinstance(r.counters, dict)
     assert int((r.offsets + np.array(NOTE["sizes"], dtype=np.uint64)).max()) == 37
     assert_valid(**NOTE, offsets=r.offsets, inclusive=True)
@@ -348,7 +349,7 @@ def test_the_gil_is_released_while_solving():
     # The other thread ran throughout: with the GIL held it would count
     # only in the gaps of the 20 ms signal polls.
     assert counted[0] > 10_000
-    assert r.timed_out and not r.optimal
+    assert r.timed_out and r.stopped == "time_limit" and not r.optimal
     r.plan.validate()
 
 

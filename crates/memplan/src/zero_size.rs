@@ -62,6 +62,7 @@ pub fn solve_apart(
                 optimal: solution.optimal || makespan == lower_bound,
                 counters: solution.counters,
                 found_by: solution.found_by,
+                stopped: solution.stopped,
             })
         }
         Err(SolveError::NotFound {
