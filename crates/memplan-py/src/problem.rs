@@ -147,8 +147,9 @@ fn problem_error(py: Python<'_>, e: ProblemError) -> PyErr {
     argument_error(py, field, index, message)
 }
 
-/// Writes `path` through a temporary file in the same directory, renamed
-/// into place once complete: never a partial file.
+/// Writes `path` through a temporary file in the same directory (a new,
+/// randomly named one), synced and renamed into place once complete: never
+/// a partial file.
 pub fn write_atomically(
     path: &PathBuf,
     write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
@@ -164,6 +165,7 @@ pub fn write_atomically(
         write(&mut out).map_err(fail)?;
         std::io::Write::flush(&mut out).map_err(fail)?;
     }
+    file.as_file().sync_all().map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
 }
