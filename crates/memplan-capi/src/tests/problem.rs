@@ -324,10 +324,9 @@ fn zero_sizes_pass_through_to_the_library() {
     }
 }
 
-/// Once the library accepts zero-size buffers (issue 16): they occupy no
-/// addresses, conflict with nothing and count for nothing in the max load.
+/// Zero-size buffers (issue 16): they occupy no addresses, conflict with
+/// nothing and count for nothing in the max load.
 #[test]
-#[ignore = "needs zero-size buffers in the library (issue 16, branch `py`)"]
 fn zero_size_buffers_are_planned() {
     let p = problem(
         MEMPLAN_LIFETIMES_INCLUSIVE,
