@@ -39,7 +39,9 @@
 //! - [`tela`]: heuristic-guided search with propagation and smart
 //!   backtracking (TelaMalloc);
 //! - [`generate`]: synthetic instance generators;
-//! - [`zero_size`]: empty buffers, set aside before solving.
+//! - [`zero_size`]: empty buffers, set aside before solving;
+//! - [`pools`]: several memories with capacities (banks), buffers pinned
+//!   or shared out among them by a strategy above the solvers.
 //!
 //! The library never prints; the `memplan` binary does.
 
@@ -50,6 +52,7 @@ pub mod greedy;
 pub mod index;
 pub mod occupancy;
 pub mod plan;
+pub mod pools;
 pub mod problem;
 pub mod quote;
 pub mod search;

@@ -34,6 +34,7 @@ impl InputError {
             InputErrorKind::UnknownId(_)
                 | InputErrorKind::MissingBuffer(_)
                 | InputErrorKind::DuplicateId { .. }
+                | InputErrorKind::UnknownPool { .. }
         )
     }
 }
@@ -109,7 +110,22 @@ pub enum InputErrorKind {
     UnterminatedQuote,
     #[error("line longer than {MAX_LINE_BYTES} bytes ({0} bytes): not a planning problem")]
     LineTooLong(usize),
+    #[error("a `pool` column needs the list of pools (memplan: `--pools POOLS.csv`)")]
+    PoolColumnNeedsPools,
+    #[error("unknown pool `{}` (pools: {known})", quoted(.pool))]
+    UnknownPool { pool: String, known: String },
+    #[error("duplicate pool `{}` (first on line {first_line})", quoted(.pool))]
+    DuplicatePool { pool: String, first_line: u64 },
+    #[error("{0}")]
+    Pools(crate::pools::PoolProblemError),
+    #[error("missing required column `{0}` (expected columns: {POOL_COLUMNS_HELP})")]
+    MissingPoolColumn(&'static str),
+    #[error("unknown column (expected columns: {POOL_COLUMNS_HELP})")]
+    UnknownPoolColumn,
 }
+
+/// The columns of a pool file, for messages.
+const POOL_COLUMNS_HELP: &str = "pool|name, capacity, and optionally alignment";
 
 /// The longest line accepted in an input or plan file, in bytes (1 MiB):
 /// a longer line is refused before parsing, so that reading costs memory
@@ -174,17 +190,19 @@ fn unterminated_quote(bytes: &[u8]) -> Option<u64> {
 }
 
 const COLUMNS_HELP: &str =
-    "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset";
+    "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, pool";
 
 /// A column of the input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Field {
+pub(crate) enum Field {
     Id,
     Lower,
     Upper,
     Size,
     Alignment,
     Offset,
+    /// The pool a buffer is pinned to (pooled problems only).
+    Pool,
 }
 
 impl Field {
@@ -196,6 +214,7 @@ impl Field {
             "size" => Some(Field::Size),
             "alignment" => Some(Field::Alignment),
             "offset" => Some(Field::Offset),
+            "pool" => Some(Field::Pool),
             _ => None,
         }
     }
@@ -208,23 +227,24 @@ impl Field {
             Field::Size => "size",
             Field::Alignment => "alignment",
             Field::Offset => "offset",
+            Field::Pool => "pool",
         }
     }
 }
 
 /// Positions of the known columns in a header, by [`Field`].
 #[derive(Default)]
-struct Columns {
-    pos: [Option<usize>; 6],
+pub(crate) struct Columns {
+    pos: [Option<usize>; 7],
     names: Vec<String>,
 }
 
 impl Columns {
-    fn get(&self, field: Field) -> Option<usize> {
+    pub(crate) fn get(&self, field: Field) -> Option<usize> {
         self.pos[field as usize]
     }
 
-    fn name(&self, field: Field) -> String {
+    pub(crate) fn name(&self, field: Field) -> String {
         self.get(field)
             .map(|p| self.names[p].clone())
             .unwrap_or_else(|| field.canonical().to_string())
@@ -253,12 +273,44 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
 /// the result is the same as a sequential read. Errors in a row's own cells
 /// are reported first (the first such row in the file); checks across rows
 /// (duplicate ids, fixed overlaps, the size sum) and per-buffer invariants
-/// follow, in the order of [`Problem::new`].
+/// follow, in the order of [`Problem::new`]. A `pool` column is refused
+/// here: pooled problems are read by [`crate::pools::read_pool_problem`].
 pub fn read_problem_from(
     bytes: &[u8],
     path: &Path,
     lifetimes: Lifetimes,
 ) -> Result<Problem, InputError> {
+    let rows = read_rows(bytes, path, lifetimes)?;
+    if let Some(column) = rows.columns.get(Field::Pool) {
+        return Err(InputError {
+            path: path.to_path_buf(),
+            line: Some(1),
+            column: Some(rows.columns.names[column].clone()),
+            kind: Box::new(InputErrorKind::PoolColumnNeedsPools),
+        });
+    }
+    Problem::new(rows.buffers, None).map_err(|e| locate(e, path, &rows.lines, &rows.columns))
+}
+
+/// The rows of a problem file, parsed but not yet checked across rows.
+pub(crate) struct Rows {
+    /// One buffer per row, in file order.
+    pub buffers: Vec<Buffer>,
+    /// The line of each buffer.
+    pub lines: Vec<u64>,
+    /// The `pool` cell of each buffer (empty when the column is absent).
+    pub pools: Vec<String>,
+    /// The header.
+    pub columns: Columns,
+}
+
+/// Parses the header and every row of a problem file (see
+/// [`read_problem_from`]).
+pub(crate) fn read_rows(
+    bytes: &[u8],
+    path: &Path,
+    lifetimes: Lifetimes,
+) -> Result<Rows, InputError> {
     let err = |line: Option<u64>, column: Option<String>, kind| InputError {
         path: path.to_path_buf(),
         line,
@@ -296,53 +348,78 @@ pub fn read_problem_from(
         lifetimes,
     };
     let chunks = split_lines(body, rayon::current_num_threads());
-    let parsed: Vec<Result<Vec<(Buffer, u64)>, InputError>> = chunks
+    let parsed: Vec<Result<Vec<Row>, InputError>> = chunks
         .par_iter()
         .map(|&(chunk, first_line)| ctx.parse_rows(chunk, first_line))
         .collect();
-    let mut buffers =
-        Vec::with_capacity(parsed.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum());
-    let mut lines = Vec::with_capacity(buffers.capacity());
+    let n = parsed.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum();
+    let mut buffers = Vec::with_capacity(n);
+    let mut lines = Vec::with_capacity(n);
+    let mut pools = Vec::new();
     for chunk in parsed {
-        for (buffer, line) in chunk? {
-            buffers.push(buffer);
-            lines.push(line);
+        for row in chunk? {
+            buffers.push(row.buffer);
+            lines.push(row.line);
+            if columns.get(Field::Pool).is_some() {
+                pools.push(row.pool);
+            }
         }
     }
-
-    Problem::new(buffers, None).map_err(|e| {
-        let line_of = |b: crate::BufferIdx| lines.get(b.index()).copied().unwrap_or(0);
-        let line = e.buffer().map(line_of);
-        let (field, kind) = match e {
-            ProblemError::SizeSumOverflow(_) => (Some(Field::Size), InputErrorKind::Problem(e)),
-            ProblemError::ZeroAlignment(_) => (Some(Field::Alignment), InputErrorKind::Problem(e)),
-            ProblemError::MisalignedOffset { .. } | ProblemError::FixedEndOverflow { .. } => {
-                (Some(Field::Offset), InputErrorKind::Problem(e))
-            }
-            ProblemError::DuplicateId { id, first, .. } => (
-                Some(Field::Id),
-                InputErrorKind::DuplicateId {
-                    id,
-                    first_line: line_of(first),
-                },
-            ),
-            ProblemError::FixedOverlap {
-                first,
-                first_id,
-                second_id,
-                ..
-            } => (
-                Some(Field::Offset),
-                InputErrorKind::FixedOverlap {
-                    id: second_id,
-                    other_id: first_id,
-                    other_line: line_of(first),
-                },
-            ),
-            other => (None, InputErrorKind::Problem(other)),
-        };
-        err(line, field.map(|f| columns.name(f)), kind)
+    Ok(Rows {
+        buffers,
+        lines,
+        pools,
+        columns,
     })
+}
+
+/// A [`ProblemError`] as an error at the line and column of the buffer it
+/// is about (`lines` gives each buffer's line).
+pub(crate) fn locate(e: ProblemError, path: &Path, lines: &[u64], columns: &Columns) -> InputError {
+    let line_of = |b: crate::BufferIdx| lines.get(b.index()).copied().unwrap_or(0);
+    let line = e.buffer().map(line_of);
+    let (field, kind) = match e {
+        ProblemError::SizeSumOverflow(_) => (Some(Field::Size), InputErrorKind::Problem(e)),
+        ProblemError::ZeroAlignment(_) => (Some(Field::Alignment), InputErrorKind::Problem(e)),
+        ProblemError::MisalignedOffset { .. } | ProblemError::FixedEndOverflow { .. } => {
+            (Some(Field::Offset), InputErrorKind::Problem(e))
+        }
+        ProblemError::DuplicateId { id, first, .. } => (
+            Some(Field::Id),
+            InputErrorKind::DuplicateId {
+                id,
+                first_line: line_of(first),
+            },
+        ),
+        ProblemError::FixedOverlap {
+            first,
+            first_id,
+            second_id,
+            ..
+        } => (
+            Some(Field::Offset),
+            InputErrorKind::FixedOverlap {
+                id: second_id,
+                other_id: first_id,
+                other_line: line_of(first),
+            },
+        ),
+        other => (None, InputErrorKind::Problem(other)),
+    };
+    InputError {
+        path: path.to_path_buf(),
+        line,
+        column: field.map(|f| columns.name(f)),
+        kind: Box::new(kind),
+    }
+}
+
+/// One parsed row: the buffer, its line and its `pool` cell (empty when
+/// the column is absent).
+struct Row {
+    buffer: Buffer,
+    line: u64,
+    pool: String,
 }
 
 /// What parsing a row needs to know.
@@ -355,7 +432,7 @@ struct RowContext<'a> {
 impl RowContext<'_> {
     /// Parses the header-less rows of `chunk`, whose first line is line
     /// `first_line` of the file; returns each buffer with its line.
-    fn parse_rows(&self, chunk: &[u8], first_line: u64) -> Result<Vec<(Buffer, u64)>, InputError> {
+    fn parse_rows(&self, chunk: &[u8], first_line: u64) -> Result<Vec<Row>, InputError> {
         let columns = self.columns;
         let err = |line: u64, column: Option<String>, kind| InputError {
             path: self.path.to_path_buf(),
@@ -425,6 +502,11 @@ impl RowContext<'_> {
                     },
                 ));
             }
+            let pool = match columns.get(Field::Pool) {
+                // Not UTF-8: named by the pool list, which is, it is unknown.
+                Some(_) => String::from_utf8_lossy(cell(Field::Pool)).into_owned(),
+                None => String::new(),
+            };
             let buffer = Buffer {
                 id,
                 start,
@@ -433,7 +515,7 @@ impl RowContext<'_> {
                 alignment,
                 fixed_offset,
             };
-            out.push((buffer, line));
+            out.push(Row { buffer, line, pool });
         }
         Ok(out)
     }

@@ -1,0 +1,460 @@
+//! The guided strategy: pools are filled in order of preference, each with
+//! the set of buffers that keeps the most bytes × time in it, chosen with
+//! the solvers deciding what fits.
+//!
+//! For each pool but the last, from the buffers not yet placed:
+//! 1. *must*: the buffers pinned to it and those that fit in no later
+//!    pool; *optional*: the others that fit in it;
+//! 2. if the load of all of them stays within the capacity, the solvers
+//!    ([`Auto`](crate::auto::Auto) with the pool's capacity) try them all at
+//!    once;
+//! 3. otherwise the must set is planned by the solvers, and the optional
+//!    buffers are offered around it at their first-fit offsets, passed over
+//!    when they would end above the capacity, in every [`FillOrder`] (in
+//!    parallel); the order that keeps the most bytes × time wins;
+//! 4. local improvement while the pool's budget lasts: *pack* (the kept
+//!    buffers re-planned by the solvers for the lowest makespan, then the
+//!    passed-over buffers offered again in every order), and *insert* (each
+//!    passed-over buffer, most bytes × time first, whose load fits: at its
+//!    first-fit offset, or else with the kept ones by the solvers within
+//!    the capacity).
+//!
+//! The last pool takes every buffer left, planned by the solvers within
+//! its capacity. The caller compares the result with the fastest-first
+//! baseline and keeps the better, so guided is never worse.
+//!
+//! Budget: each pool but the last gets an equal share of the time left
+//! (unused time passes to the next); the solvers' probes get slices of it.
+//! A probe cut short by its slice makes the result depend on the clock,
+//! and the outcome says so ([`Outcome::stopped`]).
+
+use std::time::Duration;
+
+use rayon::prelude::*;
+
+use crate::auto::Auto;
+use crate::index::BufferIdx;
+use crate::solver::{Deadline, NotFoundReason, SolveError, SolveOptions, Stopped};
+
+use super::bounds::Infeasible;
+use super::fill::{contention, sorted, FillOrder, PoolFill, Spans};
+use super::load::{LoadTree, Timeline};
+use super::{PoolIdx, PoolProblem};
+
+/// Probes slices: a probe gets at most this fraction (1/n) of its pool's
+/// time left.
+const PROBE_SHARE: u32 = 8;
+
+/// The shortest slice worth giving a solver probe.
+const MIN_PROBE: Duration = Duration::from_millis(2);
+
+/// A finished guided assignment.
+#[derive(Clone, Debug)]
+pub(crate) struct Outcome {
+    /// Each buffer's pool and offset.
+    pub assignment: Vec<(PoolIdx, u64)>,
+    /// Set when a probe or the improvement was cut short by the clock or
+    /// the cancel flag.
+    pub stopped: Option<Stopped>,
+    /// Effort: probes, probes that fit, packs, insertions.
+    pub counters: Vec<(&'static str, u64)>,
+}
+
+/// Why the guided strategy placed nothing.
+#[derive(Clone, Debug)]
+pub(crate) enum Failure {
+    /// Proven: no assignment exists.
+    Infeasible(Infeasible),
+    /// Not found; an assignment may exist.
+    NotFound {
+        reason: NotFoundReason,
+        detail: String,
+    },
+}
+
+/// What a solver probe answered.
+enum Answer {
+    /// Offsets of the probed buffers, in their order, within the capacity.
+    Fits(Vec<u64>),
+    /// Proven: they do not fit.
+    Infeasible,
+    /// Undecided.
+    Unknown,
+}
+
+/// Counters of the effort spent.
+#[derive(Clone, Copy, Debug, Default)]
+struct Effort {
+    probes: u64,
+    probes_fit: u64,
+    packs: u64,
+    inserted: u64,
+}
+
+/// The guided strategy's state over one solve.
+struct Guided<'a> {
+    problem: &'a PoolProblem,
+    spans: &'a Spans,
+    options: &'a SolveOptions,
+    deadline: Deadline,
+    contention: Vec<u64>,
+    timeline: Timeline,
+    effort: Effort,
+    stopped: Option<Stopped>,
+}
+
+/// Runs the guided strategy until `deadline`.
+pub(crate) fn guided(
+    problem: &PoolProblem,
+    spans: &Spans,
+    options: &SolveOptions,
+    deadline: Deadline,
+) -> Result<Outcome, Failure> {
+    let mut g = Guided {
+        problem,
+        spans,
+        options,
+        deadline,
+        contention: contention(problem),
+        timeline: Timeline::new(problem.buffers()),
+        effort: Effort::default(),
+        stopped: None,
+    };
+    let mut assignment: Vec<Option<(PoolIdx, u64)>> = vec![None; problem.len()];
+    let mut remaining: Vec<BufferIdx> = problem
+        .indices()
+        .filter(|&b| problem.pin(b).is_none())
+        .collect();
+    let k = problem.pools().len();
+    for p in problem.pool_indices() {
+        let last = p.index() + 1 == k;
+        let later_fit =
+            |b: BufferIdx| (p.index() + 1..k).any(|q| problem.fits_in(b, PoolIdx::new(q)));
+        let mut must: Vec<BufferIdx> = problem
+            .indices()
+            .filter(|&b| problem.pin(b) == Some(p))
+            .collect();
+        let mut optional = Vec::new();
+        for &b in &remaining {
+            if last || (problem.fits_in(b, p) && !later_fit(b)) {
+                must.push(b);
+            } else if problem.fits_in(b, p) {
+                optional.push(b);
+            }
+        }
+        let pool_deadline = match g.deadline.remaining() {
+            Some(left) if !last => g.deadline.within(left / (k - 1 - p.index()) as u32),
+            _ => g.deadline.clone(),
+        };
+        let fill = g.fill_pool(p, &must, &optional, &pool_deadline)?;
+        for &(b, offset) in &fill.placed {
+            assignment[b.index()] = Some((p, offset));
+        }
+        remaining.retain(|b| assignment[b.index()].is_none());
+    }
+    let assignment = assignment
+        .into_iter()
+        .zip(problem.buffers())
+        .map(|(a, b)| {
+            a.ok_or_else(|| Failure::NotFound {
+                reason: NotFoundReason::Heuristic,
+                detail: format!("buffer `{}` was left out", crate::quote::quoted(&b.id)),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let e = g.effort;
+    Ok(Outcome {
+        assignment,
+        stopped: g.stopped,
+        counters: vec![
+            ("probes", e.probes),
+            ("probes_fit", e.probes_fit),
+            ("packs", e.packs),
+            ("inserted", e.inserted),
+        ],
+    })
+}
+
+impl Guided<'_> {
+    /// Fills pool `p` with every buffer of `must` and what it can of
+    /// `optional`.
+    fn fill_pool(
+        &mut self,
+        p: PoolIdx,
+        must: &[BufferIdx],
+        optional: &[BufferIdx],
+        deadline: &Deadline,
+    ) -> Result<PoolFill, Failure> {
+        let capacity = self.problem.pool(p).capacity;
+        let all: Vec<BufferIdx> = must.iter().chain(optional).copied().collect();
+        if !optional.is_empty() && self.peak(&all) <= capacity {
+            if let Answer::Fits(offsets) = self.probe(p, &all, self.slice(deadline, 2), false) {
+                return Ok(self.fill_from(p, &all, &offsets));
+            }
+        }
+        let base = if must.is_empty() {
+            PoolFill::new(p, self.spans)
+        } else {
+            match self.probe(p, must, self.slice(deadline, 2), false) {
+                Answer::Fits(offsets) => self.fill_from(p, must, &offsets),
+                answer => return Err(self.must_failure(p, must, answer)),
+            }
+        };
+        if optional.is_empty() {
+            return Ok(base);
+        }
+        let fill = self.best_refill(base, optional);
+        Ok(self.improve(p, fill, optional, deadline))
+    }
+
+    /// Why the must set of pool `p` could not be planned: a proof when
+    /// those buffers can go nowhere else (pinned, or too large for any
+    /// other pool) and the solvers proved they do not fit.
+    fn must_failure(&self, p: PoolIdx, must: &[BufferIdx], answer: Answer) -> Failure {
+        let problem = self.problem;
+        let exclusive = must.iter().all(|&b| {
+            problem.pin(b) == Some(p)
+                || problem
+                    .pool_indices()
+                    .all(|q| q == p || !problem.fits_in(b, q))
+        });
+        let pool = problem.pool(p);
+        match answer {
+            Answer::Infeasible if exclusive => Failure::Infeasible(Infeasible::PinnedUnplaceable {
+                pool: p,
+                pool_name: pool.name.clone(),
+                capacity: pool.capacity,
+                by: "auto".into(),
+            }),
+            answer => Failure::NotFound {
+                reason: match (answer, self.stopped) {
+                    (_, Some(Stopped::Interrupted)) => NotFoundReason::Interrupted,
+                    (Answer::Unknown, _) => NotFoundReason::TimeLimit,
+                    _ => NotFoundReason::Heuristic,
+                },
+                detail: format!(
+                    "the {} buffers that must go into pool `{}` (pinned there, or too large for \
+                     the later pools) were not fitted within its capacity {}",
+                    must.len(),
+                    crate::quote::quoted(&pool.name),
+                    pool.capacity
+                ),
+            },
+        }
+    }
+
+    /// The highest load of `buffers` at one instant.
+    fn peak(&self, buffers: &[BufferIdx]) -> u64 {
+        let mut tree = LoadTree::new(self.timeline.segments());
+        for &b in buffers {
+            let (lo, hi) = self.timeline.span(b);
+            tree.add(lo, hi, self.problem.buffer(b).size);
+        }
+        tree.max(0, self.timeline.segments())
+    }
+
+    /// A fill of pool `p` holding `members` at `offsets`.
+    fn fill_from(&self, p: PoolIdx, members: &[BufferIdx], offsets: &[u64]) -> PoolFill {
+        let mut fill = PoolFill::new(p, self.spans);
+        for (&b, &offset) in members.iter().zip(offsets) {
+            fill.put(self.problem, b, offset);
+        }
+        fill
+    }
+
+    /// `base` with the buffers of `candidates` not in it offered at their
+    /// first-fit offsets, in every order (in parallel): the fill that holds
+    /// the most bytes × time, ties to the first order.
+    fn best_refill(&self, base: PoolFill, candidates: &[BufferIdx]) -> PoolFill {
+        let problem = self.problem;
+        let mut inside = vec![false; problem.len()];
+        for &(b, _) in &base.placed {
+            inside[b.index()] = true;
+        }
+        let outside: Vec<BufferIdx> = candidates
+            .iter()
+            .copied()
+            .filter(|b| !inside[b.index()])
+            .collect();
+        let fills: Vec<PoolFill> = FillOrder::ALL
+            .par_iter()
+            .map(|&order| {
+                let mut fill = base.clone();
+                for b in sorted(problem, &outside, order, &self.contention) {
+                    fill.offer(problem, b);
+                }
+                fill
+            })
+            .collect();
+        fills
+            .into_iter()
+            .rev()
+            .max_by_key(|f| f.area)
+            .unwrap_or(base)
+    }
+
+    /// Local improvement of `fill` with the `optional` buffers it does not
+    /// hold, until nothing improves or the deadline passes.
+    fn improve(
+        &mut self,
+        p: PoolIdx,
+        mut fill: PoolFill,
+        optional: &[BufferIdx],
+        deadline: &Deadline,
+    ) -> PoolFill {
+        let problem = self.problem;
+        // Pack: the kept buffers as low as the solvers put them, then the
+        // others offered again.
+        loop {
+            if self.passed(deadline) {
+                return fill;
+            }
+            let members: Vec<BufferIdx> = fill.placed.iter().map(|&(b, _)| b).collect();
+            let makespan = fill_makespan(problem, &fill);
+            self.effort.packs += 1;
+            let Answer::Fits(offsets) = self.probe(p, &members, self.slice(deadline, 4), true)
+            else {
+                break;
+            };
+            let packed = self.fill_from(p, &members, &offsets);
+            if fill_makespan(problem, &packed) >= makespan {
+                break;
+            }
+            let refilled = self.best_refill(packed, optional);
+            if refilled.area <= fill.area {
+                break;
+            }
+            fill = refilled;
+        }
+        // Insert: the passed-over buffers, most bytes × time first.
+        let capacity = problem.pool(p).capacity;
+        let mut inside = vec![false; problem.len()];
+        let mut load = LoadTree::new(self.timeline.segments());
+        for &(b, _) in &fill.placed {
+            inside[b.index()] = true;
+            let (lo, hi) = self.timeline.span(b);
+            load.add(lo, hi, problem.buffer(b).size);
+        }
+        let outside: Vec<BufferIdx> = optional
+            .iter()
+            .copied()
+            .filter(|b| !inside[b.index()])
+            .collect();
+        for b in sorted(problem, &outside, FillOrder::Area, &[]) {
+            let (lo, hi) = self.timeline.span(b);
+            let size = problem.buffer(b).size;
+            if load.max(lo, hi) + size > capacity {
+                continue;
+            }
+            if fill.offer(problem, b) {
+                self.effort.inserted += 1;
+                load.add(lo, hi, size);
+                continue;
+            }
+            if self.passed(deadline) {
+                continue;
+            }
+            let mut members: Vec<BufferIdx> = fill.placed.iter().map(|&(b, _)| b).collect();
+            members.push(b);
+            if let Answer::Fits(offsets) =
+                self.probe(p, &members, self.slice(deadline, PROBE_SHARE), false)
+            {
+                fill = self.fill_from(p, &members, &offsets);
+                self.effort.inserted += 1;
+                load.add(lo, hi, size);
+            }
+        }
+        fill
+    }
+
+    /// Whether `deadline` has passed; records that the work was cut short.
+    fn passed(&mut self, deadline: &Deadline) -> bool {
+        if self.options.cancel.is_raised() {
+            self.stopped = Some(Stopped::Interrupted);
+            return true;
+        }
+        if deadline.passed() {
+            self.stopped.get_or_insert(Stopped::TimeLimit);
+            return true;
+        }
+        false
+    }
+
+    /// A probe's time: `1/share` of the time left before `deadline`, at
+    /// least [`MIN_PROBE`] (zero: the greedy variants alone).
+    fn slice(&self, deadline: &Deadline, share: u32) -> Duration {
+        match deadline.remaining() {
+            Some(left) => (left / share).max(MIN_PROBE).min(left),
+            None => Duration::from_secs(1),
+        }
+    }
+
+    /// Asks the solvers whether `members` fit in pool `p` (or, with
+    /// `minimise`, for their lowest makespan, which must still fit), within
+    /// `limit`.
+    fn probe(
+        &mut self,
+        p: PoolIdx,
+        members: &[BufferIdx],
+        limit: Duration,
+        minimise: bool,
+    ) -> Answer {
+        let Ok(sub) = self.problem.sub_problem(p, members) else {
+            return Answer::Unknown;
+        };
+        let capacity = self.problem.pool(p).capacity;
+        let sub = if minimise {
+            sub.with_capacity(None)
+        } else {
+            sub
+        };
+        let options = SolveOptions {
+            time_limit: Some(limit),
+            seed: self.options.seed,
+            cancel: self.options.cancel.clone(),
+            progress: Default::default(),
+        };
+        self.effort.probes += 1;
+        match crate::solver::run(&Auto::default(), &sub, &options) {
+            Ok(solution) => {
+                if let Some(stopped) = solution.stopped {
+                    self.note(stopped);
+                }
+                if solution.makespan <= capacity {
+                    self.effort.probes_fit += 1;
+                    Answer::Fits(solution.plan.offsets().to_vec())
+                } else {
+                    Answer::Unknown
+                }
+            }
+            Err(SolveError::NotFound { reason, .. }) => match reason {
+                NotFoundReason::ProvenInfeasible => Answer::Infeasible,
+                NotFoundReason::TimeLimit => {
+                    self.note(Stopped::TimeLimit);
+                    Answer::Unknown
+                }
+                NotFoundReason::Interrupted => {
+                    self.note(Stopped::Interrupted);
+                    Answer::Unknown
+                }
+                _ => Answer::Unknown,
+            },
+        }
+    }
+
+    /// Records what cut a probe short (an interruption outranks the clock).
+    fn note(&mut self, stopped: Stopped) {
+        if self.stopped != Some(Stopped::Interrupted) {
+            self.stopped = Some(stopped);
+        }
+    }
+}
+
+/// The makespan of the buffers in `fill`.
+fn fill_makespan(problem: &PoolProblem, fill: &PoolFill) -> u64 {
+    fill.placed
+        .iter()
+        .map(|&(b, offset)| offset + problem.buffer(b).size)
+        .max()
+        .unwrap_or(0)
+}
