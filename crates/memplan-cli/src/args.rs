@@ -60,10 +60,19 @@ pub struct SolveArgs {
     #[arg(long, value_enum, default_value_t = FitArg::FirstFit)]
     pub fit: FitArg,
     /// The plan must fit in this many bytes (exit 1 if not found).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pools")]
     pub capacity: Option<u64>,
+    /// Several memories: a CSV `pool,capacity[,alignment]`, fastest first.
+    /// Every buffer goes into one pool (the input's optional `pool` column
+    /// pins it); the plan gets a `pool` column.
+    #[arg(long, value_name = "POOLS.csv", conflicts_with_all = ["solver", "start_address"])]
+    pub pools: Option<PathBuf>,
+    /// With --pools: how buffers are shared out among the pools.
+    #[arg(long, value_enum, default_value_t = PoolStrategyArg::Guided, requires = "pools")]
+    pub pool_strategy: PoolStrategyArg,
     /// Time budget in seconds (auto: default 1, 0 = greedy only; the greedy
-    /// solver always runs to completion).
+    /// solver always runs to completion; with --pools, the guided
+    /// strategy's budget, default 1).
     #[arg(long, value_parser = parse_seconds)]
     pub time_limit: Option<f64>,
     /// Seed of randomized solvers.
@@ -191,8 +200,12 @@ pub struct ValidateArgs {
     /// Plan CSV with `id` and `offset` columns.
     pub plan: PathBuf,
     /// Also check that every buffer ends within this many bytes.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pools")]
     pub capacity: Option<u64>,
+    /// The pool file the plan was made for: the plan needs a `pool` column,
+    /// and each pool is checked on its own (its capacity and alignment).
+    #[arg(long, value_name = "POOLS.csv")]
+    pub pools: Option<PathBuf>,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -263,6 +276,12 @@ pub struct BenchArgs {
     /// Time budget in seconds given to each solver run (with --solvers).
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub time_limit: f64,
+    /// Compare the pool strategies (fastest-first, guided) instead: pools
+    /// with capacities at these fractions of each instance's max load,
+    /// fastest first (e.g. `0.5,1`); repeat the option for several pool
+    /// sets.
+    #[arg(long, value_name = "F1,F2,...", value_parser = parse_fractions, conflicts_with = "solvers")]
+    pub pool_fractions: Vec<Fractions>,
     /// Without --solvers: time every order × fit instead of size/first-fit only.
     #[arg(long)]
     pub all_variants: bool,
@@ -291,6 +310,22 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Pool capacities as fractions of an instance's max load, fastest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fractions(pub Vec<f64>);
+
+fn parse_fractions(s: &str) -> Result<Fractions, String> {
+    s.split(',')
+        .map(|f| match f.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+            _ => Err(format!(
+                "expected positive fractions of the max load separated by commas, got `{f}`"
+            )),
+        })
+        .collect::<Result<Vec<f64>, String>>()
+        .map(Fractions)
+}
+
 fn parse_percent(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -311,6 +346,25 @@ pub enum SolverArg {
     /// TelaMalloc: heuristic-guided search with propagation and smart
     /// backtracking; decides --capacity, or minimises it.
     Tela,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolStrategyArg {
+    /// Baseline: each buffer (largest first) in the first pool where its
+    /// first-fit offset fits (ExecuTorch's banked planning).
+    FastestFirst,
+    /// Pool by pool, the buffers that keep the most bytes × time in it,
+    /// chosen with the solvers (never worse than fastest-first).
+    Guided,
+}
+
+impl From<PoolStrategyArg> for memplan::pools::Strategy {
+    fn from(s: PoolStrategyArg) -> Self {
+        match s {
+            PoolStrategyArg::FastestFirst => memplan::pools::Strategy::FastestFirst,
+            PoolStrategyArg::Guided => memplan::pools::Strategy::Guided,
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,9 @@
 //!   then a summary per solver (instances won, optimal, failed);
 //! - without, times read + solve + validate of the greedy variants beside
 //!   `sort -t, -k4,4n` on the same CSV (a yardstick for "as fast as reading
-//!   the file").
+//!   the file");
+//! - with `--pool-fractions`, compares the pool strategies
+//!   ([`crate::pool_bench`]).
 //!
 //! Both print a table (human units), CSV or JSON (raw numbers: bytes and
 //! seconds).
@@ -35,6 +37,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let (files, temp_dir) = instances(&args)?;
     let result = match solvers {
         Some(solvers) => compare(&args, &files, &solvers),
+        None if !args.pool_fractions.is_empty() => crate::pool_bench::compare(&args, &files),
         None => time_greedy(&args, &files),
     };
     if let Some(dir) = temp_dir {
@@ -411,7 +414,7 @@ fn median(repeat: usize, mut f: impl FnMut() -> Option<f64>) -> Option<f64> {
     values.get(values.len() / 2).copied()
 }
 
-fn file_name(file: &Path) -> String {
+pub(crate) fn file_name(file: &Path) -> String {
     file.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
@@ -462,7 +465,7 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
 
 /// A column: its title and width in the table, its keys in CSV and JSON
 /// (a table cell may hold several raw values, e.g. bytes and percent).
-struct Column {
+pub(crate) struct Column {
     title: &'static str,
     width: usize,
     left: bool,
@@ -470,7 +473,7 @@ struct Column {
 }
 
 impl Column {
-    fn left(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
+    pub(crate) fn left(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
         Column {
             title,
             width,
@@ -479,7 +482,7 @@ impl Column {
         }
     }
 
-    fn right(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
+    pub(crate) fn right(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
         Column {
             title,
             width,
@@ -491,13 +494,13 @@ impl Column {
 
 /// A table cell: its text in human units and its raw values, one per key
 /// of its column.
-struct Cell {
+pub(crate) struct Cell {
     text: String,
     values: Vec<Value>,
 }
 
 impl Cell {
-    fn new<const N: usize>(text: impl Into<String>, values: [Value; N]) -> Self {
+    pub(crate) fn new<const N: usize>(text: impl Into<String>, values: [Value; N]) -> Self {
         Cell {
             text: text.into(),
             values: values.into(),
@@ -505,7 +508,7 @@ impl Cell {
     }
 
     /// No value (a failed run, no `sort`): `-` in the table.
-    fn none(keys: usize) -> Self {
+    pub(crate) fn none(keys: usize) -> Self {
         Cell {
             text: "-".into(),
             values: vec![Value::Null; keys],
@@ -515,14 +518,14 @@ impl Cell {
 
 /// Prints rows as they come (table, CSV) or as one JSON document at the
 /// end.
-struct Printer<'a> {
+pub(crate) struct Printer<'a> {
     format: BenchFormat,
     columns: &'a [Column],
     rows: Vec<Value>,
 }
 
 impl<'a> Printer<'a> {
-    fn new(format: BenchFormat, columns: &'a [Column]) -> Self {
+    pub(crate) fn new(format: BenchFormat, columns: &'a [Column]) -> Self {
         match format {
             BenchFormat::Table => {
                 let titles: Vec<String> = columns.iter().map(|c| pad(c, c.title)).collect();
@@ -544,7 +547,7 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn row(&mut self, cells: &[Cell]) {
+    pub(crate) fn row(&mut self, cells: &[Cell]) {
         match self.format {
             BenchFormat::Table => {
                 let texts: Vec<String> = self
@@ -581,7 +584,7 @@ impl<'a> Printer<'a> {
 
     /// Prints the summary lines (not in CSV, which holds rows only) and,
     /// in JSON, the whole document.
-    fn finish(self, summary: Vec<(String, Value)>) {
+    pub(crate) fn finish(self, summary: Vec<(String, Value)>) {
         match self.format {
             BenchFormat::Table => {
                 if !summary.is_empty() {

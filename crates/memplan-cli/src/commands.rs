@@ -60,6 +60,9 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
 }
 
 fn solve(args: SolveArgs) -> Result<(), Failure> {
+    if let Some(pools) = &args.pools {
+        return crate::pools::solve(&args, pools);
+    }
     let problem = read(&args.input)?.with_capacity(args.capacity);
     check_start_address(&problem, args.start_address)?;
     // Checked before solving: a bad output path must not cost a solve.
@@ -286,6 +289,9 @@ fn percent(part: u64, whole: u64) -> f64 {
 }
 
 fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
+    if let Some(pools) = &args.pools {
+        return crate::pools::validate(&args, pools);
+    }
     let problem = read(&args.input)?.with_capacity(args.capacity);
     // A plan whose ids do not match the problem's is an invalid plan (exit
     // 1), like one whose offsets collide; an unreadable one is bad input.

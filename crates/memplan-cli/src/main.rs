@@ -6,6 +6,8 @@ mod commands;
 mod glyphs;
 mod output;
 mod plot;
+mod pool_bench;
+mod pools;
 mod progress;
 mod signals;
 

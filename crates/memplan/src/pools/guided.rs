@@ -30,6 +30,9 @@
 
 use std::time::Duration;
 
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::auto::Auto;
@@ -45,8 +48,15 @@ use super::{PoolIdx, PoolProblem};
 /// time left.
 const PROBE_SHARE: u32 = 8;
 
+/// Swap probes get at most this fraction (1/n) of the time left: most
+/// of them are undecided, and use their whole slice.
+const SWAP_PROBE_SHARE: u32 = 32;
+
 /// The shortest slice worth giving a solver probe.
 const MIN_PROBE: Duration = Duration::from_millis(2);
+
+/// Ruin-and-recreate rounds per optional buffer, at most.
+const LNS_ROUNDS_PER_BUFFER: usize = 20;
 
 /// A finished guided assignment.
 #[derive(Clone, Debug)]
@@ -89,6 +99,10 @@ struct Effort {
     probes_fit: u64,
     packs: u64,
     inserted: u64,
+    lns_rounds: u64,
+    lns_gains: u64,
+    swaps_tried: u64,
+    swaps: u64,
 }
 
 /// The guided strategy's state over one solve.
@@ -142,8 +156,10 @@ pub(crate) fn guided(
                 optional.push(b);
             }
         }
+        // Pools but the last share three quarters of the time left; the
+        // last (which only needs a plan of what is left) gets the rest.
         let pool_deadline = match g.deadline.remaining() {
-            Some(left) if !last => g.deadline.within(left / (k - 1 - p.index()) as u32),
+            Some(left) if !last => g.deadline.within(left * 3 / 4 / (k - 1 - p.index()) as u32),
             _ => g.deadline.clone(),
         };
         let fill = g.fill_pool(p, &must, &optional, &pool_deadline)?;
@@ -171,6 +187,10 @@ pub(crate) fn guided(
             ("probes_fit", e.probes_fit),
             ("packs", e.packs),
             ("inserted", e.inserted),
+            ("swaps_tried", e.swaps_tried),
+            ("swaps", e.swaps),
+            ("lns_rounds", e.lns_rounds),
+            ("lns_gains", e.lns_gains),
         ],
     })
 }
@@ -204,7 +224,14 @@ impl Guided<'_> {
             return Ok(base);
         }
         let fill = self.best_refill(base, optional);
-        Ok(self.improve(p, fill, optional, deadline))
+        // Half the time left for the solvers' improvements, the rest (and
+        // what they leave) for the ruin-and-recreate rounds.
+        let half = match deadline.remaining() {
+            Some(left) => deadline.within(left / 2),
+            None => deadline.clone(),
+        };
+        let fill = self.improve(p, fill, optional, &half);
+        Ok(self.ruin_and_recreate(p, fill, optional, deadline))
     }
 
     /// Why the must set of pool `p` could not be planned: a proof when
@@ -340,14 +367,32 @@ impl Guided<'_> {
             .copied()
             .filter(|b| !inside[b.index()])
             .collect();
+        let mut is_optional = vec![false; problem.len()];
+        for &b in optional {
+            is_optional[b.index()] = true;
+        }
         for b in sorted(problem, &outside, FillOrder::Area, &[]) {
             let (lo, hi) = self.timeline.span(b);
             let size = problem.buffer(b).size;
+            if inside[b.index()] {
+                continue;
+            }
             if load.max(lo, hi) + size > capacity {
+                if !self.passed(deadline) {
+                    if let Some(swapped) = self.swap(p, &fill, &mut load, b, &is_optional, deadline)
+                    {
+                        fill = swapped;
+                        inside.iter_mut().for_each(|x| *x = false);
+                        for &(x, _) in &fill.placed {
+                            inside[x.index()] = true;
+                        }
+                    }
+                }
                 continue;
             }
             if fill.offer(problem, b) {
                 self.effort.inserted += 1;
+                inside[b.index()] = true;
                 load.add(lo, hi, size);
                 continue;
             }
@@ -361,7 +406,164 @@ impl Guided<'_> {
             {
                 fill = self.fill_from(p, &members, &offsets);
                 self.effort.inserted += 1;
+                inside[b.index()] = true;
                 load.add(lo, hi, size);
+            }
+        }
+        fill
+    }
+
+    /// Swaps passed-over buffer `b` in for kept optional buffers of less
+    /// bytes × time: those alive with `b` where its load does not fit are
+    /// taken out, least bytes × time first, until it does; if they hold
+    /// less than `b`, the solvers plan the others with `b` within the
+    /// capacity, and the taken-out buffers are offered again at their
+    /// first-fit offsets. Returns the new fill (and updates `load`) when it
+    /// holds more than `fill`; otherwise `load` is left as it was.
+    fn swap(
+        &mut self,
+        p: PoolIdx,
+        fill: &PoolFill,
+        load: &mut LoadTree,
+        b: BufferIdx,
+        is_optional: &[bool],
+        deadline: &Deadline,
+    ) -> Option<PoolFill> {
+        let problem = self.problem;
+        let capacity = problem.pool(p).capacity;
+        let size = problem.buffer(b).size;
+        let (lo, hi) = self.timeline.span(b);
+        let room = capacity - size;
+        let mut rivals: Vec<BufferIdx> = fill
+            .placed
+            .iter()
+            .map(|&(x, _)| x)
+            .filter(|&x| {
+                is_optional[x.index()] && problem.buffer(x).overlaps_in_time(problem.buffer(b))
+            })
+            .collect();
+        rivals.sort_by_key(|&x| (problem.area(x), x));
+        let mut out: Vec<BufferIdx> = Vec::new();
+        let mut out_area: u128 = 0;
+        for x in rivals {
+            if load.max(lo, hi) <= room || out_area >= problem.area(b) {
+                break;
+            }
+            let (xlo, xhi) = self.timeline.span(x);
+            let (slo, shi) = (xlo.max(lo), xhi.min(hi));
+            if load.max(slo, shi) <= room {
+                continue;
+            }
+            load.remove(xlo, xhi, problem.buffer(x).size);
+            out.push(x);
+            out_area += problem.area(x);
+        }
+        if load.max(lo, hi) > room || out_area >= problem.area(b) {
+            add_loads(problem, &self.timeline, load, &out);
+            return None;
+        }
+        self.effort.swaps_tried += 1;
+        let mut members: Vec<BufferIdx> = fill
+            .placed
+            .iter()
+            .map(|&(x, _)| x)
+            .filter(|x| !out.contains(x))
+            .collect();
+        members.push(b);
+        let Answer::Fits(offsets) =
+            self.probe(p, &members, self.slice(deadline, SWAP_PROBE_SHARE), false)
+        else {
+            add_loads(problem, &self.timeline, load, &out);
+            return None;
+        };
+        let mut next = self.fill_from(p, &members, &offsets);
+        load.add(lo, hi, size);
+        for x in sorted(problem, &out, FillOrder::Area, &[]) {
+            let (xlo, xhi) = self.timeline.span(x);
+            let xsize = problem.buffer(x).size;
+            if load.max(xlo, xhi) + xsize <= capacity && next.offer(problem, x) {
+                load.add(xlo, xhi, xsize);
+            }
+        }
+        if next.area <= fill.area {
+            // Undo: back to the loads of `fill`.
+            for &(x, _) in &next.placed {
+                let (xlo, xhi) = self.timeline.span(x);
+                load.remove(xlo, xhi, problem.buffer(x).size);
+            }
+            let kept: Vec<BufferIdx> = fill.placed.iter().map(|&(x, _)| x).collect();
+            add_loads(problem, &self.timeline, load, &kept);
+            return None;
+        }
+        self.effort.swaps += 1;
+        Some(next)
+    }
+
+    /// Large neighbourhood search on the optional buffers of `fill`: a
+    /// passed-over buffer is drawn, the kept optional buffers alive at the
+    /// same time are taken out, and they and the passed-over buffers alive
+    /// then are offered again (in a random order, or most bytes × time
+    /// first with the drawn buffer leading); the new fill is kept when it
+    /// holds at least as much. At most [`LNS_ROUNDS_PER_BUFFER`] rounds per
+    /// optional buffer, until the deadline.
+    fn ruin_and_recreate(
+        &mut self,
+        p: PoolIdx,
+        mut fill: PoolFill,
+        optional: &[BufferIdx],
+        deadline: &Deadline,
+    ) -> PoolFill {
+        let problem = self.problem;
+        let mut rng = ChaCha8Rng::seed_from_u64(self.options.seed ^ u64::from(p.0));
+        let mut is_optional = vec![false; problem.len()];
+        for &b in optional {
+            is_optional[b.index()] = true;
+        }
+        let rounds = optional.len().saturating_mul(LNS_ROUNDS_PER_BUFFER);
+        let mut inside = vec![false; problem.len()];
+        for _ in 0..rounds {
+            inside.iter_mut().for_each(|x| *x = false);
+            for &(b, _) in &fill.placed {
+                inside[b.index()] = true;
+            }
+            let outside: Vec<BufferIdx> = optional
+                .iter()
+                .copied()
+                .filter(|b| !inside[b.index()])
+                .collect();
+            if outside.is_empty() || self.passed(deadline) {
+                break;
+            }
+            let drawn = outside[rng.gen_range(0..outside.len())];
+            let d = problem.buffer(drawn);
+            let alive = |b: BufferIdx| problem.buffer(b).overlaps_in_time(d);
+            let mut next = PoolFill::new(p, self.spans);
+            let mut again: Vec<BufferIdx> = Vec::new();
+            for &(b, offset) in &fill.placed {
+                if is_optional[b.index()] && alive(b) {
+                    again.push(b);
+                } else {
+                    next.put(problem, b, offset);
+                }
+            }
+            again.extend(outside.iter().copied().filter(|&b| alive(b)));
+            if rng.gen_bool(0.5) {
+                again.shuffle(&mut rng);
+            } else {
+                again = sorted(problem, &again, FillOrder::Area, &[]);
+                if let Some(i) = again.iter().position(|&b| b == drawn) {
+                    again[..=i].rotate_right(1);
+                }
+            }
+            for b in again {
+                next.offer(problem, b);
+            }
+            self.effort.lns_rounds += 1;
+            if next.area >= fill.area {
+                if next.area > fill.area {
+                    self.effort.lns_gains += 1;
+                }
+                fill = next;
             }
         }
         fill
@@ -457,4 +659,17 @@ fn fill_makespan(problem: &PoolProblem, fill: &PoolFill) -> u64 {
         .map(|&(b, offset)| offset + problem.buffer(b).size)
         .max()
         .unwrap_or(0)
+}
+
+/// Adds the loads of `buffers` to `load`.
+fn add_loads(
+    problem: &PoolProblem,
+    timeline: &Timeline,
+    load: &mut LoadTree,
+    buffers: &[BufferIdx],
+) {
+    for &x in buffers {
+        let (lo, hi) = timeline.span(x);
+        load.add(lo, hi, problem.buffer(x).size);
+    }
 }
