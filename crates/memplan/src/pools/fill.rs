@@ -213,12 +213,29 @@ pub(crate) fn cascade(
     problem: &PoolProblem,
     spans: &Spans,
 ) -> Result<Vec<(PoolIdx, u64)>, BufferIdx> {
+    let all: Vec<BufferIdx> = problem.indices().collect();
+    let placed = cascade_into(problem, spans, &all, 0)?;
+    let mut assignment = vec![(PoolIdx(0), 0u64); problem.len()];
+    for (b, p, offset) in placed {
+        assignment[b.index()] = (p, offset);
+    }
+    Ok(assignment)
+}
+
+/// [`cascade`] of `buffers` into the pools from `first` on: each buffer's
+/// pool and offset, or the first buffer that fits in none of them.
+pub(crate) fn cascade_into(
+    problem: &PoolProblem,
+    spans: &Spans,
+    buffers: &[BufferIdx],
+    first: usize,
+) -> Result<Vec<(BufferIdx, PoolIdx, u64)>, BufferIdx> {
     let mut pools: Vec<PoolFill> = problem
         .pool_indices()
+        .skip(first)
         .map(|p| PoolFill::new(p, spans))
         .collect();
-    let all: Vec<BufferIdx> = problem.indices().collect();
-    let order = sorted(problem, &all, FillOrder::Size, &[]);
+    let order = sorted(problem, buffers, FillOrder::Size, &[]);
     let fixed = order
         .iter()
         .filter(|&&b| problem.buffer(b).fixed_offset.is_some());
@@ -226,16 +243,16 @@ pub(crate) fn cascade(
         .iter()
         .filter(|&&b| problem.buffer(b).fixed_offset.is_none() && problem.pin(b).is_some());
     let free = order.iter().filter(|&&b| problem.pin(b).is_none());
-    let mut assignment = vec![(PoolIdx(0), 0u64); problem.len()];
+    let mut placed = Vec::with_capacity(buffers.len());
     for &b in fixed.chain(pinned).chain(free) {
         let pool = pools.iter_mut().find_map(|fill| {
             let before = fill.placed.len();
             fill.offer(problem, b)
-                .then(|| (fill.pool, fill.placed[before].1))
+                .then(|| (b, fill.pool, fill.placed[before].1))
         });
-        assignment[b.index()] = pool.ok_or(b)?;
+        placed.push(pool.ok_or(b)?);
     }
-    Ok(assignment)
+    Ok(placed)
 }
 
 #[cfg(test)]

@@ -19,6 +19,12 @@
 //!    first-fit offset, or else with the kept ones by the solvers within
 //!    the capacity).
 //!
+//! After construction (steps 1–3), the buffers left out must fit in the
+//! later pools (by the fastest-first cascade, or by the solvers when one
+//! pool is left); when they do not, the buffer that did not fit is forced
+//! into the pool and the construction is repeated (a *repair*). An
+//! improved fill is kept only if its rest fits too.
+//!
 //! The last pool takes every buffer left, planned by the solvers within
 //! its capacity. The caller compares the result with the fastest-first
 //! baseline and keeps the better, so guided is never worse.
@@ -40,7 +46,7 @@ use crate::index::BufferIdx;
 use crate::solver::{Deadline, NotFoundReason, SolveError, SolveOptions, Stopped};
 
 use super::bounds::Infeasible;
-use super::fill::{contention, sorted, FillOrder, PoolFill, Spans};
+use super::fill::{cascade_into, contention, sorted, FillOrder, PoolFill, Spans};
 use super::load::{LoadTree, Timeline};
 use super::{PoolIdx, PoolProblem};
 
@@ -54,6 +60,10 @@ const SWAP_PROBE_SHARE: u32 = 32;
 
 /// The shortest slice worth giving a solver probe.
 const MIN_PROBE: Duration = Duration::from_millis(2);
+
+/// Buffers forced into a pool, at most, so that the later pools can take
+/// the rest.
+const MAX_REPAIRS: usize = 16;
 
 /// Ruin-and-recreate rounds per optional buffer, at most.
 const LNS_ROUNDS_PER_BUFFER: usize = 20;
@@ -103,6 +113,7 @@ struct Effort {
     lns_gains: u64,
     swaps_tried: u64,
     swaps: u64,
+    repairs: u64,
 }
 
 /// The guided strategy's state over one solve.
@@ -142,27 +153,13 @@ pub(crate) fn guided(
     let k = problem.pools().len();
     for p in problem.pool_indices() {
         let last = p.index() + 1 == k;
-        let later_fit =
-            |b: BufferIdx| (p.index() + 1..k).any(|q| problem.fits_in(b, PoolIdx::new(q)));
-        let mut must: Vec<BufferIdx> = problem
-            .indices()
-            .filter(|&b| problem.pin(b) == Some(p))
-            .collect();
-        let mut optional = Vec::new();
-        for &b in &remaining {
-            if last || (problem.fits_in(b, p) && !later_fit(b)) {
-                must.push(b);
-            } else if problem.fits_in(b, p) {
-                optional.push(b);
-            }
-        }
         // Pools but the last share three quarters of the time left; the
         // last (which only needs a plan of what is left) gets the rest.
         let pool_deadline = match g.deadline.remaining() {
             Some(left) if !last => g.deadline.within(left * 3 / 4 / (k - 1 - p.index()) as u32),
             _ => g.deadline.clone(),
         };
-        let fill = g.fill_pool(p, &must, &optional, &pool_deadline)?;
+        let fill = g.fill_pool(p, &remaining, &pool_deadline)?;
         for &(b, offset) in &fill.placed {
             assignment[b.index()] = Some((p, offset));
         }
@@ -189,6 +186,7 @@ pub(crate) fn guided(
             ("inserted", e.inserted),
             ("swaps_tried", e.swaps_tried),
             ("swaps", e.swaps),
+            ("repairs", e.repairs),
             ("lns_rounds", e.lns_rounds),
             ("lns_gains", e.lns_gains),
         ],
@@ -196,9 +194,124 @@ pub(crate) fn guided(
 }
 
 impl Guided<'_> {
-    /// Fills pool `p` with every buffer of `must` and what it can of
-    /// `optional`.
+    /// Fills pool `p` from the unpinned buffers `remaining` (and the
+    /// buffers pinned to it). Must go in: the pinned ones, those that fit
+    /// in no later pool, and those forced in by repairs; may go in: the
+    /// others that fit. A repair forces in the buffer that the later pools
+    /// could not take ([`Guided::rest_fits`]), up to [`MAX_REPAIRS`]
+    /// times; an improved fill whose rest no longer fits is dropped for
+    /// the constructed one.
     fn fill_pool(
+        &mut self,
+        p: PoolIdx,
+        remaining: &[BufferIdx],
+        deadline: &Deadline,
+    ) -> Result<PoolFill, Failure> {
+        let problem = self.problem;
+        let k = problem.pools().len();
+        let last = p.index() + 1 == k;
+        let later_fit =
+            |b: BufferIdx| (p.index() + 1..k).any(|q| problem.fits_in(b, PoolIdx::new(q)));
+        let mut forced = vec![false; problem.len()];
+        let mut repairs = 0;
+        let (base, optional) = loop {
+            let mut must: Vec<BufferIdx> = problem
+                .indices()
+                .filter(|&b| problem.pin(b) == Some(p))
+                .collect();
+            let mut optional = Vec::new();
+            for &b in remaining {
+                if last || forced[b.index()] || (problem.fits_in(b, p) && !later_fit(b)) {
+                    must.push(b);
+                } else if problem.fits_in(b, p) {
+                    optional.push(b);
+                }
+            }
+            let base = self.construct(p, &must, &optional, deadline)?;
+            if last || repairs == MAX_REPAIRS {
+                break (base, optional);
+            }
+            match self.rest_fits(p, &base, remaining, deadline) {
+                Ok(()) => break (base, optional),
+                Err(b) if problem.fits_in(b, p) && !forced[b.index()] => {
+                    forced[b.index()] = true;
+                    repairs += 1;
+                    self.effort.repairs += 1;
+                }
+                Err(_) => break (base, optional),
+            }
+        };
+        let mut inside = vec![false; problem.len()];
+        for &(b, _) in &base.placed {
+            inside[b.index()] = true;
+        }
+        if optional.iter().all(|b| inside[b.index()]) {
+            return Ok(base);
+        }
+        // Half the time left for the solvers' improvements, the rest (and
+        // what they leave) for the ruin-and-recreate rounds.
+        let half = match deadline.remaining() {
+            Some(left) => deadline.within(left / 2),
+            None => deadline.clone(),
+        };
+        let improved = self.improve(p, base.clone(), &optional, &half);
+        let improved = self.ruin_and_recreate(p, improved, &optional, deadline);
+        if improved.area > base.area
+            && (last || self.rest_fits(p, &improved, remaining, deadline).is_ok())
+        {
+            Ok(improved)
+        } else {
+            Ok(base)
+        }
+    }
+
+    /// Whether the buffers of `remaining` that `fill` leaves out, with the
+    /// buffers pinned to later pools, can go into the pools after `p`: by
+    /// the fastest-first cascade, or, when one pool is left, by the
+    /// solvers. Otherwise the buffer that did not fit.
+    fn rest_fits(
+        &mut self,
+        p: PoolIdx,
+        fill: &PoolFill,
+        remaining: &[BufferIdx],
+        deadline: &Deadline,
+    ) -> Result<(), BufferIdx> {
+        let problem = self.problem;
+        let mut inside = vec![false; problem.len()];
+        for &(b, _) in &fill.placed {
+            inside[b.index()] = true;
+        }
+        let rest: Vec<BufferIdx> = remaining
+            .iter()
+            .copied()
+            .filter(|b| !inside[b.index()])
+            .chain(
+                problem
+                    .indices()
+                    .filter(|&b| problem.pin(b).is_some_and(|q| q > p)),
+            )
+            .collect();
+        let first = p.index() + 1;
+        let failed = match cascade_into(problem, self.spans, &rest, first) {
+            Ok(_) => return Ok(()),
+            Err(b) => b,
+        };
+        if first + 1 == problem.pools().len() {
+            let q = PoolIdx::new(first);
+            if rest.iter().all(|&b| problem.fits_in(b, q)) {
+                if let Answer::Fits(_) = self.probe(q, &rest, self.slice(deadline, 4), false) {
+                    return Ok(());
+                }
+            }
+        }
+        Err(failed)
+    }
+
+    /// Fills pool `p` with every buffer of `must` and what it can of
+    /// `optional`, before any improvement: all of them if the solvers fit
+    /// them together; otherwise the must set as the solvers plan it, and
+    /// the best [`Guided::best_refill`] of the optional buffers around it.
+    fn construct(
         &mut self,
         p: PoolIdx,
         must: &[BufferIdx],
@@ -223,15 +336,7 @@ impl Guided<'_> {
         if optional.is_empty() {
             return Ok(base);
         }
-        let fill = self.best_refill(base, optional);
-        // Half the time left for the solvers' improvements, the rest (and
-        // what they leave) for the ruin-and-recreate rounds.
-        let half = match deadline.remaining() {
-            Some(left) => deadline.within(left / 2),
-            None => deadline.clone(),
-        };
-        let fill = self.improve(p, fill, optional, &half);
-        Ok(self.ruin_and_recreate(p, fill, optional, deadline))
+        Ok(self.best_refill(base, optional))
     }
 
     /// Why the must set of pool `p` could not be planned: a proof when
