@@ -10,7 +10,7 @@ use memplan::pools::{
 };
 use memplan::search::Search;
 use memplan::{Buffer, BufferIdx, NotFoundReason, SolveError, SolveOptions, Solver};
-use proptest::prelude::{any as _, prop_assert, prop_oneof, proptest, Just, ProptestConfig};
+use proptest::prelude::{prop_assert, prop_oneof, proptest, Just, ProptestConfig};
 use proptest::strategy::{Strategy as _, ValueTree};
 
 fn options(ms: u64) -> SolveOptions {

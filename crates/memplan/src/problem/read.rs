@@ -713,7 +713,7 @@ mod tests {
     fn errors_name_file_line_and_column() {
         assert_eq!(
             error("id,lower,upper\na,0,1\n"),
-            "in.csv:1: missing required column `size` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset)"
+            "in.csv:1: missing required column `size` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, pool)"
         );
         assert_eq!(
             error("id,start,lower,upper,size\n"),
