@@ -453,3 +453,30 @@ fn guided_reaches_the_optimum_on_most_small_problems() {
         "guided {guided}, fastest-first {baseline}"
     );
 }
+
+#[test]
+fn a_zero_budget_is_deterministic_and_a_cancel_stops_with_a_valid_plan() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let p = medium_problems().new_tree(&mut runner).unwrap().current();
+    let zero = SolveOptions {
+        time_limit: Some(Duration::ZERO),
+        ..SolveOptions::default()
+    };
+    let first = solve_pools(&p, Strategy::Guided, &zero);
+    let second = solve_pools(&p, Strategy::Guided, &zero);
+    assert_eq!(first, second);
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cancelled = SolveOptions {
+        time_limit: Some(Duration::from_secs(60)),
+        cancel: memplan::solver::Cancel::new(flag),
+        ..SolveOptions::default()
+    };
+    let started = std::time::Instant::now();
+    if let Ok(s) = solve_pools(&p, Strategy::Guided, &cancelled) {
+        validate_pools(&p, &s.plan).unwrap();
+        if s.found_by == Strategy::Guided && p.pools().len() > 1 {
+            assert_eq!(s.stopped, Some(memplan::Stopped::Interrupted));
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
