@@ -304,15 +304,16 @@ fn optimum(problem: &PoolProblem) -> Option<Spill> {
     }
 }
 
-/// Small random pooled problems: up to 7 buffers, 2 or 3 pools with
-/// capacities around a fraction of the max load, some buffers pinned.
+/// Small random pooled problems: up to 7 buffers (some of size 0), 2 or 3
+/// pools with capacities around a fraction of the max load, some buffers
+/// pinned.
 fn small_problems() -> impl proptest::strategy::Strategy<Value = PoolProblem> {
     (
         proptest::collection::vec(
             (
                 0u64..8,
                 1u64..5,
-                1u64..6,
+                0u64..6,
                 proptest::option::weighted(0.2, 0u32..3),
             ),
             1..8,
@@ -479,4 +480,24 @@ fn a_zero_budget_is_deterministic_and_a_cancel_stops_with_a_valid_plan() {
         }
     }
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn zero_size_buffers_go_anywhere_without_taking_room() {
+    let p = pooled(
+        vec![
+            Buffer::new("a", 0, 4, 8),
+            Buffer::new("empty", 0, 4, 0),
+            Buffer::new("pinned-empty", 1, 3, 0),
+            Buffer::new("b", 1, 3, 8),
+        ],
+        &[None, None, Some(1), None],
+        vec![Pool::new("fast", 8), Pool::new("slow", 8)],
+    );
+    for strategy in Strategy::ALL {
+        let (plan, spill) = solve_checked(&p, strategy).unwrap();
+        assert_eq!(plan.pool(BufferIdx(2)), PoolIdx(1));
+        // `a` (area 32) stays in the fast pool, `b` (16) spills.
+        assert_eq!(spill, Spill(vec![16]), "{strategy:?}");
+    }
 }

@@ -114,9 +114,13 @@ impl PoolFill {
         }
     }
 
-    /// Places `b` at `offset` (which the caller checked).
+    /// Places `b` at `offset` (which the caller checked). A zero-size
+    /// buffer occupies no address and stays out of the index.
     pub fn put(&mut self, problem: &PoolProblem, b: BufferIdx, offset: u64) {
-        self.index.place(b, offset, problem.buffer(b).size);
+        let size = problem.buffer(b).size;
+        if size > 0 {
+            self.index.place(b, offset, size);
+        }
         self.placed.push((b, offset));
         self.area += problem.area(b);
     }
