@@ -3,30 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn memplan() -> Command {
-    Command::cargo_bin("memplan").unwrap()
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-/// Writes `text` to `name` in `dir`.
-fn file(dir: &TempDir, name: &str, text: &str) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn json(output: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(output).unwrap()
-}
+mod common;
+use common::*;
 
 #[test]
 fn solves_the_first_fit_note_exactly() {

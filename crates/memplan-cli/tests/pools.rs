@@ -1,31 +1,13 @@
 //! End-to-end tests of `solve --pools`, `validate --pools` and
 //! `bench --pool-fractions`: outputs, exit codes and located errors.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn memplan() -> Command {
-    Command::cargo_bin("memplan").unwrap()
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn file(dir: &TempDir, name: &str, text: &str) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn json(output: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(output).unwrap()
-}
+mod common;
+use common::*;
 
 /// The rows of a plan file as (id, pool, offset).
 fn plan_rows(path: &Path) -> Vec<(String, String, u64)> {

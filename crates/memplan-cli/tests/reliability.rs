@@ -2,30 +2,18 @@
 //! limits, safe output files, signals, bounded and escaped messages, and
 //! `validate`'s exit codes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use memplan::plan::read_plan;
 use memplan::problem::read_problem;
 use memplan::{validate, Lifetimes};
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn memplan() -> Command {
-    Command::cargo_bin("memplan").unwrap()
-}
-
-fn file(dir: &TempDir, name: &str, text: &str) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn json(output: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(output).unwrap()
-}
+mod common;
+use common::*;
 
 /// The two-buffer instance of the issue: `a` fixed at 4, `b` free, both
 /// of size 8 and alive together; capacity 18 leaves no room for `b`.
