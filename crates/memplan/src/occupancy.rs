@@ -2,17 +2,30 @@
 //! The fitting step of every greedy solver asks this once per buffer, so it
 //! must cost about the size of its answer, not the number of placed buffers.
 //!
-//! Layout: every buffer is an `Entry` in an array sorted by start time.
-//! The buffers overlapping `[s, e)` are (a) those starting in `[s, e)`, a
-//! contiguous run of the array, and (b) those alive at `s` that started
-//! before it. For (b), *checkpoints* are placed along the array; each stores
-//! copies of the entries alive at its time that started before it. A query
-//! scans the nearest checkpoint at or before `s`, the run between that
-//! checkpoint and `s`, and the run starting in `[s, e)`, keeping placed
-//! entries that overlap. Checkpoints are spaced by at least the size of the
-//! previous checkpoint's list, so copies take at most n + n/MIN_GAP·MIN_GAP
-//! entries (memory O(n)), and each query scans O(live + k) entries, mostly
-//! sequentially (few cache misses: the queries come in arbitrary time order).
+//! Layout: the buffers are laid out by increasing start time (their
+//! *positions*), with time compressed to the rank of the distinct start
+//! times (two half-open lifetimes overlap exactly when their compressed ones
+//! do). The buffers overlapping buffer `b` at position `p`, lifetime
+//! `[s, e)`, are (a) those starting in `[s, e)`, a contiguous run of
+//! positions around `p`, and (b) those alive at `s` that started before it.
+//! For (b), *checkpoints* are placed along the positions; each lists the
+//! positions alive at its time that started before it. A query scans the
+//! checkpoint at or before `s`, the positions between that checkpoint and
+//! `p`, and the run after `p` that starts before `e`. Checkpoints are spaced
+//! by at least the size of the previous checkpoint's list, so the lists take
+//! at most about `n` entries (memory O(n)), and each query scans O(live + k)
+//! entries, mostly sequentially.
+//!
+//! The index itself is static: which buffers count as placed is decided by
+//! the caller's *ranks* (a buffer is placed before every buffer of higher
+//! rank), so a query filters by rank and no list changes when a buffer is
+//! placed. The address ranges live in the caller's array, by position, so
+//! that one index serves several placements at once (boxing's iterations).
+//!
+//! Independent time groups (no buffer of one alive with a buffer of
+//! another, [`crate::sweep::time_groups`]) are contiguous ranges of
+//! positions with a checkpoint at each start: a query never reads outside
+//! its group, and groups can be placed in parallel on disjoint slices.
 
 use rayon::prelude::*;
 
@@ -39,192 +52,264 @@ impl From<&Buffer> for Span {
     }
 }
 
-const UNPLACED: u64 = u64::MAX;
-
-/// Checkpoints are at least this many entries apart.
+/// Checkpoints are at least this many positions apart.
 const MIN_GAP: usize = 32;
 
-/// A buffer's lifetime and, once placed, its address range.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    start: u64,
-    end: u64,
-    offset: u64,
-    size: u64,
-}
-
-impl Entry {
-    /// The occupied address range, if placed.
-    #[inline]
-    fn range(&self) -> Option<(u64, u64)> {
-        (self.offset != UNPLACED).then(|| (self.offset, self.offset + self.size))
-    }
-}
-
-/// Placed buffers, searchable by time overlap. Built once for a set of
-/// spans, indexed `0..n` as given; they are then placed one by one.
+/// Buffers laid out by start time, searchable by time overlap. Built once
+/// for a set of spans indexed `0..n`; see the module notes.
 #[derive(Clone, Debug, Default)]
 pub struct Occupancy {
-    /// Every buffer, by increasing start.
-    by_start: Vec<Entry>,
-    /// Position of each buffer in `by_start`.
+    /// Position of each buffer.
     position: Vec<u32>,
-    /// Position of the first entry of each start-time run, per buffer: the
-    /// first entry starting at or after the buffer's start.
-    run_start: Vec<u32>,
-    /// Checkpoint positions in `by_start`, increasing (the first is 0).
-    checkpoints: Vec<u32>,
-    /// Per checkpoint, the range of its copies in `copies`.
-    copy_ranges: Vec<(u32, u32)>,
-    /// Copies of the entries alive at each checkpoint that started before it.
-    copies: Vec<Entry>,
-    /// Per buffer, the range of its copy positions in `copy_slots`.
-    slot_ranges: Vec<(u32, u32)>,
-    /// Positions in `copies` of each buffer's copies, grouped by buffer.
-    copy_slots: Vec<u32>,
+    /// Buffer at each position.
+    buffer_at: Vec<u32>,
+    /// Compressed start of the buffer at each position (non-decreasing).
+    start: Vec<u32>,
+    /// Compressed end of the buffer at each position.
+    end: Vec<u32>,
+    /// Per compressed time (and one past the last): the first position
+    /// starting at or after it.
+    run_begin: Vec<u32>,
+    /// Per compressed time: its checkpoint (the last at or before it).
+    checkpoint_of: Vec<u32>,
+    /// Position of each checkpoint (the first of a run).
+    checkpoint_at: Vec<u32>,
+    /// Per checkpoint (and one past the last): where its list starts in
+    /// `alive`.
+    alive_from: Vec<u32>,
+    /// Per checkpoint, the positions alive at its time that started before.
+    alive: Vec<u32>,
+    /// Independent time groups as position ranges `[from, to)`.
+    groups: Vec<(u32, u32)>,
 }
 
 impl Occupancy {
-    /// Indexes all `buffers`, none placed, in O(n log n) time and O(n) memory.
-    pub fn new(buffers: &[Span]) -> Self {
-        let n = buffers.len();
-        let mut order: Vec<(u64, u32)> = buffers
+    /// Indexes `spans` in O(n log n) time and O(n) memory. Consecutive
+    /// independent parts of the timeline are merged into groups of at
+    /// least `min_group` buffers (see [`Occupancy::groups`]).
+    pub fn new(spans: &[Span], min_group: usize) -> Self {
+        let n = spans.len();
+        let mut sorted: Vec<(u64, u32)> = spans
             .iter()
             .enumerate()
-            .map(|(i, b)| (b.start, i as u32))
+            .map(|(i, s)| (s.start, i as u32))
             .collect();
         if n > 1 << 16 {
-            order.par_sort_unstable();
+            sorted.par_sort_unstable();
         } else {
-            order.sort_unstable();
+            sorted.sort_unstable();
         }
-        let by_start: Vec<Entry> = order
-            .iter()
-            .map(|&(_, i)| {
-                let b = &buffers[i as usize];
-                Entry {
-                    start: b.start,
-                    end: b.end,
-                    offset: UNPLACED,
-                    size: b.size,
-                }
-            })
-            .collect();
-        let mut position = vec![0u32; n];
-        let mut run_start = vec![0u32; n];
-        let mut run = 0usize;
-        for (pos, &(start, i)) in order.iter().enumerate() {
-            if order[run].0 != start {
-                run = pos;
+        // Distinct start times, and each position's compressed start.
+        let mut times: Vec<u64> = Vec::new();
+        let mut start = Vec::with_capacity(n);
+        let mut run_begin = Vec::new();
+        for (p, &(t, _)) in sorted.iter().enumerate() {
+            if times.last() != Some(&t) {
+                times.push(t);
+                run_begin.push(p as u32);
             }
-            position[i as usize] = pos as u32;
-            run_start[i as usize] = run as u32;
+            start.push(times.len() as u32 - 1);
         }
-        drop(order);
+        run_begin.push(n as u32);
+        let buffer_at: Vec<u32> = sorted.iter().map(|&(_, i)| i).collect();
+        drop(sorted);
+        // Compressed end: the number of distinct starts before the end.
+        let compress = |i: &u32| times.partition_point(|&t| t < spans[*i as usize].end) as u32;
+        let end: Vec<u32> = if n > 1 << 16 {
+            buffer_at.par_iter().map(compress).collect()
+        } else {
+            buffer_at.iter().map(compress).collect()
+        };
+        let mut position = vec![0u32; n];
+        for (p, &i) in buffer_at.iter().enumerate() {
+            position[i as usize] = p as u32;
+        }
 
-        // Checkpoints: sweep by start, keeping the positions seen since the
-        // last checkpoint plus its live copies.
-        let mut checkpoints = Vec::new();
-        let mut copy_ranges = Vec::new();
-        let mut copy_owner: Vec<u32> = Vec::new(); // position in by_start of each copy
+        // Groups, then checkpoints (one at each group start): sweep by
+        // start, keeping the positions seen since the last checkpoint plus
+        // its live list.
+        let mut groups = Vec::new();
+        let (mut from, mut reach) = (0usize, 0u32);
+        for p in 0..n {
+            if p - from >= min_group.max(1) && start[p] >= reach {
+                groups.push((from as u32, p as u32));
+                from = p;
+            }
+            reach = reach.max(end[p]);
+        }
+        if n > 0 {
+            groups.push((from as u32, n as u32));
+        }
+        let mut checkpoint_of = Vec::with_capacity(times.len());
+        let mut checkpoint_at = Vec::new();
+        let mut alive_from = Vec::new();
+        let mut alive: Vec<u32> = Vec::new();
         let mut live: Vec<u32> = Vec::new();
-        let mut last = 0usize;
-        let mut gap = 0usize;
-        for pos in 0..n {
-            let is_run_start = pos == 0 || by_start[pos - 1].start != by_start[pos].start;
-            if is_run_start && (pos == 0 || pos - last >= gap) {
-                let t = by_start[pos].start;
-                live.retain(|&p| by_start[p as usize].end > t);
-                let from = copy_owner.len() as u32;
-                copy_owner.extend_from_slice(&live);
-                checkpoints.push(pos as u32);
-                copy_ranges.push((from, copy_owner.len() as u32));
-                last = pos;
+        let (mut last, mut gap) = (0usize, 0usize);
+        let mut next_group = groups.iter().map(|g| g.0 as usize).peekable();
+        for (t, w) in run_begin.windows(2).enumerate() {
+            let p = w[0] as usize;
+            let group_start = next_group.peek() == Some(&p);
+            if group_start {
+                next_group.next();
+            }
+            if group_start || p - last >= gap {
+                live.retain(|&x| end[x as usize] > t as u32);
+                checkpoint_at.push(p as u32);
+                alive_from.push(alive.len() as u32);
+                alive.extend_from_slice(&live);
+                last = p;
                 gap = live.len().max(MIN_GAP);
             }
-            live.push(pos as u32);
+            checkpoint_of.push(checkpoint_at.len() as u32 - 1);
+            live.extend(w[0]..w[1]);
         }
-        let copies = copy_owner.iter().map(|&p| by_start[p as usize]).collect();
-
-        // For updates: where each buffer's copies are.
-        let mut counts = vec![0u32; n + 1];
-        for &p in &copy_owner {
-            counts[p as usize + 1] += 1;
-        }
-        for i in 0..n {
-            counts[i + 1] += counts[i];
-        }
-        let mut fill = counts.clone();
-        let mut copy_slots = vec![0u32; copy_owner.len()];
-        for (c, &p) in copy_owner.iter().enumerate() {
-            copy_slots[fill[p as usize] as usize] = c as u32;
-            fill[p as usize] += 1;
-        }
-        // Ranges per buffer (by index, through its position).
-        let slot_ranges = position
-            .iter()
-            .map(|&p| (counts[p as usize], counts[p as usize + 1]))
-            .collect();
-
+        alive_from.push(alive.len() as u32);
         Occupancy {
-            by_start,
             position,
-            run_start,
-            checkpoints,
-            copy_ranges,
-            copies,
-            slot_ranges,
-            copy_slots,
+            buffer_at,
+            start,
+            end,
+            run_begin,
+            checkpoint_of,
+            checkpoint_at,
+            alive_from,
+            alive,
+            groups,
         }
     }
 
-    /// Records that buffer `b` now sits at `offset`.
-    pub fn place(&mut self, b: u32, offset: u64) {
-        let b = b as usize;
-        self.by_start[self.position[b] as usize].offset = offset;
-        let (from, to) = self.slot_ranges[b];
-        for &c in &self.copy_slots[from as usize..to as usize] {
-            self.copies[c as usize].offset = offset;
-        }
+    /// Number of indexed buffers.
+    pub fn len(&self) -> usize {
+        self.position.len()
     }
 
-    /// Calls `f(offset, end)` with the address range of every placed buffer
-    /// whose lifetime intersects that of buffer `b` (`b` excluded).
-    pub fn occupied_during(&self, b: u32, mut f: impl FnMut(u64, u64)) {
-        let own = self.position[b as usize] as usize;
-        let (s, e) = (self.by_start[own].start, self.by_start[own].end);
-        let p_s = self.run_start[b as usize] as usize;
-        let k = self.checkpoints.partition_point(|&c| c as usize <= p_s) - 1;
-        let q = self.checkpoints[k] as usize;
-        let (from, to) = self.copy_ranges[k];
-        let mut report = |x: &Entry| {
-            if let Some((offset, end)) = x.range() {
-                f(offset, end);
-            }
-        };
-        // Alive at s and started before s: the checkpoint's copies, then the
-        // entries between the checkpoint and s.
-        for x in &self.copies[from as usize..to as usize] {
-            if x.end > s {
-                report(x);
-            }
+    /// Whether no buffer is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty()
+    }
+
+    /// The position of buffer `b` (its rank by start time).
+    #[inline]
+    pub fn position(&self, b: u32) -> u32 {
+        self.position[b as usize]
+    }
+
+    /// The buffer at position `p`.
+    #[inline]
+    pub fn buffer_at(&self, p: u32) -> u32 {
+        self.buffer_at[p as usize]
+    }
+
+    /// The independent time groups, as position ranges `[from, to)` in
+    /// time order: no buffer of one overlaps a buffer of another in time.
+    pub fn groups(&self) -> &[(u32, u32)] {
+        &self.groups
+    }
+
+    /// The compressed lifetime of the buffer at position `p`: two buffers
+    /// overlap in time exactly when these do.
+    pub fn compressed(&self, p: u32) -> (u32, u32) {
+        (self.start[p as usize], self.end[p as usize])
+    }
+
+    /// How many buffers of group `[from, to)` overlap each one in time,
+    /// on average, counting each pair once (the later start lies in the
+    /// earlier lifetime).
+    pub fn mean_conflicts(&self, from: u32, to: u32) -> u64 {
+        let pairs: u64 = (from as usize..to as usize)
+            .map(|p| {
+                let (s, e) = (self.start[p] as usize, self.end[p] as usize);
+                u64::from(self.run_begin[e] - self.run_begin[s] - 1)
+            })
+            .sum();
+        pairs / u64::from((to - from).max(1))
+    }
+
+    /// The per-placement stamps of the positions: `(compressed end, rank)`
+    /// with every rank `u32::MAX` (never placed); the caller sets the ranks
+    /// (see [`Occupancy::occupied_during`]).
+    pub fn stamps(&self) -> Vec<(u32, u32)> {
+        self.end.iter().map(|&e| (e, u32::MAX)).collect()
+    }
+
+    /// Appends to `out` the position of every buffer overlapping the one
+    /// at position `p` in time whose rank is below `r` (the placed ones),
+    /// in no particular order. `stamps` is by position, from
+    /// [`Occupancy::stamps`] with the ranks set. Branch-free filtering: the
+    /// tests are as good as random, and mispredicted branches would cost
+    /// more than the scan.
+    #[inline]
+    pub fn occupied_during(&self, p: u32, r: u32, stamps: &[(u32, u32)], out: &mut Vec<u32>) {
+        let p = p as usize;
+        let (s, e) = (self.start[p], self.end[p]);
+        let k = self.checkpoint_of[s as usize] as usize;
+        let q = self.checkpoint_at[k] as usize;
+        let list = &self.alive[self.alive_from[k] as usize..self.alive_from[k + 1] as usize];
+        let to = self.run_begin[e as usize] as usize;
+        let mut len = out.len();
+        out.resize(len + list.len() + (to - q), 0);
+        // Alive at s and started before it: the checkpoint's list, then
+        // the positions between the checkpoint and p.
+        for &c in list {
+            let (end, rank) = stamps[c as usize];
+            out[len] = c;
+            len += usize::from(end > s && rank < r);
         }
-        for x in &self.by_start[q..p_s] {
-            if x.end > s {
-                report(x);
-            }
+        for (c, &(end, rank)) in (q..p).zip(&stamps[q..p]) {
+            out[len] = c as u32;
+            len += usize::from(end > s && rank < r);
         }
-        // Starting in [s, e), except `b` itself.
-        for (pos, x) in self.by_start.iter().enumerate().skip(p_s) {
-            if x.start >= e {
-                break;
-            }
-            if pos != own {
-                report(x);
-            }
+        // Starting in [s, e) after p.
+        for (c, &(_, rank)) in (p + 1..to).zip(&stamps[p + 1..to]) {
+            out[len] = c as u32;
+            len += usize::from(rank < r);
         }
+        out.truncate(len);
+    }
+
+    /// Asks the processor to start loading what
+    /// [`Occupancy::occupied_during`] will read for position `p`, so that
+    /// a caller can overlap the memory latency of upcoming queries (they
+    /// come in no particular time order) with the current one.
+    #[inline]
+    pub fn prefetch(&self, p: u32, stamps: &[(u32, u32)]) {
+        let p = p as usize;
+        let s = self.start[p] as usize;
+        let k = self.checkpoint_of[s] as usize;
+        let q = self.checkpoint_at[k] as usize;
+        let to = self.run_begin[self.end[p] as usize] as usize;
+        prefetch_lines(&self.alive[self.alive_from[k] as usize..self.alive_from[k + 1] as usize]);
+        prefetch_lines(&stamps[q..to]);
     }
 }
+
+/// Prefetches every cache line of `items`.
+#[inline]
+fn prefetch_lines<T>(items: &[T]) {
+    const LINE: usize = 64;
+    let bytes = std::mem::size_of_val(items);
+    let start = items.as_ptr() as *const u8;
+    let mut at = 0;
+    while at < bytes {
+        prefetch(start.wrapping_add(at));
+        at += LINE;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn prefetch(at: *const u8) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: a prefetch is only a hint: it never faults, whatever the
+    // address, and changes no state the program can observe; `sse` is part
+    // of every x86_64 target.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn prefetch(_at: *const u8) {}
 
 #[cfg(test)]
 mod tests {
@@ -234,49 +319,80 @@ mod tests {
     proptest! {
         #[test]
         fn matches_linear_scan(
-            spec in proptest::collection::vec((0u64..60, 1u64..40, proptest::option::of(0u64..100)), 1..150),
+            spec in proptest::collection::vec((0u64..60, 1u64..40, 0u32..200), 1..150),
             query in any::<proptest::sample::Index>(),
+            min_group in 1usize..40,
         ) {
-            let buffers: Vec<Span> = spec
+            let spans: Vec<Span> = spec
                 .iter()
                 .enumerate()
                 .map(|(i, &(s, len, _))| Span { start: s, end: s + len, size: 1 + i as u64 })
                 .collect();
-            let mut occ = Occupancy::new(&buffers);
-            for (i, &(_, _, offset)) in spec.iter().enumerate() {
-                if let Some(o) = offset {
-                    occ.place(i as u32, o);
-                }
+            let occ = Occupancy::new(&spans, min_group);
+            let n = spans.len();
+            // Rank and address range by position; range i is (i, i + size).
+            let mut stamps = occ.stamps();
+            for (p, stamp) in stamps.iter_mut().enumerate() {
+                stamp.1 = spec[occ.buffer_at(p as u32) as usize].2;
             }
-            let q = query.index(buffers.len());
-            let mut got = Vec::new();
-            occ.occupied_during(q as u32, |o, e| got.push((o, e)));
+            let ranges: Vec<(u64, u64)> = (0..n as u32)
+                .map(|p| {
+                    let i = occ.buffer_at(p) as usize;
+                    (i as u64, i as u64 + spans[i].size)
+                })
+                .collect();
+            let q = query.index(n);
+            let p = occ.position(q as u32);
+            let &(from, to) = occ.groups().iter().find(|g| g.0 <= p && p < g.1).unwrap();
+            let mut positions = vec![7];
+            occ.prefetch(p, &stamps);
+            occ.occupied_during(p, stamps[p as usize].1, &stamps, &mut positions);
+            prop_assert_eq!(positions[0], 7, "appends");
+            prop_assert!(positions[1..].iter().all(|&c| c >= from && c < to), "within the group");
+            let mut got: Vec<(u64, u64)> = positions[1..].iter().map(|&c| ranges[c as usize]).collect();
             got.sort();
             let overlaps = |a: &Span, b: &Span| a.start < b.end && b.start < a.end;
-            let mut want: Vec<(u64, u64)> = (0..buffers.len())
-                .filter(|&i| i != q && overlaps(&buffers[i], &buffers[q]))
-                .filter_map(|i| spec[i].2.map(|o| (o, o + buffers[i].size)))
+            let mut want: Vec<(u64, u64)> = (0..n)
+                .filter(|&i| i != q && overlaps(&spans[i], &spans[q]) && spec[i].2 < spec[q].2)
+                .map(|i| (i as u64, i as u64 + spans[i].size))
                 .collect();
             want.sort();
             prop_assert_eq!(got, want);
+            // Groups tile the positions, and buffers of different groups
+            // never overlap in time.
+            let groups = occ.groups();
+            prop_assert_eq!(groups.first().map(|g| g.0), Some(0));
+            prop_assert_eq!(groups.last().map(|g| g.1), Some(n as u32));
+            for w in groups.windows(2) {
+                prop_assert_eq!(w[0].1, w[1].0);
+                prop_assert!(w[0].1 - w[0].0 >= min_group as u32);
+            }
+            let group = |i: usize| groups.iter().position(|g| g.0 <= occ.position(i as u32) && occ.position(i as u32) < g.1);
+            for i in 0..n {
+                for j in 0..n {
+                    if overlaps(&spans[i], &spans[j]) {
+                        prop_assert_eq!(group(i), group(j));
+                    }
+                }
+            }
         }
     }
 
     #[test]
-    fn copies_stay_linear() {
-        // Everything alive at once: the worst case for checkpoint copies.
-        let buffers: Vec<Span> = (0..1000)
+    fn lists_stay_linear() {
+        // Everything alive at once: the worst case for checkpoint lists.
+        let spans: Vec<Span> = (0..1000)
             .map(|i| Span {
                 start: i,
                 end: 2000,
                 size: 1,
             })
             .collect();
-        let occ = Occupancy::new(&buffers);
+        let occ = Occupancy::new(&spans, 1);
         assert!(
-            occ.copies.len() <= 2 * buffers.len(),
-            "{} copies",
-            occ.copies.len()
+            occ.alive.len() <= 2 * spans.len(),
+            "{} entries",
+            occ.alive.len()
         );
     }
 }
