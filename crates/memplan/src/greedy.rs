@@ -9,6 +9,9 @@ use std::cmp::Reverse;
 
 use rayon::prelude::*;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::fallback;
 use crate::index::BufferIdx;
 use crate::occupancy::{Occupancy, Span};
 use crate::plan::Plan;
@@ -114,14 +117,47 @@ impl Solver for Greedy {
         format!("greedy/{}/{}", self.order.name(), self.fit.name())
     }
 
+    /// Places every buffer. With a time limit (or a cancel flag), the
+    /// placement stops when it passes and the buffers left are placed by
+    /// [`fallback::complete`] above the others: the plan is always
+    /// complete and valid, and the counter `fallback` (only present then)
+    /// says how many buffers the clock left to it.
     fn solve_positive(
         &self,
         problem: &Problem,
-        _options: &SolveOptions,
+        options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
+        let deadline = options.deadline();
         let (max_load, order) = rayon::join(|| problem.max_load(), || order(problem, self.order));
-        let plan = place(problem, &order, self.fit, None).unwrap_or_default();
-        Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)
+        let (plan, fallback) =
+            Placer::new(problem, self.fit).place_within(&order, &|| deadline.passed());
+        let reason = if fallback > 0 {
+            NotFoundReason::TimeLimit
+        } else {
+            NotFoundReason::Heuristic
+        };
+        let counters = if fallback > 0 {
+            vec![("fallback", fallback as u64)]
+        } else {
+            Vec::new()
+        };
+        match Solution::within_capacity(problem, plan, max_load, reason) {
+            Ok(mut s) => {
+                s.counters = counters;
+                Ok(s)
+            }
+            Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                ..
+            }) => Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                counters,
+            }),
+        }
     }
 }
 
@@ -264,6 +300,95 @@ impl<'p> Placer<'p> {
             // Not one buffer at a time: each row takes the buffers that fit.
             return crate::skyline::place(self.problem, order, limit, stop);
         }
+        let run = self.run(order, limit, stop);
+        if run.ends.iter().any(|end| *end != GroupEnd::Done) {
+            return None;
+        }
+        let occ = &self.occupancy;
+        let offsets = (0..self.problem.len() as u32)
+            .map(|b| run.ranges[occ.position(b) as usize].0)
+            .collect();
+        Some(Plan::from_offsets(offsets))
+    }
+
+    /// [`Placer::place`] within a deadline: once `stop()` holds (checked
+    /// every `STOP_CHECK` buffers), the buffers not placed yet are placed
+    /// by [`fallback::complete`] above the others, in linear time. Returns
+    /// the plan, always complete and valid, and how many buffers the
+    /// fallback placed (0 when the placement finished).
+    pub fn place_within(
+        &self,
+        order: &[BufferIdx],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Plan, usize) {
+        let problem = self.problem;
+        let buffers = problem.buffers();
+        let mut placed: Vec<bool> = buffers.iter().map(|b| b.fixed_offset.is_some()).collect();
+        let (mut offsets, occupancy) = if self.fit == Fit::Skyline {
+            if let Some(plan) = crate::skyline::place(problem, order, None, stop) {
+                return (plan, 0);
+            }
+            // The skyline keeps no partial plan: everything but the fixed
+            // buffers goes to the fallback, which needs the index.
+            let spans: Vec<Span> = buffers.iter().map(Span::from).collect();
+            let offsets: Vec<u64> = buffers
+                .iter()
+                .map(|b| b.fixed_offset.unwrap_or(0))
+                .collect();
+            (
+                offsets,
+                std::borrow::Cow::Owned(Occupancy::new(&spans, usize::MAX)),
+            )
+        } else {
+            let run = self.run(order, None, stop);
+            let occ = &self.occupancy;
+            for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
+                let done = match end {
+                    GroupEnd::Stopped(k) => &work[..*k],
+                    _ => &work[..],
+                };
+                for &(_, b) in done {
+                    placed[b as usize] = true;
+                }
+                if *end == GroupEnd::Done {
+                    for p in from..to {
+                        placed[occ.buffer_at(p) as usize] = true;
+                    }
+                }
+            }
+            let offsets: Vec<u64> = (0..buffers.len() as u32)
+                .map(|b| run.ranges[occ.position(b) as usize].0)
+                .collect();
+            (offsets, std::borrow::Cow::Borrowed(occ))
+        };
+        // Buffers neither fixed nor in the order are not placed in a
+        // finished placement either: they keep offset 0 there.
+        let mut in_order = vec![false; buffers.len()];
+        for b in order {
+            in_order[b.index()] = true;
+        }
+        let skip: Vec<bool> = placed
+            .iter()
+            .zip(&in_order)
+            .map(|(&p, &o)| p || !o)
+            .collect();
+        let count = if skip.iter().all(|&x| x) {
+            0
+        } else {
+            fallback::complete(problem, &occupancy, &mut offsets, &skip)
+        };
+        (Plan::from_offsets(offsets), count)
+    }
+
+    /// Places the groups in parallel: the address ranges by position, the
+    /// work of each group (positions and buffers in the order) and how each
+    /// ended. A group over the limit stops the others.
+    fn run(
+        &self,
+        order: &[BufferIdx],
+        limit: Option<u64>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Run {
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
         let n = buffers.len();
@@ -300,6 +425,8 @@ impl<'p> Placer<'p> {
             slices.push(slice);
             rest = tail;
         }
+        let over = AtomicBool::new(false);
+        let stop = || over.load(Ordering::Relaxed) || stop();
         let context = GroupContext {
             buffers,
             occupancy: occ,
@@ -307,26 +434,45 @@ impl<'p> Placer<'p> {
             fit: self.fit,
             aligned: self.aligned,
             limit,
-            stop,
+            stop: &stop,
         };
-        let complete = slices
+        let ends = slices
             .into_par_iter()
             .zip(groups.par_iter())
             .zip(work.par_iter())
             .zip(self.trees.par_iter())
-            .all(|(((slice, &(from, _)), work), tree)| {
-                context.place_group(slice, from, work, tree.as_ref())
-            });
-        if !complete {
-            return None;
-        }
-        drop(stamps);
-        drop(work);
-        let offsets = (0..n as u32)
-            .map(|b| ranges[occ.position(b) as usize].0)
+            .map(|(((slice, &(from, _)), work), tree)| {
+                let end = context.place_group(slice, from, work, tree.as_ref());
+                if end == GroupEnd::OverLimit {
+                    over.store(true, Ordering::Relaxed);
+                }
+                end
+            })
             .collect();
-        Some(Plan::from_offsets(offsets))
+        drop(stamps);
+        Run { ranges, work, ends }
     }
+}
+
+/// A placement of the groups by [`Placer::run`].
+struct Run {
+    /// Address range by position.
+    ranges: Vec<(u64, u64)>,
+    /// Per group, the (position, buffer) pairs in the order.
+    work: Vec<Vec<(u32, u32)>>,
+    /// How each group ended.
+    ends: Vec<GroupEnd>,
+}
+
+/// How the placement of one group ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GroupEnd {
+    /// Every buffer placed.
+    Done,
+    /// A buffer would have ended above the limit.
+    OverLimit,
+    /// `stop()` held after this many buffers of the group's work.
+    Stopped(usize),
 }
 
 /// What placing one group needs besides its own slice of address ranges.
@@ -352,7 +498,7 @@ impl GroupContext<'_> {
         from: u32,
         work: &[(u32, u32)],
         tree: Option<&TimeTree>,
-    ) -> bool {
+    ) -> GroupEnd {
         match tree {
             Some(tree) => self.place_in_tree(ranges, from, work, tree.clone()),
             None => self.place_in_batches(ranges, from, work),
@@ -374,21 +520,21 @@ impl GroupContext<'_> {
         from: u32,
         work: &[(u32, u32)],
         mut tree: TimeTree,
-    ) -> bool {
+    ) -> GroupEnd {
         for (k, &(p, b)) in work.iter().enumerate() {
-            if k % STOP_CHECK == STOP_CHECK - 1 && (self.stop)() {
-                return false;
+            if k % STOP_CHECK == 0 && (self.stop)() {
+                return GroupEnd::Stopped(k);
             }
             let local = (p - from) as usize;
             let size = ranges[local].1 - ranges[local].0;
             let offset = tree.first_fit(local as u32, size, self.alignment(b), 0);
             if self.limit.is_some_and(|l| offset + size > l) {
-                return false;
+                return GroupEnd::OverLimit;
             }
             ranges[local] = (offset, offset + size);
             tree.place(local as u32, offset, size);
         }
-        true
+        GroupEnd::Done
     }
 
     /// The offset of the buffer at position `p` among the buffers of rank
@@ -440,7 +586,12 @@ impl GroupContext<'_> {
     /// that of one buffer at a time. When refits are frequent (buffers of the
     /// same size competing for the same gaps), batches stop until they pay
     /// again.
-    fn place_in_batches(&self, ranges: &mut [(u64, u64)], from: u32, work: &[(u32, u32)]) -> bool {
+    fn place_in_batches(
+        &self,
+        ranges: &mut [(u64, u64)],
+        from: u32,
+        work: &[(u32, u32)],
+    ) -> GroupEnd {
         let mut conflicts = Conflicts::default();
         let mut guesses = vec![0u64; BATCH];
         // At least every end so far (the unplaced ranges hold their sizes).
@@ -448,13 +599,12 @@ impl GroupContext<'_> {
         // Recent refits per batched buffer, in 1/16ths; sequential stretch
         // left before batches are tried again.
         let (mut refit_rate, mut sequential) = (0u32, 0usize);
-        let mut k = 0;
-        let mut polled = 0;
+        let (mut k, mut next_poll) = (0, 0);
         while k < work.len() {
-            if k - polled >= STOP_CHECK {
-                polled = k;
+            if k >= next_poll {
+                next_poll = k + STOP_CHECK;
                 if (self.stop)() {
-                    return false;
+                    return GroupEnd::Stopped(k);
                 }
             }
             if sequential > 0 || work.len() - k < BATCH {
@@ -465,7 +615,7 @@ impl GroupContext<'_> {
                 let r = self.stamps[item.0 as usize].1;
                 let offset = self.fit(ranges, from, item, r, top, &mut conflicts);
                 let Some(end) = self.commit(ranges, from, item.0, offset) else {
-                    return false;
+                    return GroupEnd::OverLimit;
                 };
                 top = top.max(end);
                 sequential = sequential.saturating_sub(1);
@@ -511,7 +661,7 @@ impl GroupContext<'_> {
                     offset = self.fit(ranges, from, batch[i], r, top, &mut conflicts);
                 }
                 let Some(end) = self.commit(ranges, from, p, offset) else {
-                    return false;
+                    return GroupEnd::OverLimit;
                 };
                 top = top.max(end);
             }
@@ -523,7 +673,7 @@ impl GroupContext<'_> {
             }
             k += BATCH;
         }
-        true
+        GroupEnd::Done
     }
 
     /// Records the buffer at position `p` at `offset` and returns its end;
@@ -688,7 +838,8 @@ pub fn best_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
 /// S_1: 3.9 s for the ten first-fit and best-fit variants on 2 cores),
 /// which the budget is better spent on. Once
 /// `stop()` holds, unfinished variants are dropped; the default one
-/// (size/first-fit) always finishes.
+/// (size/first-fit) always returns a plan, completed by the fallback when
+/// cut short ([`Placer::place_within`]).
 pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
     let dense = is_dense(problem);
     let variants: Vec<Greedy> = Greedy::all()
@@ -699,8 +850,9 @@ pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Gre
 }
 
 /// The best plan of `variants` (run in parallel), ties to the first listed.
-/// Once `stop()` holds, unfinished variants are dropped, except `finish`;
-/// `None` when every variant was dropped.
+/// Once `stop()` holds, unfinished variants are dropped, except `finish`,
+/// which [`Placer::place_within`] completes; `None` when every variant was
+/// dropped.
 pub fn best_of(
     problem: &Problem,
     variants: &[Greedy],
@@ -714,7 +866,7 @@ pub fn best_of(
             let order = order(problem, g.order);
             let placer = Placer::new(problem, g.fit);
             let plan = if Some(*g) == finish {
-                placer.place(&order, None)
+                Some(placer.place_within(&order, stop).0)
             } else {
                 placer.place_until(&order, None, stop)
             }?;
@@ -928,6 +1080,84 @@ mod tests {
                         "{kind:?} {fit:?}"
                     );
                 }
+            }
+        }
+    }
+
+    /// A generated instance with fixed and aligned buffers.
+    fn mixed(kind: crate::generate::Kind, n: usize) -> Problem {
+        let base = crate::generate::generate(kind, n, 5).problem;
+        let mut buffers = base.buffers().to_vec();
+        for (i, b) in buffers.iter_mut().enumerate() {
+            if i % 101 == 0 {
+                b.fixed_offset = Some((i as u64) << 30);
+            } else if i % 5 == 0 {
+                b.alignment = 32;
+            }
+        }
+        Problem::new(buffers, None).unwrap()
+    }
+
+    #[test]
+    fn a_passed_deadline_or_cancel_still_gives_a_valid_plan() {
+        use crate::solver::Cancel;
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        use std::time::Duration;
+        let p = mixed(crate::generate::Kind::Random, 3000);
+        let free = p
+            .buffers()
+            .iter()
+            .filter(|b| b.fixed_offset.is_none())
+            .count() as u64;
+        let passed = SolveOptions {
+            time_limit: Some(Duration::ZERO),
+            ..SolveOptions::default()
+        };
+        let cancelled = SolveOptions {
+            cancel: Cancel::new(Arc::new(AtomicBool::new(true))),
+            ..SolveOptions::default()
+        };
+        for g in Greedy::all() {
+            for options in [&passed, &cancelled] {
+                let s = g.solve(&p, options).unwrap();
+                assert_eq!(validate(&p, &s.plan), Ok(()), "{}", g.name());
+                // Stopped before the first buffer: the fallback placed all.
+                assert_eq!(s.counters, vec![("fallback", free)], "{}", g.name());
+            }
+        }
+        // With a capacity the plan does not meet, the reason is the clock.
+        let tight = p
+            .clone()
+            .with_capacity(Some(p.max_load().max(p.fixed_end())));
+        assert!(matches!(
+            Greedy::default().solve(&tight, &passed),
+            Err(SolveError::NotFound {
+                reason: NotFoundReason::TimeLimit,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_placement_cut_midway_is_completed() {
+        use std::sync::atomic::AtomicUsize;
+        for kind in [crate::generate::Kind::Layered, crate::generate::Kind::Trace] {
+            let p = mixed(kind, 6000);
+            for fit in [Fit::FirstFit, Fit::BestFit] {
+                let o = order(&p, Order::Size);
+                let full = Placer::new(&p, fit).place(&o, None).unwrap();
+                // Stop at the third poll: some buffers are placed first.
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 2;
+                let (plan, fallback) = Placer::with_min_group(&p, fit, 512).place_within(&o, &stop);
+                assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
+                assert!(fallback > 0 && fallback < o.len(), "{fallback}");
+                // The buffers placed before the cut kept their offsets.
+                let same = (0..p.len())
+                    .filter(|&i| plan.offsets()[i] == full.offsets()[i])
+                    .count();
+                assert!(same >= p.len() - fallback, "{kind:?} {fit:?}");
             }
         }
     }

@@ -47,6 +47,7 @@
 
 pub mod auto;
 pub mod boxing;
+pub mod fallback;
 pub mod generate;
 pub mod greedy;
 pub mod index;

@@ -184,6 +184,12 @@ impl Occupancy {
         self.position.len()
     }
 
+    /// Number of distinct start times (compressed times are below this,
+    /// compressed ends at most this).
+    pub fn times(&self) -> usize {
+        self.run_begin.len().saturating_sub(1)
+    }
+
     /// Whether no buffer is indexed.
     pub fn is_empty(&self) -> bool {
         self.position.is_empty()

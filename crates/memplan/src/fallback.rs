@@ -1,0 +1,229 @@
+//! What a greedy placement cut short by the clock does with the buffers it
+//! has not placed: it places them above every placed buffer, in linear
+//! time, so that a solver out of time still returns a valid plan (and says
+//! how many buffers this took, see [`complete`]).
+//!
+//! The method is interval colouring by size class: the remaining buffers
+//! are visited by start time; each takes a free *slot* of its class (sizes
+//! rounded up to a power of two, and the alignment), freed again when the
+//! buffer ends. The classes are then stacked above the placed buffers, each
+//! as a column of its slots. Within a class two buffers alive at the same
+//! time never share a slot, classes never share addresses, and the placed
+//! buffers lie below, so the plan is valid; each class takes at most about
+//! twice its own max load. It is not meant to be good, only fast and never
+//! wrong: the first-fit placement it completes is the real plan.
+
+use crate::greedy::align_up;
+use crate::occupancy::Occupancy;
+use crate::problem::Problem;
+
+/// No buffer in a list.
+const NONE: u32 = u32::MAX;
+
+/// The slots of one size class.
+struct Class {
+    /// Buffers of this class have this alignment...
+    alignment: u64,
+    /// ...and a size of at most this many bytes: the slot's height, a
+    /// multiple of the alignment.
+    stride: u64,
+    /// Slots used so far.
+    slots: u32,
+    /// Slots free at the current time of the sweep.
+    free: Vec<u32>,
+}
+
+/// Places every buffer of `problem` that `placed` (by buffer) says is not
+/// placed, above the highest end of the placed ones, writing `offsets` (by
+/// buffer; the placed entries are kept). `occupancy` must index the
+/// problem's buffers. Returns how many buffers it placed. Linear in the
+/// number of buffers and distinct start times (no sort).
+pub fn complete(
+    problem: &Problem,
+    occupancy: &Occupancy,
+    offsets: &mut [u64],
+    placed: &[bool],
+) -> usize {
+    let buffers = problem.buffers();
+    let base = buffers
+        .iter()
+        .zip(offsets.iter())
+        .zip(placed)
+        .filter(|(_, &p)| p)
+        .map(|((b, &o), _)| o.saturating_add(b.size))
+        .max()
+        .unwrap_or(0);
+    // Buffers ending at each compressed time (linked through `next`), to
+    // free their slots when the sweep reaches it.
+    let mut ending = vec![NONE; occupancy.times() + 1];
+    let mut next = vec![NONE; buffers.len()];
+    let mut classes: Vec<Class> = Vec::new();
+    // Class and slot of each remaining buffer, in `offsets` for now.
+    let mut class_of = vec![0u16; buffers.len()];
+    let mut last_class = usize::MAX;
+    let (mut released, mut count) = (0usize, 0usize);
+    for p in 0..occupancy.len() as u32 {
+        let b = occupancy.buffer_at(p) as usize;
+        if placed[b] {
+            continue;
+        }
+        let (start, end) = occupancy.compressed(p);
+        while released <= start as usize {
+            let mut x = ending[released];
+            while x != NONE {
+                let i = x as usize;
+                classes[usize::from(class_of[i])]
+                    .free
+                    .push(offsets[i] as u32);
+                x = next[i];
+            }
+            released += 1;
+        }
+        let buf = &buffers[b];
+        let stride = align_up(
+            buf.size.checked_next_power_of_two().unwrap_or(buf.size),
+            buf.alignment,
+        );
+        let c = if classes
+            .get(last_class)
+            .is_some_and(|k| k.stride == stride && k.alignment == buf.alignment)
+        {
+            last_class
+        } else {
+            match classes
+                .iter()
+                .position(|k| k.stride == stride && k.alignment == buf.alignment)
+            {
+                Some(c) => c,
+                None if classes.len() < usize::from(u16::MAX) => {
+                    classes.push(Class {
+                        alignment: buf.alignment,
+                        stride,
+                        slots: 0,
+                        free: Vec::new(),
+                    });
+                    classes.len() - 1
+                }
+                // Absurdly many classes: the last one's slots are too
+                // small; stack everything instead (below).
+                None => return stack(problem, offsets, placed, base),
+            }
+        };
+        last_class = c;
+        let class = &mut classes[c];
+        let slot = class.free.pop().unwrap_or_else(|| {
+            class.slots += 1;
+            class.slots - 1
+        });
+        offsets[b] = u64::from(slot);
+        class_of[b] = c as u16;
+        next[b] = ending[end as usize];
+        ending[end as usize] = b as u32;
+        count += 1;
+    }
+    // Columns of slots, one class above the other.
+    let mut bases = Vec::with_capacity(classes.len());
+    let mut top = Some(base);
+    for class in &classes {
+        let from = top.map(|t| align_up(t, class.alignment));
+        bases.push(from.unwrap_or(0));
+        top = from.and_then(|f| {
+            class
+                .stride
+                .checked_mul(u64::from(class.slots))
+                .and_then(|h| f.checked_add(h))
+                .filter(|&t| t != u64::MAX)
+        });
+    }
+    if top.is_none() {
+        // The columns would pass 2^64 (sizes near the limit the problem
+        // allows): one buffer above the other always fits.
+        return stack(problem, offsets, placed, base);
+    }
+    for (b, offset) in offsets.iter_mut().enumerate() {
+        if !placed[b] {
+            let class = &classes[usize::from(class_of[b])];
+            *offset = bases[usize::from(class_of[b])] + *offset * class.stride;
+        }
+    }
+    count
+}
+
+/// Every unplaced buffer above the previous one, from `base`: fits in 64
+/// bits by the problem's own check on the sum of sizes.
+fn stack(problem: &Problem, offsets: &mut [u64], placed: &[bool], base: u64) -> usize {
+    let mut top = base;
+    let mut count = 0;
+    for (b, buf) in problem.buffers().iter().enumerate() {
+        if !placed[b] {
+            let at = align_up(top, buf.alignment);
+            offsets[b] = at;
+            top = at.saturating_add(buf.size);
+            count += 1;
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, Kind};
+    use crate::occupancy::Span;
+    use crate::plan::{validate, Plan};
+    use crate::problem::Buffer;
+
+    fn complete_plan(p: &Problem, placed: &[bool], offsets: &[u64]) -> (Plan, usize) {
+        let spans: Vec<Span> = p.buffers().iter().map(Span::from).collect();
+        let occupancy = Occupancy::new(&spans, usize::MAX);
+        let mut offsets = offsets.to_vec();
+        let count = complete(p, &occupancy, &mut offsets, placed);
+        (Plan::from_offsets(offsets), count)
+    }
+
+    #[test]
+    fn completes_any_valid_partial_plan() {
+        for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
+            let p = generate(kind, 600, 4).problem;
+            let full = crate::greedy::place(
+                &p,
+                &crate::greedy::order(&p, crate::greedy::Order::Size),
+                crate::greedy::Fit::FirstFit,
+                None,
+            )
+            .unwrap();
+            for keep in [0, 1, 3, 10] {
+                // Every `keep`-th buffer keeps its first-fit offset.
+                let placed: Vec<bool> = (0..p.len()).map(|i| keep > 0 && i % keep == 0).collect();
+                let (plan, count) = complete_plan(&p, &placed, full.offsets());
+                assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} keep {keep}");
+                assert_eq!(count, placed.iter().filter(|&&x| !x).count());
+                for (i, &x) in placed.iter().enumerate() {
+                    if x {
+                        assert_eq!(plan.offsets()[i], full.offsets()[i]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn honours_alignment_and_fixed_buffers() {
+        let p = Problem::new(
+            vec![
+                Buffer::new("f", 0, 10, 100).fixed(1000),
+                Buffer::new("a", 0, 5, 3).aligned(24),
+                Buffer::new("b", 2, 8, 3).aligned(24),
+                Buffer::new("c", 5, 9, 7),
+                Buffer::new("d", 1, 3, u64::MAX / 4),
+            ],
+            None,
+        )
+        .unwrap();
+        let placed = [true, false, false, false, false];
+        let (plan, count) = complete_plan(&p, &placed, &[1000, 0, 0, 0, 0]);
+        assert_eq!(count, 4);
+        assert_eq!(validate(&p, &plan), Ok(()));
+        assert!(plan.offsets()[1..].iter().all(|&o| o >= 1100));
+    }
+}
