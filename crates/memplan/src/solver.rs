@@ -156,6 +156,38 @@ impl Deadline {
     }
 }
 
+/// How many units of work (buffers placed, entries scanned...) pass between
+/// two looks at the clock in a [`Poll`]: a deadline check costs a clock
+/// read and a few atomic loads, a unit often a few nanoseconds.
+pub const POLL_EVERY: usize = 1024;
+
+/// Spaces out deadline checks in a loop: `poll.due(units)` is true once
+/// per [`POLL_EVERY`] units (and at the first call), so that
+/// `if poll.due(1) && deadline.passed()` costs a decrement per iteration.
+#[derive(Clone, Debug, Default)]
+pub struct Poll {
+    left: usize,
+}
+
+impl Poll {
+    /// A poll that is due at once.
+    pub fn new() -> Self {
+        Poll { left: 0 }
+    }
+
+    /// Counts `units` of work; true when a check is due.
+    #[inline]
+    pub fn due(&mut self, units: usize) -> bool {
+        if self.left > units {
+            self.left -= units;
+            false
+        } else {
+            self.left = POLL_EVERY;
+            true
+        }
+    }
+}
+
 /// What a decision procedure says of one capacity.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Probe {
@@ -435,5 +467,22 @@ pub trait Solver: Send + Sync {
     /// offset) and the others are planned by [`Solver::solve_positive`].
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         crate::zero_size::solve_apart(problem, |positive| self.solve_positive(positive, options))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poll_is_due_first_then_once_per_period() {
+        let mut poll = Poll::new();
+        assert!(poll.due(1));
+        let dues = (0..10 * POLL_EVERY).filter(|_| poll.due(1)).count();
+        assert_eq!(dues, 10);
+        // Large units count as much work.
+        assert!(poll.due(POLL_EVERY));
+        assert!(!poll.due(POLL_EVERY - 1));
+        assert!(poll.due(1));
     }
 }
