@@ -114,11 +114,15 @@ impl Solver for Boxing {
             plan
         } else {
             let placer = Placer::new(problem, Fit::FirstFit);
+            // Cut by the clock, the bootstrap is completed by the greedy
+            // fallback: a valid plan, and no time left for iterations.
             let mut best = match &self.options.bootstrap {
                 Some(plan) if plan.offsets().len() == problem.len() => plan.clone(),
-                _ => placer
-                    .place(&greedy::order(problem, Order::Size), None)
-                    .ok_or_else(|| internal_not_found(problem))?,
+                _ => {
+                    placer
+                        .place_within(&greedy::order(problem, Order::Size), &|| deadline.passed())
+                        .0
+                }
             };
             let mut best_makespan = best.makespan(problem);
             options.progress.improve(best_makespan);
@@ -200,17 +204,6 @@ fn iteration_seed(seed: u64, i: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The error when even the bootstrap plan (§5.5) is missing, which the
-/// placer never does without a limit.
-fn internal_not_found(problem: &Problem) -> SolveError {
-    SolveError::NotFound {
-        capacity: problem.capacity.unwrap_or(0),
-        reason: NotFoundReason::Heuristic,
-        best_makespan: None,
-        counters: Vec::new(),
-    }
-}
-
 /// Elementary cases (idealloc §2.1, §5.6): when no two buffers overlap in
 /// time, every offset is 0; when all buffers have one size, interval graph
 /// coloring is optimal. `None` when neither applies (or fixed buffers or
@@ -221,9 +214,8 @@ pub fn elementary_case(problem: &Problem) -> Option<Plan> {
     if buffers.iter().any(|b| b.fixed_offset.is_some()) {
         return None;
     }
-    let rows = interval_coloring(buffers.iter().map(|b| (b.start, b.end)));
-    let rows_used = rows.iter().max().map_or(0, |r| r + 1);
-    if rows_used == 1 {
+    let spans: Vec<(u64, u64)> = buffers.iter().map(|b| (b.start, b.end)).collect();
+    if !overlapping(spans) {
         return Some(Plan::from_offsets(vec![0; buffers.len()]));
     }
     let size = first.size;
@@ -231,6 +223,7 @@ pub fn elementary_case(problem: &Problem) -> Option<Plan> {
         .iter()
         .all(|b| b.size == size && size % b.alignment == 0)
     {
+        let rows = interval_coloring(buffers.iter().map(|b| (b.start, b.end)));
         let offsets = rows.iter().map(|&r| u64::from(r) * size).collect();
         return Some(Plan::from_offsets(offsets));
     }
@@ -850,8 +843,16 @@ fn place_job(job: &Job, w: u64, sparse: &mut [u64]) {
 /// Fig. 6 line 5, Overlap(J): true when two of `jobs` are alive at the
 /// same time.
 fn any_overlap(jobs: &[Job]) -> bool {
-    let mut spans: Vec<(u64, u64)> = jobs.iter().map(|j| (j.start, j.end)).collect();
-    spans.sort_unstable();
+    overlapping(jobs.iter().map(|j| (j.start, j.end)).collect())
+}
+
+/// Whether two of the `(start, end)` lifetimes intersect.
+fn overlapping(mut spans: Vec<(u64, u64)>) -> bool {
+    if spans.len() > 1 << 16 {
+        spans.par_sort_unstable();
+    } else {
+        spans.sort_unstable();
+    }
     spans.windows(2).any(|w| w[1].0 < w[0].1)
 }
 

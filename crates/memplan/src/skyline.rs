@@ -24,16 +24,13 @@ use crate::greedy::{align_up, first_fit_from};
 use crate::index::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
+use crate::solver::Poll;
 use crate::sweep::{section_spans, time_groups, MaxTree};
 use rayon::prelude::*;
 
 /// Height of a segment of the skyline that no waiting buffer lives in: it is
 /// never raised nor filled, and never a neighbour to raise a gap to.
 const DEAD: u64 = u64::MAX;
-
-/// How many gaps are processed between two `stop()` checks (a gap can
-/// cost a scan of thousands of buffers).
-const STOP_CHECK: usize = 16;
 
 /// A stretch `[lo, hi)` of sections of equal skyline height.
 #[derive(Clone, Copy, Debug)]
@@ -112,15 +109,15 @@ fn place_group(
     if stop() {
         return None;
     }
+    // Every gap, section scanned and candidate tried is a unit of work.
+    let mut poll = Poll::new();
 
     let mut candidates: Vec<u32> = Vec::new();
     let mut taken: BTreeMap<u32, (u32, u64)> = BTreeMap::new(); // lo -> (hi, top)
     let mut blocked: Vec<(u64, u64)> = Vec::new();
     let mut pieces: Vec<(u32, u32, u64)> = Vec::new();
-    let mut popped = 0usize;
     while let Some((lo, seg)) = sky.pop() {
-        popped += 1;
-        if popped % STOP_CHECK == 0 && stop() {
+        if poll.due(1) && stop() {
             return None;
         }
         let (hi, h) = (seg.hi, seg.height);
@@ -131,10 +128,15 @@ fn place_group(
         // The waiting buffers whose lifetimes lie inside the gap, by
         // priority; each goes in if no earlier one of this row is alive
         // with it and no fixed buffer is in the way.
-        sky.contained(lo, hi, &mut candidates);
+        if !sky.contained(lo, hi, &mut candidates, &mut poll, stop) {
+            return None;
+        }
         candidates.sort_unstable_by_key(|&i| rank[i as usize]);
         taken.clear();
         for &c in &candidates {
+            if poll.due(1 + fixed.len()) && stop() {
+                return None;
+            }
             let (clo, chi) = spans[c as usize];
             let clear_of_row = taken
                 .range(..chi)
@@ -296,10 +298,22 @@ impl<'a> Skyline<'a> {
         self.reach.max(0, hi as usize) > u64::from(lo)
     }
 
-    /// The waiting buffers living only in `[lo, hi)`, into `out`.
-    fn contained(&self, lo: u32, hi: u32, out: &mut Vec<u32>) {
+    /// The waiting buffers living only in `[lo, hi)`, into `out`; false
+    /// when `stop()` holds (checked as `poll` says: a gap may span most of
+    /// the sections).
+    fn contained(
+        &self,
+        lo: u32,
+        hi: u32,
+        out: &mut Vec<u32>,
+        poll: &mut Poll,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> bool {
         out.clear();
         for s in lo as usize..hi as usize {
+            if poll.due(1 + self.row(s).len()) && stop() {
+                return false;
+            }
             out.extend(
                 self.row(s)
                     .iter()
@@ -307,6 +321,7 @@ impl<'a> Skyline<'a> {
                     .filter(|&i| self.spans[i as usize].1 <= hi),
             );
         }
+        true
     }
 
     /// The waiting buffers starting in section `s`.
