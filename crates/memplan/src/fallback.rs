@@ -15,7 +15,6 @@
 
 use crate::greedy::align_up;
 use crate::occupancy::Occupancy;
-use crate::problem::Problem;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
@@ -33,92 +32,82 @@ struct Class {
     free: Vec<u32>,
 }
 
-/// Places every buffer of `problem` that `placed` (by buffer) says is not
-/// placed, above the highest end of the placed ones, writing `offsets` (by
-/// buffer; the placed entries are kept). `occupancy` must index the
-/// problem's buffers. Returns how many buffers it placed. Linear in the
-/// number of buffers and distinct start times (no sort).
+/// Places every buffer that `placed` says is not placed above the highest
+/// end of the placed ones. Everything is by position of `occupancy` (start
+/// order): `ranges` holds `(offset, end)` of the placed buffers and
+/// `(_, _ + size)` of the others, and receives theirs; `alignment(p)` is
+/// the alignment at position `p`. Returns how many buffers it placed.
+/// Linear in the number of buffers and distinct start times (no sort), and
+/// sequential in memory.
 pub fn complete(
-    problem: &Problem,
     occupancy: &Occupancy,
-    offsets: &mut [u64],
+    ranges: &mut [(u64, u64)],
     placed: &[bool],
+    alignment: &dyn Fn(u32) -> u64,
 ) -> usize {
-    let buffers = problem.buffers();
-    let base = buffers
+    let n = ranges.len();
+    let base = ranges
         .iter()
-        .zip(offsets.iter())
         .zip(placed)
         .filter(|(_, &p)| p)
-        .map(|((b, &o), _)| o.saturating_add(b.size))
+        .map(|(r, _)| r.1)
         .max()
         .unwrap_or(0);
-    // Buffers ending at each compressed time (linked through `next`), to
+    // Positions ending at each compressed time (linked through `next`), to
     // free their slots when the sweep reaches it.
     let mut ending = vec![NONE; occupancy.times() + 1];
-    let mut next = vec![NONE; buffers.len()];
+    let mut next = vec![NONE; n];
     let mut classes: Vec<Class> = Vec::new();
-    // Class and slot of each remaining buffer, in `offsets` for now.
-    let mut class_of = vec![0u16; buffers.len()];
+    // Class and slot of each remaining position (the slot in `slot_of`).
+    let mut class_of = vec![0u16; n];
+    let mut slot_of = vec![0u32; n];
     let mut last_class = usize::MAX;
     let (mut released, mut count) = (0usize, 0usize);
-    for p in 0..occupancy.len() as u32 {
-        let b = occupancy.buffer_at(p) as usize;
-        if placed[b] {
+    for p in 0..n {
+        if placed[p] {
             continue;
         }
-        let (start, end) = occupancy.compressed(p);
+        let (start, end) = occupancy.compressed(p as u32);
         while released <= start as usize {
             let mut x = ending[released];
             while x != NONE {
                 let i = x as usize;
-                classes[usize::from(class_of[i])]
-                    .free
-                    .push(offsets[i] as u32);
+                classes[usize::from(class_of[i])].free.push(slot_of[i]);
                 x = next[i];
             }
             released += 1;
         }
-        let buf = &buffers[b];
-        let stride = align_up(
-            buf.size.checked_next_power_of_two().unwrap_or(buf.size),
-            buf.alignment,
-        );
-        let c = if classes
-            .get(last_class)
-            .is_some_and(|k| k.stride == stride && k.alignment == buf.alignment)
-        {
+        let size = ranges[p].1 - ranges[p].0;
+        let align = alignment(p as u32);
+        let stride = align_up(size.checked_next_power_of_two().unwrap_or(size), align);
+        let same = |k: &Class| k.stride == stride && k.alignment == align;
+        let c = if classes.get(last_class).is_some_and(same) {
             last_class
         } else {
-            match classes
-                .iter()
-                .position(|k| k.stride == stride && k.alignment == buf.alignment)
-            {
+            match classes.iter().position(same) {
                 Some(c) => c,
                 None if classes.len() < usize::from(u16::MAX) => {
                     classes.push(Class {
-                        alignment: buf.alignment,
+                        alignment: align,
                         stride,
                         slots: 0,
                         free: Vec::new(),
                     });
                     classes.len() - 1
                 }
-                // Absurdly many classes: the last one's slots are too
-                // small; stack everything instead (below).
-                None => return stack(problem, offsets, placed, base),
+                // Absurdly many classes: stack everything instead.
+                None => return stack(ranges, placed, alignment, base),
             }
         };
         last_class = c;
         let class = &mut classes[c];
-        let slot = class.free.pop().unwrap_or_else(|| {
+        slot_of[p] = class.free.pop().unwrap_or_else(|| {
             class.slots += 1;
             class.slots - 1
         });
-        offsets[b] = u64::from(slot);
-        class_of[b] = c as u16;
-        next[b] = ending[end as usize];
-        ending[end as usize] = b as u32;
+        class_of[p] = c as u16;
+        next[p] = ending[end as usize];
+        ending[end as usize] = p as u32;
         count += 1;
     }
     // Columns of slots, one class above the other.
@@ -138,12 +127,13 @@ pub fn complete(
     if top.is_none() {
         // The columns would pass 2^64 (sizes near the limit the problem
         // allows): one buffer above the other always fits.
-        return stack(problem, offsets, placed, base);
+        return stack(ranges, placed, alignment, base);
     }
-    for (b, offset) in offsets.iter_mut().enumerate() {
-        if !placed[b] {
-            let class = &classes[usize::from(class_of[b])];
-            *offset = bases[usize::from(class_of[b])] + *offset * class.stride;
+    for (p, range) in ranges.iter_mut().enumerate() {
+        if !placed[p] {
+            let c = usize::from(class_of[p]);
+            let offset = bases[c] + u64::from(slot_of[p]) * classes[c].stride;
+            *range = (offset, offset + (range.1 - range.0));
         }
     }
     count
@@ -151,14 +141,20 @@ pub fn complete(
 
 /// Every unplaced buffer above the previous one, from `base`: fits in 64
 /// bits by the problem's own check on the sum of sizes.
-fn stack(problem: &Problem, offsets: &mut [u64], placed: &[bool], base: u64) -> usize {
+fn stack(
+    ranges: &mut [(u64, u64)],
+    placed: &[bool],
+    alignment: &dyn Fn(u32) -> u64,
+    base: u64,
+) -> usize {
     let mut top = base;
     let mut count = 0;
-    for (b, buf) in problem.buffers().iter().enumerate() {
-        if !placed[b] {
-            let at = align_up(top, buf.alignment);
-            offsets[b] = at;
-            top = at.saturating_add(buf.size);
+    for (p, range) in ranges.iter_mut().enumerate() {
+        if !placed[p] {
+            let at = align_up(top, alignment(p as u32));
+            let end = at.saturating_add(range.1 - range.0);
+            *range = (at, end);
+            top = end;
             count += 1;
         }
     }
@@ -171,13 +167,23 @@ mod tests {
     use crate::generate::{generate, Kind};
     use crate::occupancy::Span;
     use crate::plan::{validate, Plan};
-    use crate::problem::Buffer;
+    use crate::problem::{Buffer, Problem};
 
+    /// Completes `offsets` (by buffer) where `placed` (by buffer) is false.
     fn complete_plan(p: &Problem, placed: &[bool], offsets: &[u64]) -> (Plan, usize) {
         let spans: Vec<Span> = p.buffers().iter().map(Span::from).collect();
         let occupancy = Occupancy::new(&spans, usize::MAX);
-        let mut offsets = offsets.to_vec();
-        let count = complete(p, &occupancy, &mut offsets, placed);
+        let at = |q: u32| occupancy.buffer_at(q) as usize;
+        let mut ranges: Vec<(u64, u64)> = (0..p.len() as u32)
+            .map(|q| (offsets[at(q)], offsets[at(q)] + p.buffers()[at(q)].size))
+            .collect();
+        let by_position: Vec<bool> = (0..p.len() as u32).map(|q| placed[at(q)]).collect();
+        let count = complete(&occupancy, &mut ranges, &by_position, &|q| {
+            p.buffers()[at(q)].alignment
+        });
+        let offsets = (0..p.len() as u32)
+            .map(|b| ranges[occupancy.position(b) as usize].0)
+            .collect();
         (Plan::from_offsets(offsets), count)
     }
 

@@ -323,60 +323,60 @@ impl<'p> Placer<'p> {
     ) -> (Plan, usize) {
         let problem = self.problem;
         let buffers = problem.buffers();
-        let mut placed: Vec<bool> = buffers.iter().map(|b| b.fixed_offset.is_some()).collect();
-        let (mut offsets, occupancy) = if self.fit == Fit::Skyline {
+        let (mut ranges, skip, occupancy) = if self.fit == Fit::Skyline {
             if let Some(plan) = crate::skyline::place(problem, order, None, stop) {
                 return (plan, 0);
             }
             // The skyline keeps no partial plan: everything but the fixed
             // buffers goes to the fallback, which needs the index.
             let spans: Vec<Span> = buffers.iter().map(Span::from).collect();
-            let offsets: Vec<u64> = buffers
-                .iter()
-                .map(|b| b.fixed_offset.unwrap_or(0))
+            let occ = Occupancy::new(&spans, usize::MAX);
+            let mut skip = vec![true; buffers.len()];
+            for b in order {
+                skip[occ.position(b.0) as usize] = buffers[b.index()].fixed_offset.is_some();
+            }
+            let ranges = (0..buffers.len() as u32)
+                .map(|p| {
+                    let b = &buffers[occ.buffer_at(p) as usize];
+                    let offset = b.fixed_offset.unwrap_or(0);
+                    (offset, offset + b.size)
+                })
                 .collect();
-            (
-                offsets,
-                std::borrow::Cow::Owned(Occupancy::new(&spans, usize::MAX)),
-            )
+            (ranges, skip, std::borrow::Cow::Owned(occ))
         } else {
             let run = self.run(order, None, stop);
             let occ = &self.occupancy;
+            // By position: placed (fixed, or ranked before the first buffer
+            // of its group the clock left), or not in the order (offset 0,
+            // as in a finished placement).
+            let mut skip = vec![true; buffers.len()];
             for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
-                let done = match end {
-                    GroupEnd::Stopped(k) => &work[..*k],
-                    _ => &work[..],
+                let cut = match *end {
+                    GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
+                    _ => u32::MAX,
                 };
-                for &(_, b) in done {
-                    placed[b as usize] = true;
-                }
-                if *end == GroupEnd::Done {
-                    for p in from..to {
-                        placed[occ.buffer_at(p) as usize] = true;
-                    }
+                for p in from as usize..to as usize {
+                    let rank = run.stamps[p].1;
+                    skip[p] = rank == u32::MAX || rank < cut;
                 }
             }
-            let offsets: Vec<u64> = (0..buffers.len() as u32)
-                .map(|b| run.ranges[occ.position(b) as usize].0)
-                .collect();
-            (offsets, std::borrow::Cow::Borrowed(occ))
+            (run.ranges, skip, std::borrow::Cow::Borrowed(occ))
         };
-        // Buffers neither fixed nor in the order are not placed in a
-        // finished placement either: they keep offset 0 there.
-        let mut in_order = vec![false; buffers.len()];
-        for b in order {
-            in_order[b.index()] = true;
-        }
-        let skip: Vec<bool> = placed
-            .iter()
-            .zip(&in_order)
-            .map(|(&p, &o)| p || !o)
-            .collect();
         let count = if skip.iter().all(|&x| x) {
             0
         } else {
-            fallback::complete(problem, &occupancy, &mut offsets, &skip)
+            let alignment = |p: u32| {
+                if self.aligned {
+                    buffers[occupancy.buffer_at(p) as usize].alignment
+                } else {
+                    1
+                }
+            };
+            fallback::complete(&occupancy, &mut ranges, &skip, &alignment)
         };
+        let offsets = (0..buffers.len() as u32)
+            .map(|b| ranges[occupancy.position(b) as usize].0)
+            .collect();
         (Plan::from_offsets(offsets), count)
     }
 
@@ -449,8 +449,12 @@ impl<'p> Placer<'p> {
                 end
             })
             .collect();
-        drop(stamps);
-        Run { ranges, work, ends }
+        Run {
+            ranges,
+            stamps,
+            work,
+            ends,
+        }
     }
 }
 
@@ -458,6 +462,8 @@ impl<'p> Placer<'p> {
 struct Run {
     /// Address range by position.
     ranges: Vec<(u64, u64)>,
+    /// (Compressed end, rank) by position.
+    stamps: Vec<(u32, u32)>,
     /// Per group, the (position, buffer) pairs in the order.
     work: Vec<Vec<(u32, u32)>>,
     /// How each group ended.
@@ -859,16 +865,43 @@ pub fn best_of(
     finish: Option<Greedy>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<(Greedy, Plan)> {
+    // One placer per fit and one order per order kind, shared by the
+    // variants; once `stop()` holds, only those `finish` needs are built.
+    let mut fits: Vec<Fit> = variants.iter().map(|g| g.fit).collect();
+    let mut orders: Vec<Order> = variants.iter().map(|g| g.order).collect();
+    fits.sort_by_key(|f| *f as u8);
+    fits.dedup();
+    orders.sort_by_key(|o| *o as u8);
+    orders.dedup();
+    let needed = |fit: Option<Fit>, by: Option<Order>| {
+        finish.is_some_and(|g| fit.is_none_or(|f| f == g.fit) && by.is_none_or(|o| o == g.order))
+            || !stop()
+    };
+    let (placers, sorted): (Vec<Option<Placer>>, Vec<Option<Vec<BufferIdx>>>) = rayon::join(
+        || {
+            fits.par_iter()
+                .map(|&f| needed(Some(f), None).then(|| Placer::new(problem, f)))
+                .collect()
+        },
+        || {
+            orders
+                .par_iter()
+                .map(|&o| needed(None, Some(o)).then(|| order(problem, o)))
+                .collect()
+        },
+    );
     let plans: Vec<(u64, usize, Plan)> = variants
         .par_iter()
         .enumerate()
         .filter_map(|(i, g)| {
-            let order = order(problem, g.order);
-            let placer = Placer::new(problem, g.fit);
+            let placer = placers[fits.iter().position(|&f| f == g.fit)?].as_ref()?;
+            let order = sorted[orders.iter().position(|&o| o == g.order)?].as_ref()?;
             let plan = if Some(*g) == finish {
-                Some(placer.place_within(&order, stop).0)
+                Some(placer.place_within(order, stop).0)
+            } else if stop() {
+                None
             } else {
-                placer.place_until(&order, None, stop)
+                placer.place_until(order, None, stop)
             }?;
             Some((plan.makespan(problem), i, plan))
         })

@@ -89,10 +89,10 @@ impl Occupancy {
     /// least `min_group` buffers (see [`Occupancy::groups`]).
     pub fn new(spans: &[Span], min_group: usize) -> Self {
         let n = spans.len();
-        let mut sorted: Vec<(u64, u32)> = spans
+        let mut sorted: Vec<(u64, u64, u32)> = spans
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.start, i as u32))
+            .map(|(i, s)| (s.start, s.end, i as u32))
             .collect();
         if n > 1 << 16 {
             sorted.par_sort_unstable();
@@ -103,7 +103,7 @@ impl Occupancy {
         let mut times: Vec<u64> = Vec::new();
         let mut start = Vec::with_capacity(n);
         let mut run_begin = Vec::new();
-        for (p, &(t, _)) in sorted.iter().enumerate() {
+        for (p, &(t, _, _)) in sorted.iter().enumerate() {
             if times.last() != Some(&t) {
                 times.push(t);
                 run_begin.push(p as u32);
@@ -111,15 +111,26 @@ impl Occupancy {
             start.push(times.len() as u32 - 1);
         }
         run_begin.push(n as u32);
-        let buffer_at: Vec<u32> = sorted.iter().map(|&(_, i)| i).collect();
-        drop(sorted);
-        // Compressed end: the number of distinct starts before the end.
-        let compress = |i: &u32| times.partition_point(|&t| t < spans[*i as usize].end) as u32;
-        let end: Vec<u32> = if n > 1 << 16 {
-            buffer_at.par_iter().map(compress).collect()
-        } else {
-            buffer_at.iter().map(compress).collect()
+        let buffer_at: Vec<u32> = sorted.iter().map(|&(_, _, i)| i).collect();
+        // Compressed end: the number of distinct starts before the end,
+        // searched from the start outwards (lifetimes are mostly short, so
+        // this stays within a few cache lines).
+        let compress = |(&(_, e, _), &s): (&(u64, u64, u32), &u32)| {
+            let s = s as usize;
+            let (mut lo, mut step) = (s, 1);
+            while lo + step < times.len() && times[lo + step] < e {
+                lo += step;
+                step *= 2;
+            }
+            let hi = (lo + step).min(times.len());
+            (lo + times[lo..hi].partition_point(|&t| t < e)) as u32
         };
+        let end: Vec<u32> = if n > 1 << 16 {
+            sorted.par_iter().zip(&start).map(compress).collect()
+        } else {
+            sorted.iter().zip(&start).map(compress).collect()
+        };
+        drop(sorted);
         let mut position = vec![0u32; n];
         for (p, &i) in buffer_at.iter().enumerate() {
             position[i as usize] = p as u32;
