@@ -186,8 +186,25 @@ impl Solver for Auto {
             Err(SolveError::NotFound { reason, .. }) => *reason == NotFoundReason::ProvenInfeasible,
         };
         let remaining = limit.saturating_sub(started.elapsed());
-        if done(&best) || remaining.is_zero() || problem.is_empty() {
+        if done(&best) || problem.is_empty() {
             return best;
+        }
+        if remaining.is_zero() || options.cancel.is_raised() {
+            // The exact members had no time: a miss is the clock's.
+            return best.map_err(|e| match e {
+                SolveError::NotFound {
+                    capacity,
+                    reason: NotFoundReason::Heuristic,
+                    best_makespan,
+                    counters,
+                } => SolveError::NotFound {
+                    capacity,
+                    reason: NotFoundReason::TimeLimit,
+                    best_makespan,
+                    counters,
+                },
+                other => other,
+            });
         }
         // The members share one stop flag, raised by the first conclusive
         // answer (and by the caller's own flags).
@@ -198,9 +215,13 @@ impl Solver for Auto {
             cancel: options.cancel.with(stop.clone()),
             progress: options.progress.clone(),
         };
+        // One deadline for all: a member that starts late (tela waits for a
+        // core on two) gets what is left of its share, not a share anew.
+        let members_started = Instant::now();
         let run = |solver: &dyn Solver, share: u32| {
+            let left = (remaining / share).saturating_sub(members_started.elapsed());
             let options = SolveOptions {
-                time_limit: Some(remaining / share),
+                time_limit: Some(left),
                 ..member_options.clone()
             };
             let result = solver.solve(problem, &options);

@@ -179,10 +179,30 @@ impl Solver for Boxing {
             }
             best
         };
-        let mut solution =
-            Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)?;
-        solution.counters = counters;
-        Ok(solution)
+        // A plan over the capacity when the clock ran out: more time might
+        // have found one.
+        let reason = if deadline.passed() {
+            NotFoundReason::TimeLimit
+        } else {
+            NotFoundReason::Heuristic
+        };
+        match Solution::within_capacity(problem, plan, max_load, reason) {
+            Ok(mut solution) => {
+                solution.counters = counters;
+                Ok(solution)
+            }
+            Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                ..
+            }) => Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                counters,
+            }),
+        }
     }
 }
 

@@ -355,9 +355,9 @@ impl<'p> Placer<'p> {
                     GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
                     _ => u32::MAX,
                 };
-                for p in from as usize..to as usize {
-                    let rank = run.stamps[p].1;
-                    skip[p] = rank == u32::MAX || rank < cut;
+                let (from, to) = (from as usize, to as usize);
+                for (skip, &(_, rank)) in skip[from..to].iter_mut().zip(&run.stamps[from..to]) {
+                    *skip = rank == u32::MAX || rank < cut;
                 }
             }
             (run.ranges, skip, std::borrow::Cow::Borrowed(occ))
@@ -752,24 +752,32 @@ const DENSE_CONFLICTS: u64 = 128;
 /// first-fit is then fast (the [`TimeTree`]) but best-fit sorts thousands
 /// of conflicts per buffer.
 pub fn is_dense(problem: &Problem) -> bool {
-    let spans: Vec<Span> = problem.buffers().iter().map(Span::from).collect();
-    mean_conflicts(&spans) > DENSE_CONFLICTS
+    mean_conflicts(problem.buffers()) > DENSE_CONFLICTS
 }
 
-/// Mean number of other spans overlapping a span, in O(n log n): each
-/// overlapping pair has its later start inside the other's lifetime.
-fn mean_conflicts(spans: &[Span]) -> u64 {
-    let mut starts: Vec<u64> = spans.iter().map(|s| s.start).collect();
-    starts.sort_unstable();
+/// Mean number of other buffers overlapping a buffer, in O(n log n): each
+/// overlapping pair has its later start inside the other's lifetime. By
+/// start order, the starts inside a lifetime follow its own, so they are
+/// counted by a search outwards from there (lifetimes are mostly short).
+fn mean_conflicts(buffers: &[Buffer]) -> u64 {
+    let mut spans: Vec<(u64, u64)> = buffers.iter().map(|b| (b.start, b.end)).collect();
+    spans.par_sort_unstable();
     let pairs: u64 = spans
-        .iter()
-        .map(|s| {
-            let inside =
-                starts.partition_point(|&t| t < s.end) - starts.partition_point(|&t| t < s.start);
-            inside as u64 - 1
+        .par_iter()
+        .enumerate()
+        .map(|(p, &(_, end))| {
+            // The first position at or after p starting at `end` or later.
+            let (mut lo, mut step) = (p, 1);
+            while lo + step < spans.len() && spans[lo + step].0 < end {
+                lo += step;
+                step *= 2;
+            }
+            let hi = (lo + step).min(spans.len());
+            let to = lo + spans[lo..hi].partition_point(|s| s.0 < end);
+            (to - p - 1) as u64
         })
         .sum();
-    pairs / spans.len().max(1) as u64
+    pairs / buffers.len().max(1) as u64
 }
 
 /// The smallest multiple of `alignment` that is `>= x`.
@@ -865,51 +873,70 @@ pub fn best_of(
     finish: Option<Greedy>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<(Greedy, Plan)> {
+    // The variant that must finish goes first, alone: on large instances
+    // its setup and placement take the whole budget, which the others
+    // would otherwise share.
+    let finished = finish.map(|g| {
+        let (order, placer) =
+            rayon::join(|| order(problem, g.order), || Placer::new(problem, g.fit));
+        (g, placer.place_within(&order, stop).0)
+    });
     // One placer per fit and one order per order kind, shared by the
-    // variants; once `stop()` holds, only those `finish` needs are built.
-    let mut fits: Vec<Fit> = variants.iter().map(|g| g.fit).collect();
-    let mut orders: Vec<Order> = variants.iter().map(|g| g.order).collect();
+    // other variants; none is built once `stop()` holds.
+    let others: Vec<Greedy> = variants
+        .iter()
+        .copied()
+        .filter(|g| Some(*g) != finish)
+        .collect();
+    let mut fits: Vec<Fit> = others.iter().map(|g| g.fit).collect();
+    let mut orders: Vec<Order> = others.iter().map(|g| g.order).collect();
     fits.sort_by_key(|f| *f as u8);
     fits.dedup();
     orders.sort_by_key(|o| *o as u8);
     orders.dedup();
-    let needed = |fit: Option<Fit>, by: Option<Order>| {
-        finish.is_some_and(|g| fit.is_none_or(|f| f == g.fit) && by.is_none_or(|o| o == g.order))
-            || !stop()
-    };
     let (placers, sorted): (Vec<Option<Placer>>, Vec<Option<Vec<BufferIdx>>>) = rayon::join(
         || {
             fits.par_iter()
-                .map(|&f| needed(Some(f), None).then(|| Placer::new(problem, f)))
+                .map(|&f| (!stop()).then(|| Placer::new(problem, f)))
                 .collect()
         },
         || {
             orders
                 .par_iter()
-                .map(|&o| needed(None, Some(o)).then(|| order(problem, o)))
+                .map(|&o| (!stop()).then(|| order(problem, o)))
                 .collect()
         },
     );
-    let plans: Vec<(u64, usize, Plan)> = variants
+    let mut plans: Vec<(u64, usize, Plan)> = others
         .par_iter()
-        .enumerate()
-        .filter_map(|(i, g)| {
+        .filter_map(|g| {
             let placer = placers[fits.iter().position(|&f| f == g.fit)?].as_ref()?;
             let order = sorted[orders.iter().position(|&o| o == g.order)?].as_ref()?;
-            let plan = if Some(*g) == finish {
-                Some(placer.place_within(order, stop).0)
-            } else if stop() {
+            let plan = if stop() {
                 None
             } else {
                 placer.place_until(order, None, stop)
             }?;
+            let i = variants.iter().position(|v| v == g)?;
             Some((plan.makespan(problem), i, plan))
         })
         .collect();
+    if let Some((g, plan)) = finished {
+        let i = variants
+            .iter()
+            .position(|v| *v == g)
+            .unwrap_or(variants.len());
+        plans.push((plan.makespan(problem), i, plan));
+    }
     plans
         .into_iter()
         .min_by_key(|(m, i, _)| (*m, *i))
-        .map(|(_, i, plan)| (variants[i], plan))
+        .map(|(_, i, plan)| {
+            (
+                variants.get(i).copied().or(finish).unwrap_or_default(),
+                plan,
+            )
+        })
 }
 
 #[cfg(test)]

@@ -297,6 +297,10 @@ impl Groups {
     /// The groups' data; `None` when the deadline passes first (instances
     /// of many thousands of buffers).
     fn new(problem: &Problem, decompose: bool, deadline: &Deadline) -> Option<Self> {
+        // The greedy plan before may have used the whole budget.
+        if deadline.passed() {
+            return None;
+        }
         let (group_of, count) = if decompose {
             time_groups(problem.buffers(), 1)
         } else {

@@ -285,6 +285,10 @@ struct Models {
 impl Models {
     /// The groups' models, or `None` when `stop` returns true first.
     fn new(problem: &Problem, options: &TelaOptions, stop: &dyn Fn() -> bool) -> Option<Self> {
+        // The greedy plan before may have used the whole budget.
+        if stop() {
+            return None;
+        }
         let (group_of, count) = time_groups(problem.buffers(), 1);
         let mut members = vec![Vec::new(); count];
         for b in problem.indices() {
