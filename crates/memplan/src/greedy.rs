@@ -128,9 +128,12 @@ impl Solver for Greedy {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
-        let (max_load, order) = rayon::join(|| problem.max_load(), || order(problem, self.order));
-        let (plan, fallback) =
-            Placer::new(problem, self.fit).place_within(&order, &|| deadline.passed());
+        // One after the other (each is parallel inside): at a million
+        // buffers, their working memory at once would double the peak.
+        let order = order(problem, self.order);
+        let placer = Placer::new(problem, self.fit);
+        let max_load = placer.max_load();
+        let (plan, fallback) = placer.place_within(&order, &|| deadline.passed());
         let reason = if fallback > 0 {
             NotFoundReason::TimeLimit
         } else {
@@ -208,14 +211,17 @@ fn sorted_by_key<K: Ord + Send>(
     buffers: &[Buffer],
     key: impl Fn(&Buffer, usize) -> K + Sync,
 ) -> Vec<BufferIdx> {
-    let mut keyed: Vec<(K, BufferIdx)> = buffers
+    // Every buffer, fixed ones last: an exact-size collect (a filtered
+    // one gathers pieces and copies them, twice the memory).
+    let mut keyed: Vec<(bool, K, BufferIdx)> = buffers
         .par_iter()
         .enumerate()
-        .filter(|(_, b)| b.fixed_offset.is_none())
-        .map(|(i, b)| (key(b, i), BufferIdx::new(i)))
+        .map(|(i, b)| (b.fixed_offset.is_some(), key(b, i), BufferIdx::new(i)))
         .collect();
     keyed.par_sort_unstable();
-    keyed.into_iter().map(|(_, b)| b).collect()
+    let free = keyed.partition_point(|k| !k.0);
+    keyed.truncate(free);
+    keyed.into_iter().map(|(_, _, b)| b).collect()
 }
 
 /// Places the fixed buffers, then the buffers of `order` one by one with
@@ -260,8 +266,7 @@ impl<'p> Placer<'p> {
         let occupancy = if fit == Fit::Skyline {
             Occupancy::default()
         } else {
-            let spans: Vec<Span> = buffers.iter().map(Span::from).collect();
-            Occupancy::new(&spans, min_group)
+            Occupancy::of_buffers(buffers, min_group)
         };
         let trees = occupancy
             .groups()
@@ -277,6 +282,17 @@ impl<'p> Placer<'p> {
             occupancy,
             trees,
             aligned: buffers.iter().any(|b| b.alignment != 1),
+        }
+    }
+
+    /// The problem's max load, from the index when there is one (no sort).
+    pub fn max_load(&self) -> u64 {
+        if self.occupancy.len() == self.problem.len() {
+            let buffers = self.problem.buffers();
+            let occ = &self.occupancy;
+            occ.max_load(|p| buffers[occ.buffer_at(p) as usize].size)
+        } else {
+            self.problem.max_load()
         }
     }
 
@@ -329,8 +345,7 @@ impl<'p> Placer<'p> {
             }
             // The skyline keeps no partial plan: everything but the fixed
             // buffers goes to the fallback, which needs the index.
-            let spans: Vec<Span> = buffers.iter().map(Span::from).collect();
-            let occ = Occupancy::new(&spans, usize::MAX);
+            let occ = Occupancy::of_buffers(buffers, usize::MAX);
             let mut skip = vec![true; buffers.len()];
             for b in order {
                 skip[occ.position(b.0) as usize] = buffers[b.index()].fixed_offset.is_some();

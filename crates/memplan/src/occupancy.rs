@@ -88,11 +88,25 @@ impl Occupancy {
     /// independent parts of the timeline are merged into groups of at
     /// least `min_group` buffers (see [`Occupancy::groups`]).
     pub fn new(spans: &[Span], min_group: usize) -> Self {
-        let n = spans.len();
-        let mut sorted: Vec<(u64, u64, u32)> = spans
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.start, s.end, i as u32))
+        Self::build(spans.len(), |i| (spans[i].start, spans[i].end), min_group)
+    }
+
+    /// [`Occupancy::new`] on the lifetimes of `buffers`.
+    pub fn of_buffers(buffers: &[Buffer], min_group: usize) -> Self {
+        Self::build(
+            buffers.len(),
+            |i| (buffers[i].start, buffers[i].end),
+            min_group,
+        )
+    }
+
+    fn build(n: usize, lifetime: impl Fn(usize) -> (u64, u64) + Sync, min_group: usize) -> Self {
+        let mut sorted: Vec<(u64, u64, u32)> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let (start, end) = lifetime(i);
+                (start, end, i as u32)
+            })
             .collect();
         if n > 1 << 16 {
             sorted.par_sort_unstable();
@@ -199,6 +213,27 @@ impl Occupancy {
     /// compressed ends at most this).
     pub fn times(&self) -> usize {
         self.run_begin.len().saturating_sub(1)
+    }
+
+    /// The most bytes alive at once, given the size at each position: the
+    /// max load, from the compressed lifetimes (no sort).
+    pub fn max_load(&self, size: impl Fn(u32) -> u64) -> u64 {
+        let mut delta = vec![0u64; self.times() + 1];
+        let mut freed = vec![0u64; self.times() + 1];
+        for p in 0..self.len() as u32 {
+            let (s, e) = self.compressed(p);
+            let b = size(p);
+            delta[s as usize] += b;
+            freed[e as usize] += b;
+        }
+        // The live sum is at most the sum of all sizes, which
+        // `Problem::new` keeps below 2^64.
+        let (mut load, mut max) = (0u64, 0u64);
+        for (d, f) in delta.iter().zip(&freed) {
+            load = load - f + d;
+            max = max.max(load);
+        }
+        max
     }
 
     /// Whether no buffer is indexed.
