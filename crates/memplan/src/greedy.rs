@@ -229,7 +229,7 @@ fn sorted_by_key<K: Ord + Send>(
 /// end above it (idealloc §5.5 early stopping). Buffers that are neither
 /// fixed nor in `order` get offset 0.
 ///
-/// Buffers in different [`time_groups`] never compete for addresses, so the
+/// Buffers in different [time groups](crate::sweep::time_groups) never compete for addresses, so the
 /// groups are placed independently (in parallel); the plan is exactly the
 /// one a single pass over `order` gives.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {

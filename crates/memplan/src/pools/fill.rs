@@ -57,7 +57,19 @@ pub(crate) enum PoolIndex {
     /// Dense problems: O(log² n) per first-fit.
     Tree(TimeTree),
     /// Sparse problems: the conflicts, sorted by offset per query.
-    Occupancy(Occupancy, Vec<(u64, u64)>),
+    Occupancy(Box<Placed>),
+}
+
+/// The [`Occupancy`] index with what is placed: by position, rank 0 for a
+/// placed buffer (so that a query for rank 1 sees exactly those) and the
+/// address ranges; plus working memory.
+#[derive(Clone, Debug)]
+pub(crate) struct Placed {
+    occupancy: Occupancy,
+    stamps: Vec<(u32, u32)>,
+    ranges: Vec<(u64, u64)>,
+    positions: Vec<u32>,
+    occupied: Vec<(u64, u64)>,
 }
 
 impl PoolIndex {
@@ -66,7 +78,16 @@ impl PoolIndex {
         if spans.dense {
             PoolIndex::Tree(TimeTree::new(&spans.spans))
         } else {
-            PoolIndex::Occupancy(Occupancy::new(&spans.spans), Vec::new())
+            let occupancy = Occupancy::new(&spans.spans, usize::MAX);
+            let stamps = occupancy.stamps();
+            let ranges = vec![(0, 0); occupancy.len()];
+            PoolIndex::Occupancy(Box::new(Placed {
+                occupancy,
+                stamps,
+                ranges,
+                positions: Vec::new(),
+                occupied: Vec::new(),
+            }))
         }
     }
 
@@ -74,7 +95,11 @@ impl PoolIndex {
     pub fn place(&mut self, b: BufferIdx, offset: u64, size: u64) {
         match self {
             PoolIndex::Tree(tree) => tree.place(b.0, offset, size),
-            PoolIndex::Occupancy(occupancy, _) => occupancy.place(b.0, offset),
+            PoolIndex::Occupancy(placed) => {
+                let p = placed.occupancy.position(b.0) as usize;
+                placed.stamps[p].1 = 0;
+                placed.ranges[p] = (offset, offset + size);
+            }
         }
     }
 
@@ -82,9 +107,18 @@ impl PoolIndex {
     pub fn fit(&mut self, b: BufferIdx, size: u64, alignment: u64) -> u64 {
         match self {
             PoolIndex::Tree(tree) => tree.first_fit(b.0, size, alignment, 0),
-            PoolIndex::Occupancy(occupancy, occupied) => {
+            PoolIndex::Occupancy(placed) => {
+                let Placed {
+                    occupancy,
+                    stamps,
+                    ranges,
+                    positions,
+                    occupied,
+                } = &mut **placed;
+                positions.clear();
+                occupancy.occupied_during(occupancy.position(b.0), 1, stamps, positions);
                 occupied.clear();
-                occupancy.occupied_during(b.0, |o, e| occupied.push((o, e)));
+                occupied.extend(positions.iter().map(|&p| ranges[p as usize]));
                 occupied.sort_unstable_by_key(|r| r.0);
                 first_fit(occupied, size, alignment)
             }
