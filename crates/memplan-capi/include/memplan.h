@@ -418,7 +418,19 @@ memplan_status memplan_options_set_solver(struct memplan_options *options, const
 memplan_status memplan_options_set_time_limit(struct memplan_options *options, double seconds);
 
 /**
- * Removes the time limit (the default): `auto` then takes 1 s, `search` and
+ * Sets a work budget, `factor` times the default effort (default: none;
+ * `auto` then uses 1): search steps, boxing iterations and tela steps
+ * scaled to it, so that the plan is the same whatever the machine's load.
+ * With a budget, the time limit is only a safety cap
+ * (the result's `stopped` field says when it was hit).
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
+ * `MEMPLAN_ERROR_INVALID_ARGUMENT` (negative, NaN, infinite or above 1e9).
+ */
+memplan_status memplan_options_set_effort(struct memplan_options *options, double factor);
+
+/**
+ * Removes the time limit (the default): `auto` then has a 30 s safety cap, `search` and
  * `tela` run until they prove their answer (or hit tela's step limit), and
  * `boxing` until its iterations are done.
  *

@@ -27,6 +27,7 @@ pub struct memplan_options {
     pub(crate) solver_name: String,
     pub(crate) solver: Box<dyn Solver>,
     pub(crate) time_limit: Option<Duration>,
+    pub(crate) effort: Option<planner::solver::Effort>,
     pub(crate) seed: u64,
     pub(crate) capacity: Option<u64>,
     pub(crate) cancel: Option<Arc<AtomicBool>>,
@@ -84,6 +85,7 @@ pub unsafe extern "C" fn memplan_options_new(
             solver_name: "auto".into(),
             solver: Box::new(planner::auto::Auto::default()),
             time_limit: None,
+            effort: None,
             seed: 0,
             capacity: None,
             cancel: None,
@@ -184,7 +186,36 @@ pub unsafe extern "C" fn memplan_options_set_time_limit(
     })
 }
 
-/// Removes the time limit (the default): `auto` then takes 1 s, `search` and
+/// Sets a work budget, `factor` times the default effort (default: none;
+/// `auto` then uses 1): search steps, boxing iterations and tela steps
+/// scaled to it, so that the plan is the same whatever the machine's load.
+/// With a budget, the time limit is only a safety cap
+/// (the result's `stopped` field says when it was hit).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
+/// `MEMPLAN_ERROR_INVALID_ARGUMENT` (negative, NaN, infinite or above 1e9).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_effort(
+    options: *mut memplan_options,
+    factor: f64,
+) -> memplan_status {
+    guard("memplan_options_set_effort", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        let options = unsafe { from_mut_ptr(options, "options")? };
+        let effort = planner::solver::Effort::new(factor)
+            .filter(|_| factor <= 1e9)
+            .ok_or_else(|| {
+                Failure::new(
+                    MEMPLAN_ERROR_INVALID_ARGUMENT,
+                    format!("effort {factor}: expected a finite number in [0, 1e9]"),
+                )
+            })?;
+        options.effort = Some(effort);
+        Ok(())
+    })
+}
+
+/// Removes the time limit (the default): `auto` then has a 30 s safety cap, `search` and
 /// `tela` run until they prove their answer (or hit tela's step limit), and
 /// `boxing` until its iterations are done.
 ///

@@ -85,14 +85,15 @@ pub unsafe extern "C" fn memplan_solve(
         let (problem, options) =
             unsafe { (from_ptr(problem, "problem")?, from_ptr(options, "options")?) };
         let problem = problem.build(options.capacity)?;
-        // `auto` takes 1 s without a limit: given explicitly, a cut there
-        // is reported like any other.
+        // `auto` has a safety cap without a limit: given explicitly, a cut
+        // there is reported like any other.
         let time_limit = match options.time_limit {
             None if options.solver_name == "auto" => Some(planner::auto::DEFAULT_TIME_LIMIT),
             limit => limit,
         };
         let solve_options = SolveOptions {
             time_limit,
+            effort: options.effort,
             seed: options.seed,
             cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
             progress: Progress::default(),

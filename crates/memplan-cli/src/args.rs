@@ -70,11 +70,18 @@ pub struct SolveArgs {
     /// With --pools: how buffers are shared out among the pools.
     #[arg(long, value_enum, default_value_t = PoolStrategyArg::Guided, requires = "pools")]
     pub pool_strategy: PoolStrategyArg,
-    /// Time budget in seconds (auto: default 1, 0 = greedy only; the greedy
-    /// solver always runs to completion; with --pools, the guided
-    /// strategy's budget, default 1).
+    /// Time budget in seconds; with --effort (and for auto, which always
+    /// has one) only a safety cap, reported when hit (auto: default 30,
+    /// 0 = greedy only; the greedy solver always runs to completion; with
+    /// --pools, the guided strategy's budget, default 1).
     #[arg(long, value_parser = parse_seconds)]
     pub time_limit: Option<f64>,
+    /// Work budget, a multiple of the default (auto: 1, about a second on
+    /// the idle 2-core development machine): search nodes, boxing
+    /// iterations and tela steps scale with it, so that the plan does not
+    /// depend on the machine's load; --time-limit is then only a safety cap.
+    #[arg(long, value_parser = parse_factor)]
+    pub effort: Option<f64>,
     /// Seed of randomized solvers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -146,15 +153,19 @@ pub struct SearchArgs {
     /// Search: do not split independent time groups.
     #[arg(long)]
     pub no_decompose: bool,
+    /// Search: parts found during the search keep the ranks of the whole
+    /// problem instead of ranks recomputed from their remaining load.
+    #[arg(long)]
+    pub no_rerank_parts: bool,
     /// Search: no hatless pruning.
     #[arg(long)]
     pub no_hatless: bool,
-    /// Search: static preorders (T section total, W width, A area), each searched in parallel.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PreorderArg::Twa, PreorderArg::Wat, PreorderArg::Taw, PreorderArg::Area])]
+    /// Search: static preorders (T section total, W width, A area), each searched in its own thread in lockstep (or in turn with --round-robin); the first listed to decide wins.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PreorderArg::Wat, PreorderArg::Taw, PreorderArg::Twa])]
     pub preorders: Vec<PreorderArg>,
-    /// Search: when positive, one preorder at a time, restarting with the next after this many backtracks (doubled each round).
-    #[arg(long, default_value_t = 0)]
-    pub restart_backtracks: u64,
+    /// Search: one preorder at a time, round robin with a node limit doubled each round (MiniMalloc's reference), instead of all in lockstep threads.
+    #[arg(long)]
+    pub round_robin: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,8 +197,13 @@ impl SearchArgs {
             dominance: !self.no_dominance,
             dynamic_order: !self.no_dynamic_order,
             preorders: self.preorders.iter().map(|&p| p.into()).collect(),
-            restart_backtracks: self.restart_backtracks,
+            schedule: if self.round_robin {
+                memplan::search::Schedule::RoundRobin
+            } else {
+                memplan::search::Schedule::Lockstep
+            },
             decompose: !self.no_decompose,
+            rerank_parts: !self.no_rerank_parts,
             hatless: !self.no_hatless,
         }
     }
@@ -273,7 +289,8 @@ pub struct BenchArgs {
     /// instead of timing the greedy variants.
     #[arg(long, value_delimiter = ',')]
     pub solvers: Option<Vec<String>>,
-    /// Time budget in seconds given to each solver run (with --solvers).
+    /// Time budget in seconds given to each solver run (with --solvers or
+    /// --reference); with --effort (and for auto) only a safety cap.
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub time_limit: f64,
     /// Compare the pool strategies (fastest-first, guided) instead: pools
@@ -282,16 +299,46 @@ pub struct BenchArgs {
     /// sets.
     #[arg(long, value_name = "F1,F2,...", value_parser = parse_fractions, conflicts_with = "solvers")]
     pub pool_fractions: Vec<Fractions>,
+    /// Work budget given to each solver run (with --solvers), as
+    /// `solve --effort`; auto uses 1 without it.
+    #[arg(long, value_parser = parse_factor)]
+    pub effort: Option<f64>,
     /// Without --solvers: time every order × fit instead of size/first-fit only.
     #[arg(long)]
     pub all_variants: bool,
     /// Runs per measurement; the median time is reported.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    /// Differential mode: run this MiniMalloc reference binary beside
+    /// memplan (`search`, or the first of --solvers) at each instance's
+    /// capacity (--capacity, else the `NAME.CAPACITY.csv` file name, else
+    /// the max load), both within --time-limit, and report who decided
+    /// each instance and memplan's time over the reference's.
+    #[arg(long)]
+    pub reference: Option<PathBuf>,
+    /// Differential mode: also run answer-preserving copies of every
+    /// input (time reversed, rows shuffled, ids renamed, sizes times 3).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub transforms: Vec<TransformArg>,
+    /// Differential mode: the capacity of every instance.
+    #[arg(long)]
+    pub capacity: Option<u64>,
     /// Output: an aligned table in human units, or CSV / JSON with raw
     /// numbers (bytes, seconds).
     #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
     pub format: BenchFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransformArg {
+    /// Time runs backwards.
+    Reverse,
+    /// Rows in a random order.
+    Shuffle,
+    /// New ids.
+    Rename,
+    /// Sizes and the capacity times 3.
+    Scale,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -326,6 +373,15 @@ fn parse_fractions(s: &str) -> Result<Fractions, String> {
         .map(Fractions)
 }
 
+fn parse_factor(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1e9).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a non-negative number (a multiple of the default effort), got `{s}`"
+        )),
+    }
+}
+
 fn parse_percent(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -335,7 +391,7 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolverArg {
-    /// Portfolio: every greedy variant, then boxing and search within --time-limit (default 1 s; 0: greedy only).
+    /// Portfolio: every greedy variant, then search, boxing (and tela with --capacity) within --effort (default 1).
     Auto,
     /// Sort + first-fit / best-fit.
     Greedy,
@@ -432,6 +488,8 @@ pub enum KindArg {
     Perfect,
     Layered,
     Trace,
+    /// MiniMalloc's challenging suite's character; solve with --capacity 1048576.
+    Challenging,
 }
 
 impl From<KindArg> for Kind {
@@ -441,6 +499,7 @@ impl From<KindArg> for Kind {
             KindArg::Perfect => Kind::Perfect,
             KindArg::Layered => Kind::Layered,
             KindArg::Trace => Kind::Trace,
+            KindArg::Challenging => Kind::Challenging,
         }
     }
 }

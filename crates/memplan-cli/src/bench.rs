@@ -35,10 +35,20 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         None => None,
     };
     let (files, temp_dir) = instances(&args)?;
-    let result = match solvers {
-        Some(solvers) => compare(&args, &files, &solvers),
-        None if !args.pool_fractions.is_empty() => crate::pool_bench::compare(&args, &files),
-        None => time_greedy(&args, &files),
+    let result = match (&args.reference, solvers) {
+        (Some(reference), solvers) => {
+            let default: (String, Box<dyn Solver>) = (
+                "search".into(),
+                Box::new(memplan::search::Search::default()),
+            );
+            let (name, solver) = solvers
+                .and_then(|s| s.into_iter().next())
+                .unwrap_or(default);
+            crate::differential::run(&args, reference, &files, (&name, solver.as_ref()))
+        }
+        (None, Some(solvers)) => compare(&args, &files, &solvers),
+        (None, None) if !args.pool_fractions.is_empty() => crate::pool_bench::compare(&args, &files),
+        (None, None) => time_greedy(&args, &files),
     };
     if let Some(dir) = temp_dir {
         let _ = std::fs::remove_dir_all(dir);
@@ -133,6 +143,7 @@ fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), F
     let mut out = Printer::new(args.format, &columns);
     let options = SolveOptions {
         time_limit: Some(memplan::solver::seconds(args.time_limit)),
+        effort: args.effort.and_then(memplan::solver::Effort::new),
         ..SolveOptions::default()
     };
     let repeat = args.repeat.max(1) as usize;

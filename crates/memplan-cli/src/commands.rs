@@ -8,7 +8,7 @@ use memplan::greedy::Greedy;
 use memplan::plan::{read_plan, write_plan};
 use memplan::problem::{read_problem, write_problem};
 use memplan::quote::quoted;
-use memplan::solver::Cancel;
+use memplan::solver::{Cancel, Effort};
 use memplan::{validate, Lifetimes, Problem, Progress, SolveError, SolveOptions, Solver, Stats};
 use serde_json::json;
 
@@ -81,6 +81,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     // Ctrl-C or SIGTERM stops the solver, which returns its best plan so far.
     let options = SolveOptions {
         time_limit: args.time_limit.map(memplan::solver::seconds),
+        effort: args.effort.and_then(Effort::new),
         seed: args.seed,
         cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),

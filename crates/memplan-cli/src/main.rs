@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod commands;
+mod differential;
 mod glyphs;
 mod output;
 mod plot;

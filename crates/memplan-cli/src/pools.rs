@@ -73,6 +73,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         seed: args.seed,
         cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),
+        effort: None,
     };
     let started = Instant::now();
     let result = solve_pools(&problem, strategy, &options);

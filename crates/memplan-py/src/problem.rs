@@ -393,13 +393,14 @@ impl PyProblem {
     /// plan within the capacity is found. See `memplan.solve` for the
     /// options. The GIL is released while solving; Ctrl-C stops the solve
     /// and raises `KeyboardInterrupt`.
-    #[pyo3(signature = (*, solver="auto", time_limit=Some(1.0), seed=0, order="size", fit="first-fit",
-        step_limit=500_000, iterations=100, target_fragmentation=0.0, size_classes=true,
-        preorders=None, restart_backtracks=0, canonical=true, section_inference=true,
+    #[pyo3(signature = (*, solver="auto", time_limit=Some(1.0), effort=None, seed=0, order="size",
+        fit="first-fit", step_limit=500_000, iterations=100, target_fragmentation=0.0,
+        size_classes=true, preorders=None, round_robin=false, rerank_parts=true, canonical=true, section_inference=true,
         effective_height=true, dominance=true, dynamic_order=true, decompose=true, hatless=true),
-        text_signature = "(self, /, *, solver='auto', time_limit=1.0, seed=0, order='size', \
-            fit='first-fit', step_limit=500000, iterations=100, target_fragmentation=0.0, \
-            size_classes=True, preorders=None, restart_backtracks=0, canonical=True, \
+        text_signature = "(self, /, *, solver='auto', time_limit=1.0, effort=None, seed=0, \
+            order='size', fit='first-fit', step_limit=500000, iterations=100, \
+            target_fragmentation=0.0, size_classes=True, preorders=None, round_robin=False, \
+            rerank_parts=True, canonical=True, \
             section_inference=True, effective_height=True, dominance=True, dynamic_order=True, \
             decompose=True, hatless=True)")]
     #[allow(clippy::too_many_arguments)]
@@ -407,6 +408,7 @@ impl PyProblem {
         slf: &Bound<'_, Self>,
         solver: &str,
         time_limit: Option<f64>,
+        effort: Option<f64>,
         seed: u64,
         order: &str,
         fit: &str,
@@ -415,7 +417,8 @@ impl PyProblem {
         target_fragmentation: f64,
         size_classes: bool,
         preorders: Option<Vec<String>>,
-        restart_backtracks: u64,
+        round_robin: bool,
+        rerank_parts: bool,
         canonical: bool,
         section_inference: bool,
         effective_height: bool,
@@ -433,7 +436,8 @@ impl PyProblem {
             target_fragmentation,
             size_classes,
             preorders,
-            restart_backtracks,
+            round_robin,
+            rerank_parts,
             canonical,
             section_inference,
             effective_height,
@@ -442,7 +446,7 @@ impl PyProblem {
             decompose,
             hatless,
         };
-        crate::solve::solve(slf, args, time_limit, seed)
+        crate::solve::solve(slf, args, time_limit, effort, seed)
     }
 
     /// Checks `offsets` as a plan of this problem (see `Plan.validate`).

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use memplan::auto::{Auto, DEFAULT_TIME_LIMIT};
 use memplan::boxing::{Boxing, BoxingOptions};
 use memplan::greedy::{Fit, Greedy, Order};
-use memplan::search::{Preorder, Search, SearchOptions};
-use memplan::solver::Cancel;
+use memplan::search::{Preorder, Schedule, Search, SearchOptions};
+use memplan::solver::{Cancel, Effort};
 use memplan::tela::{Tela, TelaOptions};
 use memplan::{NotFoundReason, Problem, Solution, SolveError, SolveOptions, Solver, Stopped};
 use numpy::PyArray1;
@@ -46,7 +46,8 @@ pub struct SolverArgs<'a> {
     pub target_fragmentation: f64,
     pub size_classes: bool,
     pub preorders: Option<Vec<String>>,
-    pub restart_backtracks: u64,
+    pub round_robin: bool,
+    pub rerank_parts: bool,
     pub canonical: bool,
     pub section_inference: bool,
     pub effective_height: bool,
@@ -145,7 +146,12 @@ impl SolverArgs<'_> {
                     dominance: self.dominance,
                     dynamic_order: self.dynamic_order,
                     preorders,
-                    restart_backtracks: self.restart_backtracks,
+                    schedule: if self.round_robin {
+                        Schedule::RoundRobin
+                    } else {
+                        Schedule::Lockstep
+                    },
+                    rerank_parts: self.rerank_parts,
                     decompose: self.decompose,
                     hatless: self.hatless,
                 },
@@ -177,7 +183,7 @@ impl SolverArgs<'_> {
 pub fn time_limit(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration>> {
     match seconds {
         None => Ok(None),
-        Some(s) if (0.0..1e12).contains(&s) => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) if (0.0..1e12).contains(&s) => Ok(Some(memplan::solver::seconds(s))),
         Some(s) => Err(argument_error(
             py,
             "time_limit",
@@ -362,11 +368,23 @@ pub fn solve(
     slf: &Bound<'_, PyProblem>,
     args: SolverArgs<'_>,
     time_limit: Option<f64>,
+    effort: Option<f64>,
     seed: u64,
 ) -> PyResult<SolveResult> {
     let py = slf.py();
     let Choice { solver, timed } = args.choose(py)?;
     let limit = self::time_limit(py, time_limit)?;
+    let effort = match effort {
+        None => None,
+        Some(e) => Some(Effort::new(e).filter(|_| e <= 1e9).ok_or_else(|| {
+            argument_error(
+                py,
+                "effort",
+                None,
+                format!("expected a non-negative number (a multiple of the default effort) or None, got {e}"),
+            )
+        })?),
+    };
     // The limit the solver works to, as `solver::run` sees it: auto's
     // default when none is given; none for greedy, which always finishes.
     let limit = match (timed, limit) {
@@ -376,6 +394,7 @@ pub fn solve(
     };
     let options = SolveOptions {
         time_limit: limit,
+        effort,
         seed,
         ..SolveOptions::default()
     };

@@ -229,7 +229,7 @@ def test_every_cli_option_is_accepted():
         for o in ["size", "area", "lifetime", "start", "contention"]
         for f in ["first-fit", "best-fit", "skyline"]
     ] + [
-        dict(solver="search", preorders=["wat", "area"], restart_backtracks=100, canonical=False,
+        dict(solver="search", preorders=["wat", "area"], round_robin=True, rerank_parts=False, canonical=False,
              section_inference=False, effective_height=False, dominance=False,
              dynamic_order=False, decompose=False, hatless=False, time_limit=0.2),
         dict(solver="boxing", iterations=3, target_fragmentation=5.0, size_classes=False, seed=9),

@@ -1,18 +1,23 @@
-//! The portfolio users run by default: every greedy variant, then boxing
-//! and the exact search (and, with a capacity, tela) in parallel within the
-//! time budget, sharing a stop
-//! flag so that a proof of optimality (or a plan within the capacity) ends
-//! the others. Reports the best plan, who found it, and the best proven
-//! lower bound.
+//! The portfolio users run by default: every greedy variant, then the
+//! exact search, boxing and (with a capacity) tela in parallel, each with
+//! the whole work budget ([`SolveOptions::effort`], default
+//! [`Effort::DEFAULT`]), as if it ran alone. Reports the best plan, who
+//! found it, and the best proven lower bound.
+//!
+//! Determinism: every member is deterministic for a seed and a work
+//! budget, and the portfolio keeps it so. Members have a priority (search,
+//! tela, boxing; on large instances the skyline, then boxing); a conclusive
+//! answer (a proof of optimality, a plan within the capacity, a proof that
+//! none exists) stops only the members of lower priority, and the answer
+//! is chosen by priority among conclusive ones, else by makespan with ties
+//! to the higher priority. A member stopped early thus never changes the
+//! answer, and the plan is the same whatever the machine's load. The time
+//! limit is only a safety cap: a result it cuts short says so
+//! ([`Solution::stopped`]).
 //!
 //! Progress: the portfolio publishes the best makespan and lower bound in
 //! [`SolveOptions::progress`] as they improve (boxing and search publish
 //! theirs while they run), for a caller to display.
-//!
-//! Determinism: the greedy variants, boxing (for a seed) and the search are
-//! each deterministic, so the result is too whenever no member is cut short
-//! by the time limit; a member stopped by the clock may stop at a different
-//! point on another run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,7 +27,7 @@ use crate::boxing::{Boxing, BoxingOptions};
 use crate::greedy::{Fit, Greedy, Order};
 use crate::problem::Problem;
 use crate::search::{Search, SearchOptions};
-use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{Effort, NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stopped};
 use crate::tela::Tela;
 
 /// Options of the portfolio.
@@ -41,25 +46,54 @@ impl Default for AutoOptions {
     }
 }
 
-/// The `auto` portfolio solver. Its time limit (default: see
-/// [`DEFAULT_TIME_LIMIT`]) bounds the whole run; 0 means greedy only.
+/// The `auto` portfolio solver. Its work budget is
+/// [`SolveOptions::effort`] (default [`Effort::DEFAULT`]); its time limit
+/// (default [`DEFAULT_TIME_LIMIT`]) is a safety cap, and 0 means greedy
+/// only.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Auto {
     /// Which members run.
     pub options: AutoOptions,
 }
 
-/// Boxing's share of the budget (1/n) beside search: its plans rarely
-/// improve after the first tenths of a second, and the exact search uses
-/// the cores better (challenging D at 1 s: 5.71% with boxing running
-/// throughout).
-const BOXING_SHARE: u32 = 4;
+/// Buffers per unit of effort up to which large instances run the §3.1
+/// skyline beside boxing (it costs about 2 µs per buffer).
+const SKYLINE_BUFFERS_PER_EFFORT: u64 = 500_000;
 
-/// The budget per buffer below which large instances go to boxing alone.
-const SKYLINE_SECONDS_PER_BUFFER: f64 = 2e-6;
+/// The safety cap of `auto` when the caller gives no time limit: well
+/// above what the default effort takes on a loaded machine.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(30);
 
-/// The budget of `auto` when the caller gives none.
-pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
+/// The stop flags of members by priority: a member's conclusive answer
+/// raises the flags of the members after it.
+struct Priorities {
+    flags: Vec<Arc<AtomicBool>>,
+}
+
+impl Priorities {
+    fn new(members: usize) -> Self {
+        Priorities {
+            flags: (0..members)
+                .map(|_| Arc::new(AtomicBool::new(false)))
+                .collect(),
+        }
+    }
+
+    /// The options of member `rank`: the caller's cancel flags and its own.
+    fn options(&self, rank: usize, options: &SolveOptions) -> SolveOptions {
+        SolveOptions {
+            cancel: options.cancel.with(self.flags[rank].clone()),
+            ..options.clone()
+        }
+    }
+
+    /// Member `rank` has a conclusive answer: the later ones stop.
+    fn concluded(&self, rank: usize) {
+        for flag in &self.flags[rank + 1..] {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+}
 
 impl Solver for Auto {
     fn name(&self) -> String {
@@ -73,102 +107,52 @@ impl Solver for Auto {
     ) -> Result<Solution, SolveError> {
         let started = Instant::now();
         let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
+        let effort = options.effort.unwrap_or(Effort::DEFAULT);
         let max_load = problem.max_load();
         let lower_bound = max_load.max(problem.fixed_end());
         options.progress.raise_lower_bound(lower_bound);
-        if problem.len() > self.options.search_max_buffers && !limit.is_zero() {
-            // Large instances: search is out of reach, and the greedy
-            // variants cost tenths of a second that boxing (which starts
-            // from the default, size-first greedy plan) puts to better use;
-            // boxing gets the whole budget, as when it runs alone. Beside
-            // it, the §3.1 skyline in two orders, dropped if unfinished at
-            // the deadline (iopddl S_1: a fifth of a second, and a fifth of
-            // boxing's fragmentation).
-            let boxing = Boxing {
-                options: BoxingOptions {
-                    iterations: u32::MAX,
-                    ..BoxingOptions::default()
-                },
-            };
-            // Raised when the skyline or boxing reaches the lower bound.
-            let optimal = Arc::new(AtomicBool::new(false));
-            let member_options = SolveOptions {
-                time_limit: Some(limit),
-                cancel: options.cancel.with(optimal.clone()),
-                ..options.clone()
-            };
-            // Only when the budget lets it finish beside boxing on two
-            // cores (about 2 µs per buffer; at 1M buffers and 1 s it would
-            // only slow boxing down).
-            let skylines: Vec<Greedy> =
-                if limit.as_secs_f64() >= problem.len() as f64 * SKYLINE_SECONDS_PER_BUFFER {
-                    [Order::Contention, Order::Area]
-                        .map(|order| Greedy {
-                            order,
-                            fit: Fit::Skyline,
-                        })
-                        .to_vec()
-                } else {
-                    Vec::new()
-                };
-            let until = started.checked_add(limit);
-            // A thread and a one-thread pool of its own: in the global pool,
-            // either solver's parallel work could wait for the other's to end
-            // (trace 1M at 3 s: boxing took 4.4 s).
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().ok();
-            let (boxed, skyline) = std::thread::scope(|scope| {
-                let skyline = scope.spawn(|| {
-                    let pool = pool.as_ref().filter(|_| !skylines.is_empty())?;
-                    let found = pool.install(|| {
-                        crate::greedy::best_of(problem, &skylines, None, &|| {
-                            until.is_some_and(|t| Instant::now() >= t)
-                                || options.cancel.is_raised()
-                                || optimal.load(Ordering::Relaxed)
-                        })
-                    });
-                    if found
-                        .as_ref()
-                        .is_some_and(|(_, plan)| plan.makespan(problem) <= lower_bound)
-                    {
-                        optimal.store(true, Ordering::Relaxed);
-                    }
-                    found
-                });
-                let boxed = boxing.solve(problem, &member_options);
-                if boxed.as_ref().is_ok_and(|s| s.makespan <= lower_bound) {
-                    optimal.store(true, Ordering::Relaxed);
-                }
-                // A panic in the skyline thread is a bug; treat it as no plan.
-                (boxed, skyline.join().ok().flatten())
-            });
-            let boxed = boxed.map(|mut s| {
-                s.found_by = Some(format!("auto/{}", boxing.name()));
-                s
-            });
-            return match skyline {
-                Some((greedy, plan)) => {
-                    let sky = Solution::within_capacity(
-                        problem,
-                        plan,
-                        max_load,
-                        NotFoundReason::Heuristic,
-                    )
-                    .map(|mut s| {
-                        s.found_by = Some(format!("auto/{}", greedy.name()));
-                        s
-                    });
-                    better(boxed, sky)
-                }
-                None => boxed,
-            };
+        // Members run with the whole budget; the clock only caps them.
+        let member_options = SolveOptions {
+            time_limit: Some(limit),
+            effort: Some(effort),
+            ..options.clone()
+        };
+        let deadline = member_options.deadline();
+        let mut best = if problem.len() > self.options.search_max_buffers && !limit.is_zero() {
+            self.solve_large(problem, &member_options, effort, started)
+        } else {
+            self.solve_small(problem, &member_options, limit, started)
+        };
+        if let Ok(s) = &mut best {
+            s.lower_bound = s.lower_bound.max(lower_bound);
+            s.optimal = s.optimal || s.makespan == s.lower_bound;
+            // Cut short by the caller or the safety cap: say so.
+            s.stopped = s.stopped.or(deadline.stopped());
         }
-        // With a budget, variants still running when it ends are dropped;
-        // without one (0), every variant runs.
-        let greedy_until = (!limit.is_zero())
-            .then(|| started.checked_add(limit))
-            .flatten();
+        best
+    }
+}
+
+impl Auto {
+    /// Up to `search_max_buffers` buffers: the best greedy variant, then
+    /// search, tela (with a capacity) and boxing from that plan.
+    fn solve_small(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+        limit: Duration,
+        started: Instant,
+    ) -> Result<Solution, SolveError> {
+        let max_load = problem.max_load();
+        let deadline = options.deadline();
+        // Every variant runs to the end, unless the safety cap passes; with
+        // a limit of 0 (greedy only), every variant runs.
         let (greedy, greedy_plan) = crate::greedy::best_variant(problem, &|| {
-            greedy_until.is_some_and(|t| Instant::now() >= t) || options.cancel.is_raised()
+            if limit.is_zero() {
+                options.cancel.is_raised()
+            } else {
+                deadline.passed()
+            }
         });
         options.progress.improve(greedy_plan.makespan(problem));
         let mut best = Solution::within_capacity(
@@ -180,16 +164,12 @@ impl Solver for Auto {
         let greedy_name = format!("auto/{}", greedy.name());
         if let Ok(s) = &mut best {
             s.found_by = Some(greedy_name.clone());
+            s.stopped = deadline.stopped();
         }
-        let done = |r: &Result<Solution, SolveError>| match r {
-            Ok(s) => s.optimal || problem.capacity.is_some(),
-            Err(SolveError::NotFound { reason, .. }) => *reason == NotFoundReason::ProvenInfeasible,
-        };
-        let remaining = limit.saturating_sub(started.elapsed());
-        if done(&best) || problem.is_empty() {
+        if conclusive(problem, &best) || problem.is_empty() {
             return best;
         }
-        if remaining.is_zero() || options.cancel.is_raised() {
+        if limit.is_zero() || deadline.passed() {
             // The exact members had no time: a miss is the clock's.
             return best.map_err(|e| match e {
                 SolveError::NotFound {
@@ -199,43 +179,19 @@ impl Solver for Auto {
                     counters,
                 } => SolveError::NotFound {
                     capacity,
-                    reason: NotFoundReason::TimeLimit,
+                    reason: if options.cancel.is_raised() {
+                        NotFoundReason::Interrupted
+                    } else {
+                        NotFoundReason::TimeLimit
+                    },
                     best_makespan,
                     counters,
                 },
                 other => other,
             });
         }
-        // The members share one stop flag, raised by the first conclusive
-        // answer (and by the caller's own flags).
-        let stop = Arc::new(AtomicBool::new(false));
-        let member_options = SolveOptions {
-            time_limit: Some(remaining),
-            seed: options.seed,
-            cancel: options.cancel.with(stop.clone()),
-            progress: options.progress.clone(),
-        };
-        // One deadline for all: a member that starts late (tela waits for a
-        // core on two) gets what is left of its share, not a share anew.
-        let members_started = Instant::now();
-        let run = |solver: &dyn Solver, share: u32| {
-            let left = (remaining / share).saturating_sub(members_started.elapsed());
-            let options = SolveOptions {
-                time_limit: Some(left),
-                ..member_options.clone()
-            };
-            let result = solver.solve(problem, &options);
-            if done(&result) {
-                stop.store(true, Ordering::Relaxed);
-            }
-            if let Ok(s) = &result {
-                options.progress.improve(s.makespan);
-                options.progress.raise_lower_bound(s.lower_bound);
-            }
-            result.map(|mut s| {
-                s.found_by = Some(format!("auto/{}", solver.name()));
-                s
-            })
+        let search = Search {
+            options: SearchOptions::default(),
         };
         let boxing = Boxing {
             options: BoxingOptions {
@@ -244,34 +200,211 @@ impl Solver for Auto {
                 ..BoxingOptions::default()
             },
         };
-        let search = Search {
-            options: SearchOptions::default(),
-        };
-        let use_search = problem.len() <= self.options.search_max_buffers;
         // Tela decides capacities; it does not minimise better than search.
-        let use_tela = use_search && problem.capacity.is_some();
-        let tela = Tela::default();
-        let (boxed, (searched, tela_result)) = rayon::join(
-            || run(&boxing, BOXING_SHARE),
-            || {
-                rayon::join(
-                    || use_search.then(|| run(&search, 1)),
-                    || use_tela.then(|| run(&tela, 1)),
-                )
-            },
-        );
-        for result in [Some(boxed), searched, tela_result].into_iter().flatten() {
-            best = better(best, result);
+        let tela = problem.capacity.map(|_| Tela::default());
+        let mut members: Vec<&dyn Solver> = vec![&search];
+        if let Some(tela) = &tela {
+            members.push(tela);
         }
-        if let Ok(s) = &mut best {
-            s.lower_bound = s.lower_bound.max(lower_bound);
-            s.optimal = s.optimal || s.makespan == s.lower_bound;
-            if s.found_by.is_none() {
-                s.found_by = Some(greedy_name);
-            }
-        }
-        best
+        members.push(&boxing);
+        let results = run_by_priority(problem, options, &members, started);
+        pick(problem, best, results, &greedy_name)
     }
+
+    /// Beyond `search_max_buffers` buffers: search is out of reach, and the
+    /// greedy variants cost tenths of a second that boxing (which starts
+    /// from the default, size-first greedy plan) puts to better use. Beside
+    /// it, the §3.1 skyline in two orders when the budget covers it
+    /// (iopddl S_1: a fifth of a second, and a fifth of boxing's
+    /// fragmentation), first in priority.
+    fn solve_large(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+        effort: Effort,
+        started: Instant,
+    ) -> Result<Solution, SolveError> {
+        let boxing = Boxing {
+            options: BoxingOptions {
+                iterations: u32::MAX,
+                ..BoxingOptions::default()
+            },
+        };
+        let skylines = if (problem.len() as u64) <= effort.scale(SKYLINE_BUFFERS_PER_EFFORT) {
+            Some(Skylines)
+        } else {
+            None
+        };
+        let mut members: Vec<&dyn Solver> = Vec::new();
+        if let Some(skylines) = &skylines {
+            members.push(skylines);
+        }
+        members.push(&boxing);
+        let results = run_by_priority(problem, options, &members, started);
+        let none = Err(SolveError::NotFound {
+            capacity: problem.capacity.unwrap_or(0),
+            reason: NotFoundReason::Heuristic,
+            best_makespan: None,
+            counters: Vec::new(),
+        });
+        let mut results = results.into_iter();
+        let first = results.next().unwrap_or(none);
+        let rest: Vec<_> = results.collect();
+        pick(problem, first, rest, "auto")
+    }
+}
+
+/// The §3.1 skyline in the contention and area orders, the better plan
+/// (ties to contention); both run to the end unless stopped.
+struct Skylines;
+
+impl Solver for Skylines {
+    fn name(&self) -> String {
+        "skyline".into()
+    }
+
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
+        let deadline = options.deadline();
+        let variants = [Order::Contention, Order::Area].map(|order| Greedy {
+            order,
+            fit: Fit::Skyline,
+        });
+        let stopped = || SolveError::NotFound {
+            capacity: problem.capacity.unwrap_or(0),
+            reason: NotFoundReason::TimeLimit,
+            best_makespan: None,
+            counters: Vec::new(),
+        };
+        // In a one-thread pool of its own: in the global pool, its work
+        // could wait for boxing's to end (trace 1M at 3 s: boxing took
+        // 4.4 s).
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().ok();
+        let run = || crate::greedy::best_of(problem, &variants, None, &|| deadline.passed());
+        let found = match &pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        };
+        let (greedy, plan) = found.ok_or_else(stopped)?;
+        let mut s = Solution::within_capacity(
+            problem,
+            plan,
+            problem.max_load(),
+            NotFoundReason::Heuristic,
+        )?;
+        s.found_by = Some(greedy.name());
+        Ok(s)
+    }
+}
+
+/// Whether `result` ends the portfolio: a proven optimum, a plan within
+/// the capacity, or a proof that none exists.
+fn conclusive(problem: &Problem, result: &Result<Solution, SolveError>) -> bool {
+    match result {
+        Ok(s) => s.optimal || problem.capacity.is_some(),
+        Err(SolveError::NotFound { reason, .. }) => *reason == NotFoundReason::ProvenInfeasible,
+    }
+}
+
+/// Runs `members` in parallel, each in a thread of its own; a conclusive
+/// answer stops the members after it. Results in the members' order,
+/// named `auto/NAME`. The time limit in `options` counts from `started`
+/// for all of them (one safety cap for the portfolio: a member that gets a
+/// core late does not get a limit anew).
+fn run_by_priority(
+    problem: &Problem,
+    options: &SolveOptions,
+    members: &[&dyn Solver],
+    started: Instant,
+) -> Vec<Result<Solution, SolveError>> {
+    let priorities = Priorities::new(members.len());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = members
+            .iter()
+            .enumerate()
+            .map(|(rank, solver)| {
+                let priorities = &priorities;
+                scope.spawn(move || {
+                    let mut member_options = priorities.options(rank, options);
+                    member_options.time_limit = options
+                        .time_limit
+                        .map(|t| t.saturating_sub(started.elapsed()));
+                    let result = solver.solve(problem, &member_options);
+                    if conclusive(problem, &result) {
+                        priorities.concluded(rank);
+                    }
+                    if let Ok(s) = &result {
+                        options.progress.improve(s.makespan);
+                        options.progress.raise_lower_bound(s.lower_bound);
+                    }
+                    result.map(|mut s| {
+                        let name = s.found_by.take().unwrap_or_else(|| solver.name());
+                        s.found_by = Some(format!("auto/{name}"));
+                        // Stopped by a member of higher priority: no
+                        // matter (it has a conclusive answer).
+                        if s.stopped == Some(Stopped::Interrupted) && !options.cancel.is_raised() {
+                            s.stopped = None;
+                        }
+                        s
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(SolveError::NotFound {
+                        capacity: problem.capacity.unwrap_or(0),
+                        reason: NotFoundReason::Heuristic,
+                        best_makespan: None,
+                        counters: Vec::new(),
+                    })
+                })
+            })
+            .collect()
+    })
+}
+
+/// The answer from `first` (the highest priority) and `rest` (by
+/// priority): the first conclusive one, else the lowest makespan (ties to
+/// the earlier), with the best lower bound and any proof kept.
+fn pick(
+    problem: &Problem,
+    first: Result<Solution, SolveError>,
+    rest: Vec<Result<Solution, SolveError>>,
+    fallback_name: &str,
+) -> Result<Solution, SolveError> {
+    let all: Vec<Result<Solution, SolveError>> = std::iter::once(first).chain(rest).collect();
+    let bound = all
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|s| s.lower_bound))
+        .max()
+        .unwrap_or(0);
+    let chosen = match all.iter().position(|r| conclusive(problem, r)) {
+        // Conclusive with a capacity: the first by priority.
+        Some(k) if problem.capacity.is_some() => all.into_iter().nth(k),
+        _ => all.into_iter().reduce(better),
+    };
+    let mut chosen = chosen.unwrap_or_else(|| {
+        Err(SolveError::NotFound {
+            capacity: problem.capacity.unwrap_or(0),
+            reason: NotFoundReason::Heuristic,
+            best_makespan: None,
+            counters: Vec::new(),
+        })
+    });
+    if let Ok(s) = &mut chosen {
+        s.lower_bound = s.lower_bound.max(bound).min(s.makespan);
+        s.optimal = s.makespan == s.lower_bound;
+        if s.found_by.is_none() {
+            s.found_by = Some(fallback_name.to_string());
+        }
+    }
+    chosen
 }
 
 /// The better of two outcomes: a plan beats none, a lower makespan beats a
@@ -356,6 +489,7 @@ mod tests {
     use crate::greedy::Greedy;
     use crate::plan::validate;
     use crate::solver::Cancel;
+    use std::time::Instant;
 
     fn options(seconds: f64) -> SolveOptions {
         SolveOptions {

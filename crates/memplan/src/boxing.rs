@@ -110,6 +110,16 @@ impl Solver for Boxing {
         let target = target_makespan(max_load, lower_bound, self.options.target_fragmentation)
             .max(problem.capacity.unwrap_or(0));
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
+        // A work budget caps the iterations (each costs O(n log n)).
+        let iterations = match options.effort {
+            Some(effort) => {
+                let budget = effort.scale(WORK_PER_EFFORT) / problem.len().max(1) as u64;
+                self.options
+                    .iterations
+                    .min(u32::try_from(budget.max(1)).unwrap_or(u32::MAX))
+            }
+            None => self.options.iterations,
+        };
         let plan = if let Some(plan) = elementary_case(problem) {
             plan
         } else {
@@ -127,16 +137,16 @@ impl Solver for Boxing {
             let mut best_makespan = best.makespan(problem);
             options.progress.improve(best_makespan);
             options.progress.raise_lower_bound(lower_bound);
-            if best_makespan > target && self.options.iterations > 0 {
+            if best_makespan > target && iterations > 0 {
                 let prelude = Prelude::new(problem);
                 let shared_best = AtomicU64::new(best_makespan);
                 let (mut abandoned, mut stopped) = (0u64, 0u64);
                 let mut done = 0u32;
-                while done < self.options.iterations && best_makespan > target {
+                while done < iterations && best_makespan > target {
                     if deadline.passed() {
                         break;
                     }
-                    let round = (self.options.iterations - done).min(ROUND as u32);
+                    let round = (iterations - done).min(ROUND as u32);
                     let results: Vec<(u32, Outcome)> = (done..done + round)
                         .into_par_iter()
                         .map(|i| {
@@ -189,6 +199,9 @@ impl Solver for Boxing {
         match Solution::within_capacity(problem, plan, max_load, reason) {
             Ok(mut solution) => {
                 solution.counters = counters;
+                if !solution.optimal {
+                    solution.stopped = deadline.stopped();
+                }
                 Ok(solution)
             }
             Err(SolveError::NotFound {
@@ -205,6 +218,10 @@ impl Solver for Boxing {
         }
     }
 }
+
+/// Boxing work per unit of [`crate::solver::Effort`]: iterations × buffers
+/// (an iteration costs O(n log n); about a quarter of a second of one core).
+const WORK_PER_EFFORT: u64 = 100_000;
 
 /// The makespan at which the iterations stop (idealloc §5.1, worst-case
 /// fragmentation): fragmentation (makespan − max load) at most `percent` of

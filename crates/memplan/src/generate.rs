@@ -1,6 +1,7 @@
 //! Synthetic instances for tests and benchmarks. Every generator draws from
 //! one ChaCha8 stream seeded with the given seed: same seed, same problem.
 
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -22,11 +23,27 @@ pub enum Kind {
     /// A malloc-like trace: one allocation per tick, mostly small objects,
     /// heavy-tailed (Pareto) lifetimes and a few large blocks.
     Trace,
+    /// The character of MiniMalloc's challenging suite: a few hundred
+    /// buffers cut from a 1 MiB × 2^20-tick square on a 1 KiB grid, 15 to
+    /// 35% of the pieces left out, with a known plan within the capacity
+    /// [`CHALLENGING_CAPACITY`] and the max load at (or, without a full
+    /// column, just below) it: heavy contention, zero or near-zero
+    /// fragmentation at the capacity.
+    Challenging,
 }
+
+/// The capacity of [`Kind::Challenging`] instances (set on the problem).
+pub const CHALLENGING_CAPACITY: u64 = 1 << 20;
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 4] = [Kind::Random, Kind::Perfect, Kind::Layered, Kind::Trace];
+    pub const ALL: [Kind; 5] = [
+        Kind::Random,
+        Kind::Perfect,
+        Kind::Layered,
+        Kind::Trace,
+        Kind::Challenging,
+    ];
 
     /// Name used on the command line.
     pub fn name(self) -> &'static str {
@@ -35,17 +52,22 @@ impl Kind {
             Kind::Perfect => "perfect",
             Kind::Layered => "layered",
             Kind::Trace => "trace",
+            Kind::Challenging => "challenging",
         }
     }
 }
 
-/// A generated instance; `optimal_plan` is known for [`Kind::Perfect`].
+/// A generated instance.
 #[derive(Clone, Debug)]
 pub struct Generated {
-    /// The problem (no capacity).
+    /// The problem (no capacity, except for [`Kind::Challenging`]).
     pub problem: Problem,
-    /// A plan whose makespan is the max load, when one is known.
+    /// A plan whose makespan is the max load, when one is known
+    /// ([`Kind::Perfect`]).
     pub optimal_plan: Option<Plan>,
+    /// A plan within the problem's capacity, when one is known
+    /// ([`Kind::Challenging`]).
+    pub known_plan: Option<Plan>,
 }
 
 /// Generates `n` buffers of `kind` from `seed`.
@@ -59,11 +81,22 @@ pub fn generate(kind: Kind, n: usize, seed: u64) -> Generated {
         }
         Kind::Layered => (layered(&mut rng, n), None),
         Kind::Trace => (trace(&mut rng, n), None),
+        Kind::Challenging => {
+            let (b, o) = challenging(&mut rng, n);
+            let problem = Problem::new(b, Some(CHALLENGING_CAPACITY))
+                .expect("generators produce valid problems");
+            return Generated {
+                problem,
+                optimal_plan: None,
+                known_plan: Some(Plan::from_offsets(o)),
+            };
+        }
     };
     let problem = Problem::new(buffers, None).expect("generators produce valid problems");
     Generated {
         problem,
         optimal_plan: offsets.map(Plan::from_offsets),
+        known_plan: None,
     }
 }
 
@@ -120,6 +153,74 @@ fn perfect(rng: &mut ChaCha8Rng, n: usize) -> (Vec<Buffer>, Vec<u64>) {
         .map(|(i, &(s, e, _, w))| buffer(i, s, e, w))
         .collect();
     (buffers, pieces.iter().map(|p| p.2).collect())
+}
+
+/// Guillotine cuts of a square of `CHALLENGING_CAPACITY` ticks by as many
+/// bytes on a 1 KiB (1024-tick) grid into `n / (1 - d)` pieces, `d` drawn
+/// in [0.15, 0.35) (less is mostly beyond MiniMalloc's reach at a few
+/// hundred buffers, more mostly trivial), each cut in a
+/// piece drawn by area, across its longer side three times in five. Every
+/// piece crossing one random instant (a full column: the max load reaches the
+/// capacity) is kept, except in one instance of three; of the others, a
+/// random selection makes up `n`. Returns the buffers (shuffled) and their
+/// offsets in the square.
+fn challenging(rng: &mut ChaCha8Rng, n: usize) -> (Vec<Buffer>, Vec<u64>) {
+    const UNIT: u64 = 1024;
+    const GRID: u64 = CHALLENGING_CAPACITY / UNIT;
+    let left_out = rng.gen_range(0.15..0.35);
+    let total = (n as f64 / (1.0 - left_out)).ceil() as usize;
+    // (start, end, offset, top) in grid units.
+    let mut pieces: Vec<(u64, u64, u64, u64)> = vec![(0, GRID, 0, GRID)];
+    // Cumulative areas are recomputed per cut: n is a few hundred.
+    let capacity = (GRID * GRID) as usize;
+    while pieces.len() < total.min(capacity) {
+        let areas: u64 = pieces.iter().map(|p| (p.1 - p.0) * (p.3 - p.2)).sum();
+        let mut pick = rng.gen_range(0..areas);
+        let k = pieces
+            .iter()
+            .position(|p| {
+                let a = (p.1 - p.0) * (p.3 - p.2);
+                if pick < a {
+                    true
+                } else {
+                    pick -= a;
+                    false
+                }
+            })
+            .unwrap_or(0);
+        let (s, e, o, t) = pieces[k];
+        let (width, height) = (e - s, t - o);
+        if width < 2 && height < 2 {
+            continue;
+        }
+        let across_longer = rng.gen_bool(0.6);
+        let by_time = height < 2 || (width >= 2 && across_longer == (width >= height));
+        if by_time {
+            let cut = rng.gen_range(s + 1..e);
+            pieces[k] = (s, cut, o, t);
+            pieces.push((cut, e, o, t));
+        } else {
+            let cut = rng.gen_range(o + 1..t);
+            pieces[k] = (s, e, o, cut);
+            pieces.push((s, e, cut, t));
+        }
+    }
+    let column = rng.gen_range(0..GRID);
+    let full_column = !rng.gen_ratio(1, 3);
+    let (mut kept, mut rest): (Vec<_>, Vec<_>) = pieces
+        .into_iter()
+        .partition(|p| full_column && p.0 <= column && column < p.1);
+    rest.shuffle(rng);
+    rest.truncate(n.saturating_sub(kept.len()));
+    kept.extend(rest);
+    kept.truncate(n);
+    kept.shuffle(rng);
+    let buffers = kept
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, e, o, t))| buffer(i, s * UNIT, e * UNIT, (t - o) * UNIT))
+        .collect();
+    (buffers, kept.iter().map(|p| p.2 * UNIT).collect())
 }
 
 fn layered(rng: &mut ChaCha8Rng, n: usize) -> Vec<Buffer> {
@@ -210,5 +311,26 @@ mod tests {
             assert_eq!(plan.makespan(&g.problem), g.problem.max_load());
             assert_eq!(g.problem.max_load(), 64 * 200);
         }
+    }
+
+    #[test]
+    fn challenging_instances_fit_their_capacity_tightly() {
+        let mut full = 0;
+        for seed in 0..6 {
+            let g = generate(Kind::Challenging, 250, seed);
+            let p = &g.problem;
+            assert_eq!(p.len(), 250);
+            assert_eq!(p.capacity, Some(CHALLENGING_CAPACITY));
+            validate(p, &g.known_plan.unwrap()).unwrap();
+            assert!(p.max_load() <= CHALLENGING_CAPACITY);
+            assert!(p.max_load() * 10 >= CHALLENGING_CAPACITY * 7, "seed {seed}");
+            full += usize::from(p.max_load() == CHALLENGING_CAPACITY);
+            assert!(p
+                .buffers()
+                .iter()
+                .all(|b| b.size % 1024 == 0 && b.start % 1024 == 0));
+        }
+        // Most instances have a full column.
+        assert!(full >= 3, "{full}");
     }
 }

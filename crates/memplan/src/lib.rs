@@ -41,7 +41,8 @@
 //! - [`generate`]: synthetic instance generators;
 //! - [`zero_size`]: empty buffers, set aside before solving;
 //! - [`pools`]: several memories with capacities (banks), buffers pinned
-//!   or shared out among them by a strategy above the solvers.
+//!   or shared out among them by a strategy above the solvers;
+//! - [`transform`]: answer-preserving copies (time reversal, shuffles...).
 //!
 //! The library never prints; the `memplan` binary does.
 
@@ -64,6 +65,7 @@ pub mod tela;
 #[cfg(test)]
 mod testutil;
 pub mod time_tree;
+pub mod transform;
 pub mod zero_size;
 
 pub use auto::plan;

@@ -11,7 +11,15 @@ use crate::problem::Problem;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SolveOptions {
     /// Wall-clock budget; `None` means no limit. Fast solvers may ignore it.
+    /// With an [`effort`](Self::effort) it is only a safety cap: a result
+    /// it cuts short says so ([`Solution::stopped`]) and may differ from
+    /// run to run.
     pub time_limit: Option<Duration>,
+    /// Work budget: solvers that improve with time stop after this much
+    /// work, counted in their own units (search nodes, boxing iterations,
+    /// tela steps), so that the same options give the same plan whatever
+    /// the machine's load. `None`: the time limit alone bounds them.
+    pub effort: Option<Effort>,
     /// Seed of every random choice: the same seed gives the same plan.
     pub seed: u64,
     /// Set from outside (Ctrl-C, a portfolio) to stop early: solvers then
@@ -43,6 +51,35 @@ pub fn seconds(seconds: f64) -> Duration {
         Duration::ZERO
     } else {
         Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
+    }
+}
+
+/// A work budget, in thousandths of [`Effort::DEFAULT`], the budget of the
+/// `auto` portfolio by default: about one second of its members' work on an
+/// idle core of the development machine (each solver converts it into its
+/// own units: [`Effort::scale`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Effort(u64);
+
+impl Effort {
+    /// The default budget (1.0).
+    pub const DEFAULT: Effort = Effort(1000);
+
+    /// `factor` times the default (`None` unless finite and non-negative).
+    pub fn new(factor: f64) -> Option<Effort> {
+        (factor.is_finite() && factor >= 0.0).then(|| Effort((factor * 1000.0).round() as u64))
+    }
+
+    /// The budget as a multiple of the default.
+    pub fn factor(self) -> f64 {
+        self.0 as f64 / 1000.0
+    }
+
+    /// `units` of work per default budget, scaled to this budget
+    /// (saturating).
+    pub fn scale(self, units: u64) -> u64 {
+        let scaled = u128::from(units) * u128::from(self.0) / 1000;
+        u64::try_from(scaled).unwrap_or(u64::MAX)
     }
 }
 
@@ -137,6 +174,17 @@ impl Deadline {
         self.at.is_some_and(|d| Instant::now() >= d) || self.cancel.is_raised()
     }
 
+    /// Why it has passed, if it has: the cancel flags first.
+    pub fn stopped(&self) -> Option<Stopped> {
+        if self.cancel.is_raised() {
+            Some(Stopped::Interrupted)
+        } else if self.at.is_some_and(|d| Instant::now() >= d) {
+            Some(Stopped::TimeLimit)
+        } else {
+            None
+        }
+    }
+
     /// Time left before the instant; `None` without one.
     pub fn remaining(&self) -> Option<Duration> {
         self.at.map(|d| d.saturating_duration_since(Instant::now()))
@@ -214,15 +262,35 @@ pub fn minimise(
     progress: &Progress,
     mut decide: impl FnMut(u64, &Deadline) -> Probe,
 ) -> Solution {
+    minimise_within(problem, best, lower, deadline, progress, None, |c, d, _| {
+        (decide(c, d), 0)
+    })
+}
+
+/// [`minimise`] within `work` units of the decision procedure's own work
+/// when given: each capacity gets a third of the work left (and the
+/// deadline only as a safety cap), so that the answer does not depend on
+/// the clock. `decide(capacity, deadline, work_limit)` returns the answer
+/// and the work it spent.
+pub fn minimise_within(
+    problem: &Problem,
+    best: Plan,
+    lower: u64,
+    deadline: &Deadline,
+    progress: &Progress,
+    work: Option<u64>,
+    mut decide: impl FnMut(u64, &Deadline, u64) -> (Probe, u64),
+) -> Solution {
     let unit = problem.granularity().max(1);
     let mut best_makespan = best.makespan(problem);
     let mut best = best;
     let mut proven = lower.div_ceil(unit).saturating_mul(unit).min(best_makespan);
     let mut low = proven;
     let mut first = true;
+    let mut work_left = work.unwrap_or(u64::MAX);
     progress.improve(best_makespan);
     progress.raise_lower_bound(proven);
-    while low < best_makespan && !deadline.passed() {
+    while low < best_makespan && !deadline.passed() && work_left > 0 {
         let c = if first {
             low
         } else {
@@ -230,11 +298,14 @@ pub fn minimise(
         }
         .max(low);
         first = false;
-        let probe_deadline = match deadline.remaining() {
-            Some(left) => deadline.within(left / 3),
-            None => deadline.clone(),
+        let (probe_deadline, probe_work) = match (work, deadline.remaining()) {
+            (Some(_), _) => (deadline.clone(), (work_left / 3).max(work_left.min(1024))),
+            (None, Some(left)) => (deadline.within(left / 3), u64::MAX),
+            (None, None) => (deadline.clone(), u64::MAX),
         };
-        match decide(c, &probe_deadline) {
+        let (probe, spent) = decide(c, &probe_deadline, probe_work);
+        work_left = work_left.saturating_sub(spent);
+        match probe {
             Probe::Fits(plan) => {
                 best_makespan = plan.makespan(problem).min(best_makespan);
                 best = plan;
@@ -256,7 +327,11 @@ pub fn minimise(
         plan: best,
         counters: Vec::new(),
         found_by: None,
-        stopped: None,
+        stopped: if proven == best_makespan {
+            None
+        } else {
+            deadline.stopped()
+        },
     }
 }
 
@@ -322,7 +397,7 @@ pub fn run(
     };
     match solver.solve(problem, options) {
         Ok(mut solution) => {
-            if !solution.optimal {
+            if !solution.optimal && solution.stopped.is_none() {
                 solution.stopped = stopped();
             }
             Ok(solution)
@@ -410,6 +485,9 @@ pub enum NotFoundReason {
     /// The search ended without deciding: it is not complete on this
     /// problem (e.g. with fixed buffers); a plan may still exist.
     Incomplete,
+    /// The work budget ([`SolveOptions::effort`]) ran out first; a plan may
+    /// still exist.
+    WorkLimit,
 }
 
 impl NotFoundReason {
@@ -426,6 +504,7 @@ impl NotFoundReason {
             NotFoundReason::Incomplete => {
                 "unknown: the search ended undecided (it is not complete with fixed buffers)"
             }
+            NotFoundReason::WorkLimit => "unknown: work budget (effort) spent",
         }
     }
 }

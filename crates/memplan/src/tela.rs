@@ -194,6 +194,37 @@ impl Solver for Tela {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
+        // A work budget caps the steps per capacity.
+        let budgeted;
+        let this = match options.effort {
+            Some(effort) => {
+                budgeted = Tela {
+                    options: TelaOptions {
+                        step_limit: effort
+                            .scale(STEPS_PER_EFFORT)
+                            .clamp(1, self.options.step_limit),
+                        ..self.options.clone()
+                    },
+                };
+                &budgeted
+            }
+            None => self,
+        };
+        this.solve_within(problem, options)
+    }
+}
+
+/// Steps per capacity per unit of [`crate::solver::Effort`] (about a
+/// second of one core on the challenging instances).
+const STEPS_PER_EFFORT: u64 = 200_000;
+
+impl Tela {
+    /// [`Solver::solve_positive`] with the step limit of `self.options`.
+    fn solve_within(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
         let lower = max_load.max(problem.fixed_end());

@@ -155,13 +155,42 @@ fn a_time_limit_cut_is_reported() {
 }
 
 #[test]
-fn auto_without_a_limit_takes_its_one_second_and_says_so() {
+fn auto_without_a_limit_works_to_its_default_effort() {
+    // The default effort, not the clock, ends it: the run is not cut short
+    // and a second run gives the same plan.
     let library = long_instance();
     let p = from_library(&library);
-    let s = solve(&p, &Options::new("auto", None)).unwrap().read();
-    assert_valid(&library, &s);
-    assert_eq!(s.stopped, MEMPLAN_STOPPED_TIME_LIMIT);
-    assert!(s.seconds >= 1.0);
+    let first = solve(&p, &Options::new("auto", None)).unwrap().read();
+    assert_valid(&library, &first);
+    assert_eq!(first.stopped, MEMPLAN_STOPPED_NONE);
+    let again = solve(&p, &Options::new("auto", None)).unwrap().read();
+    assert_eq!(again.offsets, first.offsets);
+}
+
+#[test]
+fn an_effort_bounds_the_work_and_bad_ones_are_refused() {
+    let library = generate(Kind::Perfect, 60, 2).problem;
+    let p = from_library(&library);
+    let o = Options::new("boxing", None);
+    // SAFETY: live options of ours.
+    unsafe {
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 2e9] {
+            assert_eq!(
+                memplan_options_set_effort(o.0, bad),
+                MEMPLAN_ERROR_INVALID_ARGUMENT,
+                "{bad}"
+            );
+        }
+        assert_eq!(memplan_options_set_effort(null_mut(), 1.0), MEMPLAN_ERROR_NULL_POINTER);
+        assert_eq!(memplan_options_set_effort(o.0, 0.01), MEMPLAN_OK);
+    }
+    // Boxing without a limit would run its default iterations; the budget
+    // makes the plan the same on every run.
+    let a = solve(&p, &o).unwrap().read();
+    let b = solve(&p, &o).unwrap().read();
+    assert_valid(&library, &a);
+    assert_eq!(a.offsets, b.offsets);
+    assert_eq!(a.stopped, MEMPLAN_STOPPED_NONE);
 }
 
 #[test]

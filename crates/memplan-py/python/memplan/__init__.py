@@ -87,14 +87,18 @@ def solve(
         capacity: the plan must fit in this many bytes; without it the
             makespan is minimised. :class:`NotFound` when no plan fits.
         solver: one of :data:`SOLVERS`.
-        time_limit: seconds (``None``: no limit; ``auto`` then uses 1 s;
-            ``0`` with ``auto``: the greedy variants only).
+        time_limit: seconds (``None``: no limit; ``auto`` then uses a 30 s
+            safety cap; ``0`` with ``auto``: the greedy variants only).
+            With an ``effort`` (``auto`` always has one) only a safety cap:
+            :attr:`Result.stopped` says when it cut the solve short.
         seed: seed of every random choice (same seed, same plan unless a
             solver is cut short by the clock).
         **options: the command line's other options: ``order``, ``fit``
             (greedy), ``step_limit`` (tela), ``iterations``,
             ``target_fragmentation``, ``size_classes`` (boxing),
-            ``preorders``, ``restart_backtracks``, ``canonical``,
+            ``effort`` (a work budget, a multiple of the default: the same
+            plan whatever the machine's load), ``preorders``,
+            ``round_robin``, ``rerank_parts``, ``canonical``,
             ``section_inference``, ``effective_height``, ``dominance``,
             ``dynamic_order``, ``decompose``, ``hatless`` (search),
             ``start_address``. See :meth:`Problem.solve`.

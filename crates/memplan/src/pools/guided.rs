@@ -720,6 +720,7 @@ impl Guided<'_> {
             seed: self.options.seed,
             cancel: self.options.cancel.clone(),
             progress: Default::default(),
+            effort: None,
         };
         self.effort.probes += 1;
         match crate::solver::run(&Auto::default(), &sub, &options) {
