@@ -47,7 +47,9 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
             crate::differential::run(&args, reference, &files, (&name, solver.as_ref()))
         }
         (None, Some(solvers)) => compare(&args, &files, &solvers),
-        (None, None) if !args.pool_fractions.is_empty() => crate::pool_bench::compare(&args, &files),
+        (None, None) if !args.pool_fractions.is_empty() => {
+            crate::pool_bench::compare(&args, &files)
+        }
         (None, None) => time_greedy(&args, &files),
     };
     if let Some(dir) = temp_dir {

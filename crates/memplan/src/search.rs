@@ -929,7 +929,6 @@ enum Undo {
 }
 
 const UNPLACED: u64 = u64::MAX;
-fn trace_on() -> bool { static T: std::sync::OnceLock<bool> = std::sync::OnceLock::new(); *T.get_or_init(|| std::env::var_os("MM_TRACE").is_some()) }
 
 /// A candidate extension: (offset, preorder rank, buffer).
 type Candidate = (u64, u32, u32);
@@ -985,7 +984,6 @@ struct State<'a> {
     meetings: u64,
     /// The step count of the next meeting.
     meeting_at: u64,
-    just_placed: Option<usize>,
 }
 
 impl<'a> State<'a> {
@@ -1045,7 +1043,6 @@ impl<'a> State<'a> {
             lockstep: None,
             meetings: 0,
             meeting_at: next_meeting(0),
-            just_placed: None,
         }
     }
 
@@ -1212,7 +1209,6 @@ impl<'a> State<'a> {
         if let Some(stop) = self.count_node() {
             return stop;
         }
-        if trace_on() { if let Some(i) = self.just_placed.take() { eprintln!("N {} {} {}", self.placed, self.g.members[self.g.free[i]].0.index(), self.offset[i]); } }
         if candidates.is_empty() {
             return Outcome::Found;
         }
@@ -1231,7 +1227,6 @@ impl<'a> State<'a> {
             }
             let mark = self.undo.len();
             let hat = self.place(i as usize, o);
-            self.just_placed = Some(i as usize);
             match self.node(lo, hi, o, r + 1, Some((candidates, i))) {
                 Outcome::Found => return Outcome::Found,
                 Outcome::Exhausted => {}

@@ -181,7 +181,10 @@ fn an_effort_bounds_the_work_and_bad_ones_are_refused() {
                 "{bad}"
             );
         }
-        assert_eq!(memplan_options_set_effort(null_mut(), 1.0), MEMPLAN_ERROR_NULL_POINTER);
+        assert_eq!(
+            memplan_options_set_effort(null_mut(), 1.0),
+            MEMPLAN_ERROR_NULL_POINTER
+        );
         assert_eq!(memplan_options_set_effort(o.0, 0.01), MEMPLAN_OK);
     }
     // Boxing without a limit would run its default iterations; the budget
