@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use planner::greedy::Greedy;
 use planner::quote::quoted;
+use planner::solvers::greedy::Greedy;
 use planner::Solver;
 
 use crate::status::{
@@ -50,11 +50,11 @@ pub struct memplan_cancel {
 /// `bench --solvers` takes.
 pub(crate) fn solver_by_name(name: &str) -> Option<Box<dyn Solver>> {
     Some(match name {
-        "auto" => Box::new(planner::auto::Auto::default()),
+        "auto" => Box::new(planner::solvers::auto::Auto::default()),
         "greedy" => Box::new(Greedy::default()),
-        "search" => Box::new(planner::search::Search::default()),
-        "boxing" => Box::new(planner::boxing::Boxing::default()),
-        "tela" => Box::new(planner::tela::Tela::default()),
+        "search" => Box::new(planner::solvers::search::Search::default()),
+        "boxing" => Box::new(planner::solvers::boxing::Boxing::default()),
+        "tela" => Box::new(planner::solvers::tela::Tela::default()),
         _ => Box::new(Greedy::all().find(|g| g.name() == name)?),
     })
 }
@@ -83,7 +83,7 @@ pub unsafe extern "C" fn memplan_options_new(
         unsafe { write_out(out_options, std::ptr::null_mut(), "out_options")? };
         let options = memplan_options {
             solver_name: "auto".into(),
-            solver: Box::new(planner::auto::Auto::default()),
+            solver: Box::new(planner::solvers::auto::Auto::default()),
             time_limit: None,
             effort: None,
             seed: 0,

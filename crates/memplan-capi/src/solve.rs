@@ -88,7 +88,9 @@ pub unsafe extern "C" fn memplan_solve(
         // `auto` has a safety cap without a limit: given explicitly, a cut
         // there is reported like any other.
         let time_limit = match options.time_limit {
-            None if options.solver_name == "auto" => Some(planner::auto::DEFAULT_TIME_LIMIT),
+            None if options.solver_name == "auto" => {
+                Some(planner::solvers::auto::DEFAULT_TIME_LIMIT)
+            }
             limit => limit,
         };
         let solve_options = SolveOptions {

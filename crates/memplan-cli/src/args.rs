@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use memplan::generate::Kind;
-use memplan::greedy::{Fit, Order};
+use memplan::solvers::greedy::{Fit, Order};
 use memplan::Lifetimes;
 
 #[derive(Parser, Debug)]
@@ -122,8 +122,8 @@ pub struct BoxingArgs {
 
 impl BoxingArgs {
     /// The library's options.
-    pub fn options(&self) -> memplan::boxing::BoxingOptions {
-        memplan::boxing::BoxingOptions {
+    pub fn options(&self) -> memplan::solvers::boxing::BoxingOptions {
+        memplan::solvers::boxing::BoxingOptions {
             iterations: self.iterations,
             target_fragmentation: self.target_fragmentation,
             size_classes: !self.no_size_classes,
@@ -176,21 +176,21 @@ pub enum PreorderArg {
     Area,
 }
 
-impl From<PreorderArg> for memplan::search::Preorder {
+impl From<PreorderArg> for memplan::solvers::search::Preorder {
     fn from(p: PreorderArg) -> Self {
         match p {
-            PreorderArg::Twa => memplan::search::Preorder::Twa,
-            PreorderArg::Wat => memplan::search::Preorder::Wat,
-            PreorderArg::Taw => memplan::search::Preorder::Taw,
-            PreorderArg::Area => memplan::search::Preorder::Area,
+            PreorderArg::Twa => memplan::solvers::search::Preorder::Twa,
+            PreorderArg::Wat => memplan::solvers::search::Preorder::Wat,
+            PreorderArg::Taw => memplan::solvers::search::Preorder::Taw,
+            PreorderArg::Area => memplan::solvers::search::Preorder::Area,
         }
     }
 }
 
 impl SearchArgs {
     /// The library options these flags select.
-    pub fn options(&self) -> memplan::search::SearchOptions {
-        memplan::search::SearchOptions {
+    pub fn options(&self) -> memplan::solvers::search::SearchOptions {
+        memplan::solvers::search::SearchOptions {
             canonical: !self.no_canonical,
             section_inference: !self.no_section_inference,
             effective_height: !self.no_effective_height,
@@ -198,9 +198,9 @@ impl SearchArgs {
             dynamic_order: !self.no_dynamic_order,
             preorders: self.preorders.iter().map(|&p| p.into()).collect(),
             schedule: if self.round_robin {
-                memplan::search::Schedule::RoundRobin
+                memplan::solvers::search::Schedule::RoundRobin
             } else {
-                memplan::search::Schedule::Lockstep
+                memplan::solvers::search::Schedule::Lockstep
             },
             decompose: !self.no_decompose,
             rerank_parts: !self.no_rerank_parts,

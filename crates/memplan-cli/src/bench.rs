@@ -18,8 +18,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use memplan::generate::generate;
-use memplan::greedy::Greedy;
 use memplan::problem::{read_problem, write_problem};
+use memplan::solvers::greedy::Greedy;
 use memplan::{validate, Lifetimes, Problem, SolveOptions, Solver};
 use serde_json::{json, Value};
 
@@ -39,7 +39,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         (Some(reference), solvers) => {
             let default: (String, Box<dyn Solver>) = (
                 "search".into(),
-                Box::new(memplan::search::Search::default()),
+                Box::new(memplan::solvers::search::Search::default()),
             );
             let (name, solver) = solvers
                 .and_then(|s| s.into_iter().next())
@@ -79,11 +79,11 @@ fn parse_solvers(names: &[String]) -> Result<Named, Failure> {
             continue;
         }
         let solver: Box<dyn Solver> = match name {
-            "auto" => Box::new(memplan::auto::Auto::default()),
+            "auto" => Box::new(memplan::solvers::auto::Auto::default()),
             "greedy" => Box::new(Greedy::default()),
-            "search" => Box::new(memplan::search::Search::default()),
-            "boxing" => Box::new(memplan::boxing::Boxing::default()),
-            "tela" => Box::new(memplan::tela::Tela::default()),
+            "search" => Box::new(memplan::solvers::search::Search::default()),
+            "boxing" => Box::new(memplan::solvers::boxing::Boxing::default()),
+            "tela" => Box::new(memplan::solvers::tela::Tela::default()),
             _ => match Greedy::all().find(|g| g.name() == name) {
                 Some(g) => Box::new(g),
                 None => {

@@ -4,11 +4,11 @@ use std::io::Write;
 use std::time::Instant;
 
 use memplan::generate::{generate, Kind};
-use memplan::greedy::Greedy;
 use memplan::plan::{read_plan, write_plan};
 use memplan::problem::{read_problem, write_problem};
 use memplan::quote::quoted;
 use memplan::solver::{Cancel, Effort};
+use memplan::solvers::greedy::Greedy;
 use memplan::{validate, Lifetimes, Problem, Progress, SolveError, SolveOptions, Solver, Stats};
 use serde_json::json;
 
@@ -39,19 +39,19 @@ fn read(input: &InputArgs) -> Result<Problem, Failure> {
 /// The solver selected on the command line.
 fn solver(args: &SolveArgs) -> Box<dyn Solver> {
     match args.solver {
-        SolverArg::Auto => Box::new(memplan::auto::Auto::default()),
+        SolverArg::Auto => Box::new(memplan::solvers::auto::Auto::default()),
         SolverArg::Greedy => Box::new(Greedy {
             order: args.order.into(),
             fit: args.fit.into(),
         }),
-        SolverArg::Search => Box::new(memplan::search::Search {
+        SolverArg::Search => Box::new(memplan::solvers::search::Search {
             options: args.search.options(),
         }),
-        SolverArg::Boxing => Box::new(memplan::boxing::Boxing {
+        SolverArg::Boxing => Box::new(memplan::solvers::boxing::Boxing {
             options: args.boxing.options(),
         }),
-        SolverArg::Tela => Box::new(memplan::tela::Tela {
-            options: memplan::tela::TelaOptions {
+        SolverArg::Tela => Box::new(memplan::solvers::tela::Tela {
+            options: memplan::solvers::tela::TelaOptions {
                 step_limit: args.step_limit,
                 ..Default::default()
             },

@@ -17,8 +17,8 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
+use memplan::geometry::sweep::LoadProfile;
 use memplan::plan::read_plan;
-use memplan::sweep::LoadProfile;
 use memplan::{validate, Plan, Problem, Stats};
 use plotters::coord::Shift;
 use plotters::prelude::*;

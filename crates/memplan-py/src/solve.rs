@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use memplan::auto::{Auto, DEFAULT_TIME_LIMIT};
-use memplan::boxing::{Boxing, BoxingOptions};
-use memplan::greedy::{Fit, Greedy, Order};
-use memplan::search::{Preorder, Schedule, Search, SearchOptions};
 use memplan::solver::{Cancel, Effort};
-use memplan::tela::{Tela, TelaOptions};
+use memplan::solvers::auto::{Auto, DEFAULT_TIME_LIMIT};
+use memplan::solvers::boxing::{Boxing, BoxingOptions};
+use memplan::solvers::greedy::{Fit, Greedy, Order};
+use memplan::solvers::search::{Preorder, Schedule, Search, SearchOptions};
+use memplan::solvers::tela::{Tela, TelaOptions};
 use memplan::{NotFoundReason, Problem, Solution, SolveError, SolveOptions, Solver, Stopped};
 use numpy::PyArray1;
 use pyo3::prelude::*;

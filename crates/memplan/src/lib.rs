@@ -28,48 +28,43 @@
 //! The crate is organised by concept:
 //! - [`problem`]: buffers, lifetimes, the problem and its CSV reader;
 //! - [`plan`](mod@plan): offsets, the independent validator, statistics, plan CSV I/O;
-//! - [`sweep`]: event traversal (max load, load profile, contention);
-//! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the fitting step;
-//! - [`solver`]: the common solver interface;
-//! - [`greedy`]: sort + first-fit / best-fit / skyline;
-//! - [`skyline`]: the TelaMalloc §3.1 baseline (rows bottom-up on a skyline);
-//! - [`search`]: the MiniMalloc exact search;
-//! - [`boxing`]: the idealloc boxing algorithm;
-//! - [`auto`]: the default portfolio ([`plan`](fn@plan));
-//! - [`tela`]: heuristic-guided search with propagation and smart
-//!   backtracking (TelaMalloc);
-//! - [`generate`]: synthetic instance generators;
-//! - [`zero_size`]: empty buffers, set aside before solving;
+//! - [`geometry`]: alignment and fitting, event sweeps (max load, load
+//!   profile, time groups, sections), indexes of placed buffers;
+//! - [`solver`]: the common solver interface (deadlines, work budgets,
+//!   solutions, errors) and zero-size buffers set aside before solving;
+//! - [`solvers`]: [`greedy`](solvers::greedy) (sort + first-fit / best-fit
+//!   / skyline), [`search`](solvers::search) (MiniMalloc),
+//!   [`tela`](solvers::tela) (TelaMalloc), [`boxing`](solvers::boxing)
+//!   (idealloc) and [`auto`](solvers::auto), the default portfolio
+//!   ([`plan`](fn@plan));
 //! - [`pools`]: several memories with capacities (banks), buffers pinned
 //!   or shared out among them by a strategy above the solvers;
-//! - [`transform`]: answer-preserving copies (time reversal, shuffles...).
+//! - [`generate`]: synthetic instance generators; [`transform`]:
+//!   answer-preserving copies (time reversal, shuffles...).
+//!
+//! Imports go one way, from each layer to those before it: [`buffer`]
+//! and [`quote`] (plain data and text helpers) → [`geometry`] →
+//! [`problem`] → [`plan`](mod@plan) → [`solver`] → [`solvers`] →
+//! [`pools`] → [`generate`], [`transform`]; no module imports one after
+//! it, and there is no cycle (checked by `tests/layers.rs`).
 //!
 //! The library never prints; the `memplan` binary does.
 
-pub mod auto;
-pub mod boxing;
-pub mod fallback;
+pub mod buffer;
 pub mod generate;
-pub mod greedy;
-pub mod index;
-pub mod occupancy;
+pub mod geometry;
 pub mod plan;
 pub mod pools;
 pub mod problem;
 pub mod quote;
-pub mod search;
-pub mod skyline;
 pub mod solver;
-pub mod sweep;
-pub mod tela;
+pub mod solvers;
 #[cfg(test)]
 mod testutil;
-pub mod time_tree;
 pub mod transform;
-pub mod zero_size;
 
-pub use auto::plan;
-pub use index::BufferIdx;
+pub use buffer::BufferIdx;
 pub use plan::{validate, Plan, PlanError, Stats};
 pub use problem::{Buffer, InputError, Lifetimes, Problem, ProblemError};
 pub use solver::{NotFoundReason, Progress, Solution, SolveError, SolveOptions, Solver, Stopped};
+pub use solvers::auto::plan;

@@ -1,6 +1,6 @@
 //! Helpers shared by the unit tests of several solvers.
 
-use crate::greedy::align_up;
+use crate::geometry::fit::align_up;
 use crate::problem::{Buffer, Problem};
 
 /// The optimum by brute force: every order, each buffer dropped onto

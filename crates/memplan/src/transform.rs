@@ -8,7 +8,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::problem::{Buffer, Problem, ProblemError};
 
 /// A transformation of a problem.

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use memplan::greedy::Greedy;
 use memplan::problem::read_problem;
+use memplan::solvers::greedy::Greedy;
 use memplan::{validate, Lifetimes, SolveOptions, Solver};
 
 fn bench_dir() -> Option<PathBuf> {

@@ -8,13 +8,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use memplan::auto::{Auto, AutoOptions};
-use memplan::boxing::Boxing;
 use memplan::generate::{generate, Kind};
-use memplan::greedy::Greedy;
-use memplan::search::Search;
 use memplan::solver::{run, Cancel, Stopped};
-use memplan::tela::Tela;
+use memplan::solvers::auto::{Auto, AutoOptions};
+use memplan::solvers::boxing::Boxing;
+use memplan::solvers::greedy::Greedy;
+use memplan::solvers::search::Search;
+use memplan::solvers::tela::Tela;
 use memplan::{validate, Buffer, NotFoundReason, Problem, SolveError, SolveOptions, Solver};
 
 fn solvers() -> Vec<Box<dyn Solver>> {

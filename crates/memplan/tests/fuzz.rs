@@ -15,13 +15,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use memplan::auto::Auto;
-use memplan::boxing::Boxing;
-use memplan::greedy::{Fit, Greedy, Order};
 use memplan::plan::read_plan_from;
 use memplan::problem::read_problem_from;
-use memplan::search::Search;
-use memplan::tela::Tela;
+use memplan::solvers::auto::Auto;
+use memplan::solvers::boxing::Boxing;
+use memplan::solvers::greedy::{Fit, Greedy, Order};
+use memplan::solvers::search::Search;
+use memplan::solvers::tela::Tela;
 use memplan::{validate, Lifetimes, SolveOptions, Solver};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

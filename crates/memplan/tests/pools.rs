@@ -8,7 +8,7 @@ use memplan::pools::{
     bounds::spill_lower_bound, solve_pools, validate_pools, Infeasible, Pool, PoolIdx, PoolPlan,
     PoolProblem, PoolSolveError, Spill, Strategy,
 };
-use memplan::search::Search;
+use memplan::solvers::search::Search;
 use memplan::{Buffer, BufferIdx, NotFoundReason, SolveError, SolveOptions, Solver};
 use proptest::prelude::{prop_assert, prop_oneof, proptest, Just, ProptestConfig};
 use proptest::strategy::{Strategy as _, ValueTree};

@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use memplan::auto::Auto;
-use memplan::boxing::Boxing;
-use memplan::greedy::{Fit, Greedy, Order};
-use memplan::search::Search;
-use memplan::tela::Tela;
+use memplan::solvers::auto::Auto;
+use memplan::solvers::boxing::Boxing;
+use memplan::solvers::greedy::{Fit, Greedy, Order};
+use memplan::solvers::search::Search;
+use memplan::solvers::tela::Tela;
 use memplan::{validate, Buffer, NotFoundReason, Problem, SolveError, SolveOptions, Solver};
 use proptest::prelude::*;
 

@@ -137,8 +137,8 @@ fn seeds_reach_the_solver() {
     assert_ne!(plans[0], plans[2], "another seed, another plan");
 }
 
-/// An instance that `auto` does not finish within seconds: it runs to its
-/// limit without proving its plan optimal.
+/// An instance that `auto` does not prove optimal: with a large effort, it
+/// runs to its time limit.
 fn long_instance() -> planner::Problem {
     generate(Kind::Random, 6000, 1).problem
 }
@@ -147,7 +147,14 @@ fn long_instance() -> planner::Problem {
 fn a_time_limit_cut_is_reported() {
     let library = long_instance();
     let p = from_library(&library);
-    let s = solve(&p, &Options::new("auto", Some(0.3))).unwrap().read();
+    // A budget far beyond 0.3 s of work: the clock ends the solve.
+    let o = Options::new("auto", Some(0.3));
+    // SAFETY: live options of ours.
+    assert_eq!(
+        unsafe { memplan_options_set_effort(o.0, 1000.0) },
+        MEMPLAN_OK
+    );
+    let s = solve(&p, &o).unwrap().read();
     assert_valid(&library, &s);
     assert!(!s.optimal);
     assert_eq!(s.stopped, MEMPLAN_STOPPED_TIME_LIMIT);
@@ -204,6 +211,8 @@ fn cancel_from_another_thread_stops_a_running_solve() {
     let mut cancel = null_mut();
     // SAFETY: live objects of ours and a local out-pointer.
     unsafe {
+        // Work for far longer than the cancel takes to come.
+        assert_eq!(memplan_options_set_effort(o.0, 1000.0), MEMPLAN_OK);
         assert_eq!(memplan_cancel_new(&mut cancel), MEMPLAN_OK);
         assert_eq!(memplan_options_set_cancel(o.0, cancel), MEMPLAN_OK);
     }

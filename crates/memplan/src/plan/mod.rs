@@ -4,9 +4,9 @@ mod io;
 mod validate;
 
 pub use io::{read_plan, read_plan_from, write_plan};
-pub use validate::{first_overlap, validate, PlanError};
+pub use validate::{validate, PlanError};
 
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::problem::Problem;
 
 /// An offset for every buffer of a problem, indexed by [`BufferIdx`].

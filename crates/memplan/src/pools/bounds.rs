@@ -3,7 +3,7 @@
 //! time must leave each prefix of the pools whatever the plan
 //! ([`spill_lower_bound`]).
 
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::quote::quoted;
 
 use super::load::Timeline;

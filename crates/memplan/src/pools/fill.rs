@@ -6,11 +6,11 @@
 
 use std::cmp::Reverse;
 
-use crate::greedy::first_fit;
-use crate::index::BufferIdx;
-use crate::occupancy::{Occupancy, Span};
-use crate::sweep::LoadProfile;
-use crate::time_tree::TimeTree;
+use crate::buffer::BufferIdx;
+use crate::geometry::fit::first_fit;
+use crate::geometry::occupancy::{Occupancy, Span};
+use crate::geometry::sweep::LoadProfile;
+use crate::geometry::time_tree::TimeTree;
 
 use super::{PoolIdx, PoolProblem};
 

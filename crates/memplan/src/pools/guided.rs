@@ -6,7 +6,7 @@
 //! 1. *must*: the buffers pinned to it and those that fit in no later
 //!    pool; *optional*: the others that fit in it;
 //! 2. if the load of all of them stays within the capacity, the solvers
-//!    ([`Auto`](crate::auto::Auto) with the pool's capacity) try them all at
+//!    ([`Auto`](crate::solvers::auto::Auto) with the pool's capacity) try them all at
 //!    once;
 //! 3. otherwise the must set is planned by the solvers, and the optional
 //!    buffers are offered around it at their first-fit offsets, passed over
@@ -41,9 +41,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::auto::Auto;
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::solver::{Deadline, NotFoundReason, SolveError, SolveOptions, Stopped};
+use crate::solvers::auto::Auto;
 
 use super::bounds::Infeasible;
 use super::fill::{cascade_into, contention, sorted, FillOrder, PoolFill, Spans};

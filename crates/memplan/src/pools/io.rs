@@ -110,7 +110,7 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
         if name.is_empty() {
             return Err(field_err(
                 0,
-                InputErrorKind::Pools(PoolProblemError::EmptyPoolName(PoolIdx::new(pools.len()))),
+                pools_kind(PoolProblemError::EmptyPoolName(PoolIdx::new(pools.len()))),
             ));
         }
         if let Some(&first_line) = first_lines.get(&name) {
@@ -128,7 +128,7 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
         if capacity == 0 {
             return Err(field_err(
                 1,
-                InputErrorKind::Pools(PoolProblemError::ZeroCapacity(PoolIdx::new(pools.len()))),
+                pools_kind(PoolProblemError::ZeroCapacity(PoolIdx::new(pools.len()))),
             ));
         }
         let alignment = parse_u64(cell(2))
@@ -137,7 +137,7 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
         if alignment == 0 {
             return Err(field_err(
                 2,
-                InputErrorKind::Pools(PoolProblemError::ZeroPoolAlignment(PoolIdx::new(
+                pools_kind(PoolProblemError::ZeroPoolAlignment(PoolIdx::new(
                     pools.len(),
                 ))),
             ));
@@ -149,7 +149,7 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
             alignment,
         });
     }
-    super::check_pools(&pools).map_err(|e| err(None, None, InputErrorKind::Pools(e)))?;
+    super::check_pools(&pools).map_err(|e| err(None, None, pools_kind(e)))?;
     Ok(pools)
 }
 
@@ -227,18 +227,16 @@ pub fn read_pool_problem_from(
         match e {
             PoolProblemError::Problem(e) => locate(e, path, &lines, columns),
             PoolProblemError::UnpinnedFixed { .. } => {
-                at(line, Some(pool_or(Field::Offset)), InputErrorKind::Pools(e))
+                at(line, Some(pool_or(Field::Offset)), pools_kind(e))
             }
             PoolProblemError::MisalignedForPool { .. } | PoolProblemError::FixedOverlap { .. } => {
-                at(line, Some(Field::Offset), InputErrorKind::Pools(e))
+                at(line, Some(Field::Offset), pools_kind(e))
             }
             PoolProblemError::AlignmentOverflow { .. } => {
-                at(line, Some(Field::Alignment), InputErrorKind::Pools(e))
+                at(line, Some(Field::Alignment), pools_kind(e))
             }
-            PoolProblemError::SizeSumOverflow { .. } => {
-                at(line, Some(Field::Size), InputErrorKind::Pools(e))
-            }
-            other => at(line, None, InputErrorKind::Pools(other)),
+            PoolProblemError::SizeSumOverflow { .. } => at(line, Some(Field::Size), pools_kind(e)),
+            other => at(line, None, pools_kind(other)),
         }
     })
 }
@@ -405,6 +403,12 @@ pub fn read_pool_plan_from(
         .collect::<Result<Vec<(PoolIdx, u64)>, _>>()?;
     let (pools, offsets) = placed.into_iter().unzip();
     Ok(PoolPlan::new(pools, offsets))
+}
+
+/// A pool-model rule broken, as a located input error's kind (the problem
+/// layer below knows no pools: it keeps the message).
+fn pools_kind(e: PoolProblemError) -> InputErrorKind {
+    InputErrorKind::Pools(e.to_string())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! would push over a capacity (a necessary condition for it to fit in a
 //! pool), in O(log n) per buffer added, removed or queried.
 
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::problem::Buffer;
 
 /// The elementary time segments of a set of buffers (between consecutive

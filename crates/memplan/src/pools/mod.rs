@@ -36,7 +36,7 @@ pub use io::{read_pool_plan, read_pool_problem, read_pools, write_pool_plan};
 pub use solve::{solve_pools, PoolSolution, PoolSolveError, PoolUsage, Strategy};
 pub use validate::{validate_pools, PoolPlanError};
 
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem, ProblemError};
 use crate::quote::quoted;
@@ -367,7 +367,7 @@ impl PoolProblem {
             let buffer = self.buffer(b);
             buffer.fixed_offset.map(|o| (b, o))
         });
-        if let Some((a, b)) = crate::plan::first_overlap(&self.buffers, fixed) {
+        if let Some((a, b)) = crate::geometry::overlap::first_overlap(&self.buffers, fixed) {
             let (first, second) = if a < b { (a, b) } else { (b, a) };
             return Err(PoolProblemError::FixedOverlap {
                 first,

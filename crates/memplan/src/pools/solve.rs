@@ -1,6 +1,6 @@
 //! Solving a pooled problem: the strategies and what they return.
 
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::quote::quoted;
 use crate::solver::{NotFoundReason, SolveOptions, Stopped};
 
@@ -89,7 +89,7 @@ pub enum PoolSolveError {
 }
 
 /// Solves `problem` with `strategy` within `options.time_limit` (the
-/// guided strategy's default: [`crate::auto::DEFAULT_TIME_LIMIT`]).
+/// guided strategy's default: [`crate::solvers::auto::DEFAULT_TIME_LIMIT`]).
 ///
 /// First the simple proofs of infeasibility are checked
 /// ([`infeasibility`]); then the strategy runs. Every plan returned is
@@ -116,7 +116,7 @@ pub fn solve_pools(
                 time_limit: Some(
                     options
                         .time_limit
-                        .unwrap_or(crate::auto::DEFAULT_TIME_LIMIT),
+                        .unwrap_or(crate::solvers::auto::DEFAULT_TIME_LIMIT),
                 ),
                 ..options.clone()
             };

@@ -9,67 +9,9 @@ use rayon::prelude::*;
 pub use read::{read_problem, read_problem_from, InputError, InputErrorKind};
 pub use write::write_problem;
 
-use crate::index::BufferIdx;
+pub use crate::buffer::Buffer;
+use crate::buffer::BufferIdx;
 use crate::quote::quoted;
-
-/// One buffer to place.
-///
-/// Invariants (checked by [`Problem::new`]): `start < end`, `alignment > 0`,
-/// and a fixed offset is a multiple of `alignment`. A size of 0 is allowed:
-/// such a buffer occupies no address range (see [`crate::zero_size`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Buffer {
-    /// The id as written in the input, kept for output.
-    pub id: String,
-    /// First logical time at which the buffer is live.
-    pub start: u64,
-    /// First logical time at which the buffer is dead again (half-open).
-    pub end: u64,
-    /// Size in bytes (0: an empty buffer, which conflicts with nothing).
-    pub size: u64,
-    /// Offsets must be multiples of this (1 = no constraint).
-    pub alignment: u64,
-    /// A pre-placed buffer: every solver must keep this offset.
-    pub fixed_offset: Option<u64>,
-}
-
-impl Buffer {
-    /// A free buffer with alignment 1.
-    pub fn new(id: impl Into<String>, start: u64, end: u64, size: u64) -> Self {
-        Buffer {
-            id: id.into(),
-            start,
-            end,
-            size,
-            alignment: 1,
-            fixed_offset: None,
-        }
-    }
-
-    /// This buffer with an alignment.
-    pub fn aligned(mut self, alignment: u64) -> Self {
-        self.alignment = alignment;
-        self
-    }
-
-    /// This buffer pinned at `offset`.
-    pub fn fixed(mut self, offset: u64) -> Self {
-        self.fixed_offset = Some(offset);
-        self
-    }
-
-    /// Length of the lifetime, `end - start`.
-    #[inline]
-    pub fn lifetime(&self) -> u64 {
-        self.end - self.start
-    }
-
-    /// Whether the two half-open lifetimes intersect.
-    #[inline]
-    pub fn overlaps_in_time(&self, other: &Buffer) -> bool {
-        self.start < other.end && other.start < self.end
-    }
-}
 
 /// How the two time columns of an input are read. All are converted to the
 /// half-open `[start, end)` used inside memplan.
@@ -284,7 +226,7 @@ impl Problem {
     /// The max load L: most bytes alive at one instant, the lower bound on
     /// every makespan (idealloc §2, computed by event traversal §5.3).
     pub fn max_load(&self) -> u64 {
-        crate::sweep::max_load(&self.buffers)
+        crate::geometry::sweep::max_load(&self.buffers)
     }
 }
 
@@ -375,7 +317,7 @@ fn check_fixed(buffers: &[Buffer]) -> Result<(), ProblemError> {
         .iter()
         .enumerate()
         .filter_map(|(i, b)| b.fixed_offset.map(|o| (BufferIdx::new(i), o)));
-    match crate::plan::first_overlap(buffers, fixed) {
+    match crate::geometry::overlap::first_overlap(buffers, fixed) {
         None => Ok(()),
         Some((a, b)) => {
             let (first, second) = if a < b { (a, b) } else { (b, a) };

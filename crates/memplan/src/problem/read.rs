@@ -116,8 +116,10 @@ pub enum InputErrorKind {
     UnknownPool { pool: String, known: String },
     #[error("duplicate pool `{}` (first on line {first_line})", quoted(.pool))]
     DuplicatePool { pool: String, first_line: u64 },
+    /// A rule of the pool model (see `pools::PoolProblemError`), as text:
+    /// this layer knows no pools.
     #[error("{0}")]
-    Pools(crate::pools::PoolProblemError),
+    Pools(String),
     #[error("missing required column `{0}` (expected columns: {POOL_COLUMNS_HELP})")]
     MissingPoolColumn(&'static str),
     #[error("unknown column (expected columns: {POOL_COLUMNS_HELP})")]

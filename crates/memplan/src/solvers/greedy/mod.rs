@@ -5,20 +5,23 @@
 //! Cost: O(n log n + P log P) where P is the number of time-overlapping pairs
 //! between buffers, thanks to the [`Occupancy`] index.
 
+pub mod fallback;
+pub mod skyline;
+
 use std::cmp::Reverse;
 
 use rayon::prelude::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::fallback;
-use crate::index::BufferIdx;
-use crate::occupancy::{Occupancy, Span};
+use crate::buffer::BufferIdx;
+use crate::geometry::fit::{align_up, best_fit, first_fit};
+use crate::geometry::occupancy::{Occupancy, Span};
+use crate::geometry::sweep::LoadProfile;
+use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
-use crate::sweep::LoadProfile;
-use crate::time_tree::TimeTree;
 
 /// The order in which buffers are placed. Ties always end on input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -66,7 +69,7 @@ pub enum Fit {
     /// The smallest gap that fits, lowest on ties; above everything if none.
     BestFit,
     /// TelaMalloc §3.1's skyline: rows filled bottom-up, each with the
-    /// buffers that fit, the order giving the priority ([`crate::skyline`]).
+    /// buffers that fit, the order giving the priority ([`crate::solvers::greedy::skyline`]).
     Skyline,
 }
 
@@ -229,7 +232,7 @@ fn sorted_by_key<K: Ord + Send>(
 /// end above it (idealloc §5.5 early stopping). Buffers that are neither
 /// fixed nor in `order` get offset 0.
 ///
-/// Buffers in different [time groups](crate::sweep::time_groups) never compete for addresses, so the
+/// Buffers in different [time groups](crate::geometry::sweep::time_groups) never compete for addresses, so the
 /// groups are placed independently (in parallel); the plan is exactly the
 /// one a single pass over `order` gives.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
@@ -314,7 +317,7 @@ impl<'p> Placer<'p> {
     ) -> Option<Plan> {
         if self.fit == Fit::Skyline {
             // Not one buffer at a time: each row takes the buffers that fit.
-            return crate::skyline::place(self.problem, order, limit, stop);
+            return crate::solvers::greedy::skyline::place(self.problem, order, limit, stop);
         }
         let run = self.run(order, limit, stop);
         if run.ends.iter().any(|end| *end != GroupEnd::Done) {
@@ -340,7 +343,7 @@ impl<'p> Placer<'p> {
         let problem = self.problem;
         let buffers = problem.buffers();
         let (mut ranges, skip, occupancy) = if self.fit == Fit::Skyline {
-            if let Some(plan) = crate::skyline::place(problem, order, None, stop) {
+            if let Some(plan) = crate::solvers::greedy::skyline::place(problem, order, None, stop) {
                 return (plan, 0);
             }
             // The skyline keeps no partial plan: everything but the fixed
@@ -795,26 +798,7 @@ fn mean_conflicts(buffers: &[Buffer]) -> u64 {
     pairs / buffers.len().max(1) as u64
 }
 
-/// The smallest multiple of `alignment` that is `>= x`.
-#[inline]
-pub fn align_up(x: u64, alignment: u64) -> u64 {
-    if alignment.is_power_of_two() {
-        // No division on the hot path (alignment 1 included).
-        let mask = alignment - 1;
-        x.checked_add(mask).map_or(u64::MAX, |y| y & !mask)
-    } else {
-        x.checked_next_multiple_of(alignment).unwrap_or(u64::MAX)
-    }
-}
-
-/// The lowest aligned offset where `size` bytes avoid every `(offset, end)`
-/// range of `occupied` (sorted by offset). After a conflict the candidate
-/// jumps past the conflicting range (the first-fit note's offset jump).
-pub fn first_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
-    first_fit_from(occupied, 0, size, alignment)
-}
-
-/// [`first_fit`] of ranges packed as `offset << 32 | end`, sorted.
+/// [`first_fit`](crate::geometry::fit::first_fit) of ranges packed as `offset << 32 | end`, sorted.
 fn first_fit_packed(packed: &[u64], size: u64, alignment: u64) -> u64 {
     let mut candidate = 0;
     for &range in packed {
@@ -826,39 +810,6 @@ fn first_fit_packed(packed: &[u64], size: u64, alignment: u64) -> u64 {
         candidate = candidate.max(align_up(end, alignment));
     }
     candidate
-}
-
-/// [`first_fit`] among offsets at or above `start`.
-pub fn first_fit_from(occupied: &[(u64, u64)], start: u64, size: u64, alignment: u64) -> u64 {
-    let mut candidate = align_up(start, alignment);
-    for &(offset, end) in occupied {
-        if offset >= candidate + size {
-            break;
-        }
-        if end > candidate {
-            candidate = align_up(end, alignment);
-        }
-    }
-    candidate
-}
-
-/// The aligned offset in the smallest gap between the `occupied` ranges
-/// (sorted by offset) that holds `size` bytes, the lowest such gap on ties;
-/// above all ranges when no gap holds it.
-pub fn best_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
-    let mut best: Option<(u64, u64)> = None; // (gap length, offset)
-    let mut reach = 0;
-    for &(offset, end) in occupied {
-        if offset > reach {
-            let candidate = align_up(reach, alignment);
-            let gap = offset - reach;
-            if candidate + size <= offset && best.is_none_or(|(g, _)| gap < g) {
-                best = Some((gap, candidate));
-            }
-        }
-        reach = reach.max(end);
-    }
-    best.map_or_else(|| align_up(reach, alignment), |(_, offset)| offset)
 }
 
 /// The best plan of every greedy variant (run in parallel), ties to the

@@ -63,15 +63,16 @@
 
 use std::time::Duration;
 
-use crate::greedy::{align_up, first_fit_from, Fit, Order, Placer};
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
+use crate::geometry::fit::{align_up, first_fit_from};
+use crate::geometry::sweep::{overlap_csr, section_loads, section_spans, time_groups, MaxTree};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{
     minimise_within, Deadline, Effort, NotFoundReason, Probe, Solution, SolveError, SolveOptions,
     Solver,
 };
-use crate::sweep::{overlap_csr, section_loads, section_spans, time_groups, MaxTree};
+use crate::solvers::greedy::{Fit, Order, Placer};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
@@ -291,9 +292,10 @@ impl Search {
         // The default greedy variant (a fraction of a millisecond at a few
         // hundred buffers): a plan at once when the capacity is loose.
         let placer = Placer::new(problem, Fit::FirstFit);
-        if let Some(plan) =
-            placer.place(&crate::greedy::order(problem, Order::Size), Some(capacity))
-        {
+        if let Some(plan) = placer.place(
+            &crate::solvers::greedy::order(problem, Order::Size),
+            Some(capacity),
+        ) {
             return fits(plan, &counters);
         }
         let groups = Groups::new(problem, self.options.decompose, deadline);
@@ -325,7 +327,7 @@ impl Search {
         };
         // The best greedy variant: the best makespan to report (and a plan
         // when the search ran out of time first).
-        let (_, best) = crate::greedy::best_variant(problem, &|| deadline.passed());
+        let (_, best) = crate::solvers::greedy::best_variant(problem, &|| deadline.passed());
         let best_makespan = best.makespan(problem);
         if reason != NotFoundReason::ProvenInfeasible && best.makespan(problem) <= capacity {
             return fits(best, &counters);
@@ -347,7 +349,7 @@ impl Search {
         budget: Option<u64>,
     ) -> Solution {
         let lower = problem.max_load().max(problem.fixed_end());
-        let (_, greedy) = crate::greedy::best_variant(problem, &|| deadline.passed());
+        let (_, greedy) = crate::solvers::greedy::best_variant(problem, &|| deadline.passed());
         options.progress.improve(greedy.makespan(problem));
         let groups = Groups::new(problem, self.options.decompose, deadline);
         let mut counters = Counters::default();

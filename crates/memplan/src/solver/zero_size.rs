@@ -10,12 +10,12 @@
 //! [`Solver::solve`](crate::Solver::solve)) plans the other buffers as a
 //! problem of their own and scatters the offsets back, so every solver
 //! handles them the same way. The validator skips them when it looks for
-//! overlaps ([`crate::plan::first_overlap`]).
+//! overlaps ([`crate::geometry::overlap::first_overlap`]).
 
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{NotFoundReason, Solution, SolveError};
+use crate::solver::solution::{NotFoundReason, Solution, SolveError};
 
 /// Plans `problem` by planning its buffers of positive size with `solve`,
 /// then giving each zero-size buffer its fixed offset or 0. Without

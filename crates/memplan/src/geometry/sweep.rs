@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::problem::Buffer;
+use crate::buffer::Buffer;
 
 /// The max load L: the most bytes alive at one instant. With half-open
 /// lifetimes, a buffer ending at `t` and one starting at `t` never coexist.

@@ -1,7 +1,7 @@
 //! First-fit on dense instances: a segment tree over time whose nodes hold
 //! the occupied address ranges as sorted, coalesced interval lists.
 //!
-//! [`crate::occupancy::Occupancy`] answers "which placed buffers overlap this
+//! [`crate::geometry::occupancy::Occupancy`] answers "which placed buffers overlap this
 //! lifetime?" in time proportional to the answer, which the first-fit step
 //! then sorts by offset: O(k log k) per buffer with k conflicts. On inputs
 //! where thousands of buffers are alive at once (iopddl S_1: 43M overlapping
@@ -20,8 +20,8 @@
 //! The buffers overlapping a query lifetime are exactly those in `below` of
 //! its canonical nodes and in `own` of their ancestors.
 
-use crate::greedy::align_up;
-use crate::occupancy::Span;
+use crate::geometry::fit::align_up;
+use crate::geometry::occupancy::Span;
 
 /// No list allocated for a node yet.
 const NONE: u32 = u32::MAX;
@@ -206,7 +206,7 @@ fn insert(list: &mut Vec<(u64, u64)>, range: (u64, u64)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::greedy::first_fit_from;
+    use crate::geometry::fit::first_fit_from;
     use proptest::prelude::*;
 
     #[test]

@@ -5,7 +5,7 @@
 //! inside it and that fits there; when none fits, the gap is raised to its
 //! lower neighbour and merges with it, wasting the space below.
 //!
-//! With the contention order ([`crate::greedy::Order::Contention`]: the
+//! With the contention order ([`crate::solvers::greedy::Order::Contention`]: the
 //! highest load over a buffer's lifetime, ties by alignment, size ×
 //! lifetime², lifetime) this is the paper's baseline; any other order can
 //! be used as the priority.
@@ -20,12 +20,12 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use crate::greedy::{align_up, first_fit_from};
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
+use crate::geometry::fit::{align_up, first_fit_from};
+use crate::geometry::sweep::{section_spans, time_groups, MaxTree};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::Poll;
-use crate::sweep::{section_spans, time_groups, MaxTree};
 use rayon::prelude::*;
 
 /// Height of a segment of the skyline that no waiting buffer lives in: it is
@@ -406,8 +406,8 @@ impl<'a> Skyline<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::greedy::{order, Order};
     use crate::plan::validate;
+    use crate::solvers::greedy::{order, Order};
     use crate::testutil::problem;
     use proptest::prelude::*;
 

@@ -75,14 +75,16 @@
 //! - independent time groups (§5.3's first split) are solved one after the
 //!   other, sharing the step budget.
 
-use crate::greedy::first_fit_from;
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
+use crate::geometry::fit::first_fit_from;
+use crate::geometry::sweep::{
+    alive_csr, overlap_csr, section_loads, section_spans, time_groups, MaxTree,
+};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{
     minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
 };
-use crate::sweep::{alive_csr, overlap_csr, section_loads, section_spans, time_groups, MaxTree};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -233,7 +235,7 @@ impl Tela {
         let greedy = problem
             .capacity
             .is_none()
-            .then(|| crate::greedy::best_variant(problem, &|| deadline.passed()).1);
+            .then(|| crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1);
         if let Some(capacity) = problem.capacity.filter(|&c| lower > c) {
             return Err(SolveError::NotFound {
                 capacity,
@@ -284,7 +286,7 @@ impl Tela {
         // Minimise, from the greedy plan.
         let greedy = match greedy {
             Some(plan) => plan,
-            None => crate::greedy::best_variant(problem, &|| deadline.passed()).1,
+            None => crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
         };
         let mut s = minimise(
             problem,
@@ -1321,7 +1323,7 @@ impl<'m> State<'m> {
         self.ranges
             .extend(m.fixed_ranges(j).iter().filter(|r| r.1 > from));
         let (size, align) = (m.size[j], m.align[j]);
-        let mut slot = crate::greedy::align_up(from, align);
+        let mut slot = crate::geometry::fit::align_up(from, align);
         loop {
             let end = slot.saturating_add(size);
             let reach = self
@@ -1331,7 +1333,7 @@ impl<'m> State<'m> {
                 .map(|r| r.1)
                 .max();
             match reach {
-                Some(e) => slot = crate::greedy::align_up(e, align),
+                Some(e) => slot = crate::geometry::fit::align_up(e, align),
                 None => return slot,
             }
         }
@@ -1476,7 +1478,7 @@ impl<'m> State<'m> {
                     if l != FIXED {
                         self.conflict.push(l);
                     }
-                    x = crate::greedy::align_up(e, align);
+                    x = crate::geometry::fit::align_up(e, align);
                     best = None;
                     // Ranges already scanned may still reach past the new slot.
                     for &(_, e2, l2) in &self.blockers[..k] {
@@ -1503,8 +1505,8 @@ impl<'m> State<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::greedy::Greedy;
     use crate::plan::validate;
+    use crate::solvers::greedy::Greedy;
     use crate::testutil::{brute_force, brute_force_plan, problem};
     use proptest::prelude::*;
     use proptest::test_runner::TestCaseError;

@@ -23,12 +23,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::boxing::{Boxing, BoxingOptions};
-use crate::greedy::{Fit, Greedy, Order};
 use crate::problem::Problem;
-use crate::search::{Search, SearchOptions};
 use crate::solver::{Effort, NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stopped};
-use crate::tela::Tela;
+use crate::solvers::boxing::{Boxing, BoxingOptions};
+use crate::solvers::greedy::{Fit, Greedy, Order};
+use crate::solvers::search::{Search, SearchOptions};
+use crate::solvers::tela::Tela;
 
 /// Options of the portfolio.
 #[derive(Clone, Debug, PartialEq)]
@@ -147,7 +147,7 @@ impl Auto {
         let deadline = options.deadline();
         // Every variant runs to the end, unless the safety cap passes; with
         // a limit of 0 (greedy only), every variant runs.
-        let (greedy, greedy_plan) = crate::greedy::best_variant(problem, &|| {
+        let (greedy, greedy_plan) = crate::solvers::greedy::best_variant(problem, &|| {
             if limit.is_zero() {
                 options.cancel.is_raised()
             } else {
@@ -283,7 +283,8 @@ impl Solver for Skylines {
         // could wait for boxing's to end (trace 1M at 3 s: boxing took
         // 4.4 s).
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().ok();
-        let run = || crate::greedy::best_of(problem, &variants, None, &|| deadline.passed());
+        let run =
+            || crate::solvers::greedy::best_of(problem, &variants, None, &|| deadline.passed());
         let found = match &pool {
             Some(pool) => pool.install(run),
             None => run(),
@@ -486,9 +487,9 @@ pub fn plan(problem: &Problem, options: &SolveOptions) -> Result<Solution, Solve
 mod tests {
     use super::*;
     use crate::generate::{generate, Kind};
-    use crate::greedy::Greedy;
     use crate::plan::validate;
     use crate::solver::Cancel;
+    use crate::solvers::greedy::Greedy;
     use std::time::Instant;
 
     fn options(seconds: f64) -> SolveOptions {

@@ -23,13 +23,13 @@
 //! that one index serves several placements at once (boxing's iterations).
 //!
 //! Independent time groups (no buffer of one alive with a buffer of
-//! another, [`crate::sweep::time_groups`]) are contiguous ranges of
+//! another, [`crate::geometry::sweep::time_groups`]) are contiguous ranges of
 //! positions with a checkpoint at each start: a query never reads outside
 //! its group, and groups can be placed in parallel on disjoint slices.
 
 use rayon::prelude::*;
 
-use crate::problem::Buffer;
+use crate::buffer::Buffer;
 
 /// The lifetime `[start, end)` and size of one indexed buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -38,11 +38,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::greedy::{self, Fit, Order, Placer};
-use crate::index::BufferIdx;
+use crate::buffer::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::Problem;
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solvers::greedy::{self, Fit, Order, Placer};
 
 /// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
 const MIN_RATIO: f64 = 2216.53;
@@ -1005,7 +1005,7 @@ mod tests {
             let s = solve(&p, 1, 16);
             assert!(s.counters[0].1 > 0, "{:?}", s.counters);
             assert_eq!(validate(&p, &s.plan), Ok(()));
-            let greedy = crate::greedy::Greedy::default()
+            let greedy = crate::solvers::greedy::Greedy::default()
                 .solve(&p, &SolveOptions::default())
                 .unwrap();
             assert!(s.makespan <= greedy.makespan);
@@ -1054,7 +1054,7 @@ mod tests {
         let b = run(2, 7);
         assert_eq!(a.plan, b.plan);
         assert_eq!(validate(&g.problem, &a.plan), Ok(()));
-        let greedy = crate::greedy::Greedy::default()
+        let greedy = crate::solvers::greedy::Greedy::default()
             .solve(&g.problem, &SolveOptions::default())
             .unwrap();
         assert!(
@@ -1078,7 +1078,7 @@ mod tests {
         let s = boxing.solve(&g.problem, &SolveOptions::default()).unwrap();
         // The bootstrap plan already meets a 1000% target: no iteration runs.
         assert_eq!(s.counters[0], ("iterations", 0));
-        let greedy = crate::greedy::Greedy::default()
+        let greedy = crate::solvers::greedy::Greedy::default()
             .solve(&g.problem, &SolveOptions::default())
             .unwrap();
         assert_eq!(s.plan, greedy.plan);
@@ -1107,7 +1107,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let greedy = crate::greedy::Greedy::default()
+        let greedy = crate::solvers::greedy::Greedy::default()
             .solve(&p, &SolveOptions::default())
             .unwrap();
         let (load, bound) = (p.max_load(), p.max_load().max(p.fixed_end()));
@@ -1179,7 +1179,7 @@ mod tests {
             let s = solve(&p, seed, 6);
             prop_assert_eq!(validate(&p, &s.plan), Ok(()));
             prop_assert_eq!(s.makespan, s.plan.makespan(&p));
-            let greedy = crate::greedy::Greedy::default().solve(&p, &SolveOptions::default()).unwrap();
+            let greedy = crate::solvers::greedy::Greedy::default().solve(&p, &SolveOptions::default()).unwrap();
             prop_assert!(s.makespan <= greedy.makespan);
             prop_assert!(s.makespan >= p.max_load());
         }

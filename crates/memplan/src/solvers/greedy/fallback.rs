@@ -13,8 +13,8 @@
 //! twice its own max load. It is not meant to be good, only fast and never
 //! wrong: the first-fit placement it completes is the real plan.
 
-use crate::greedy::align_up;
-use crate::occupancy::Occupancy;
+use crate::geometry::fit::align_up;
+use crate::geometry::occupancy::Occupancy;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
@@ -165,7 +165,7 @@ fn stack(
 mod tests {
     use super::*;
     use crate::generate::{generate, Kind};
-    use crate::occupancy::Span;
+    use crate::geometry::occupancy::Span;
     use crate::plan::{validate, Plan};
     use crate::problem::{Buffer, Problem};
 
@@ -191,10 +191,10 @@ mod tests {
     fn completes_any_valid_partial_plan() {
         for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
             let p = generate(kind, 600, 4).problem;
-            let full = crate::greedy::place(
+            let full = crate::solvers::greedy::place(
                 &p,
-                &crate::greedy::order(&p, crate::greedy::Order::Size),
-                crate::greedy::Fit::FirstFit,
+                &crate::solvers::greedy::order(&p, crate::solvers::greedy::Order::Size),
+                crate::solvers::greedy::Fit::FirstFit,
                 None,
             )
             .unwrap();

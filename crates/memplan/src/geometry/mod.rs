@@ -1,0 +1,14 @@
+//! Shared geometry of time × address, used by the problem's checks, the
+//! validator and every solver (never inside one solver):
+//! - [`fit`]: alignment and first-fit / best-fit among placed ranges;
+//! - [`overlap`]: whether placed buffers collide (the validator's sweep);
+//! - [`sweep`]: event traversal (max load, load profile, time groups,
+//!   sections, contention);
+//! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the
+//!   fitting step.
+
+pub mod fit;
+pub mod occupancy;
+pub mod overlap;
+pub mod sweep;
+pub mod time_tree;

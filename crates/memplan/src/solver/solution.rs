@@ -1,0 +1,143 @@
+//! What a solve returns: a plan with its bounds, or why there is none.
+
+use crate::plan::Plan;
+use crate::problem::Problem;
+
+/// A plan and what the solver knows about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solution {
+    /// The offsets, valid for the problem (tests check this independently).
+    pub plan: Plan,
+    /// Makespan of the plan.
+    pub makespan: u64,
+    /// A proven lower bound on every makespan (at least the max load).
+    pub lower_bound: u64,
+    /// True only when `makespan == lower_bound`, i.e. proven optimal.
+    pub optimal: bool,
+    /// Solver-specific counters (nodes, backtracks, iterations...).
+    pub counters: Vec<(&'static str, u64)>,
+    /// For portfolios: the member that found the plan (e.g. `search`).
+    pub found_by: Option<String>,
+    /// Set when the solve was cut short before the solver finished (the
+    /// plan is then the best found so far); `None` when it ran to its end
+    /// or proved the plan optimal. Filled in by [`run`](super::run).
+    pub stopped: Option<Stopped>,
+}
+
+/// What cut a solve short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The time limit ran out.
+    TimeLimit,
+    /// The cancel flag was raised (Ctrl-C, SIGTERM, a caller's cancel).
+    Interrupted,
+}
+
+impl Stopped {
+    /// The name used in reports: `time_limit` or `interrupted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stopped::TimeLimit => "time_limit",
+            Stopped::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl Solution {
+    /// A solution for `plan` whose lower bound is the max load (or the
+    /// highest fixed end, if higher). Fails when the problem has a capacity
+    /// and the plan does not fit in it: as
+    /// [`NotFoundReason::ProvenInfeasible`] when even the lower bound exceeds
+    /// the capacity, else as `reason`.
+    pub fn within_capacity(
+        problem: &Problem,
+        plan: Plan,
+        max_load: u64,
+        reason: NotFoundReason,
+    ) -> Result<Solution, SolveError> {
+        let makespan = plan.makespan(problem);
+        // Fixed buffers bound the makespan from below too.
+        let max_load = max_load.max(problem.fixed_end());
+        if let Some(capacity) = problem.capacity {
+            if max_load > capacity {
+                return Err(SolveError::NotFound {
+                    capacity,
+                    reason: NotFoundReason::ProvenInfeasible,
+                    best_makespan: Some(makespan),
+                    counters: Vec::new(),
+                });
+            }
+            if makespan > capacity {
+                return Err(SolveError::NotFound {
+                    capacity,
+                    reason,
+                    best_makespan: Some(makespan),
+                    counters: Vec::new(),
+                });
+            }
+        }
+        Ok(Solution {
+            plan,
+            makespan,
+            lower_bound: max_load,
+            optimal: makespan == max_load,
+            counters: Vec::new(),
+            found_by: None,
+            stopped: None,
+        })
+    }
+}
+
+/// Why no plan within the capacity was returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotFoundReason {
+    /// A heuristic's plan did not fit; a plan may still exist.
+    Heuristic,
+    /// No plan fits: proven (e.g. the max load exceeds the capacity).
+    ProvenInfeasible,
+    /// The time limit ran out first; a plan may still exist.
+    TimeLimit,
+    /// The step limit ran out first; a plan may still exist.
+    StepLimit,
+    /// The cancel flag was raised first; a plan may still exist.
+    Interrupted,
+    /// The search ended without deciding: it is not complete on this
+    /// problem (e.g. with fixed buffers); a plan may still exist.
+    Incomplete,
+    /// The work budget ([`SolveOptions::effort`](super::SolveOptions::effort)) ran out first; a plan may
+    /// still exist.
+    WorkLimit,
+}
+
+impl NotFoundReason {
+    /// A phrase for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            NotFoundReason::Heuristic => {
+                "the heuristic's plan does not fit (not proven infeasible)"
+            }
+            NotFoundReason::ProvenInfeasible => "proven infeasible",
+            NotFoundReason::TimeLimit => "unknown: time limit reached",
+            NotFoundReason::StepLimit => "unknown: step limit reached",
+            NotFoundReason::Interrupted => "unknown: interrupted",
+            NotFoundReason::Incomplete => {
+                "unknown: the search ended undecided (it is not complete with fixed buffers)"
+            }
+            NotFoundReason::WorkLimit => "unknown: work budget (effort) spent",
+        }
+    }
+}
+
+/// A solver failure.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SolveError {
+    #[error("no plan within capacity {capacity} found: {}{}", reason.describe(),
+        best_makespan.map(|m| format!(" (best makespan {m})")).unwrap_or_default())]
+    NotFound {
+        capacity: u64,
+        reason: NotFoundReason,
+        best_makespan: Option<u64>,
+        /// The solver's effort counters, as in [`Solution::counters`].
+        counters: Vec<(&'static str, u64)>,
+    },
+}
