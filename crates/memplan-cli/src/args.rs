@@ -85,9 +85,6 @@ pub struct SolveArgs {
     /// Seed of randomized solvers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Tela: candidate placements tried per capacity before giving up.
-    #[arg(long, default_value_t = 500_000)]
-    pub step_limit: u64,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -103,6 +100,70 @@ pub struct SolveArgs {
     pub search: SearchArgs,
     #[command(flatten)]
     pub boxing: BoxingArgs,
+    #[command(flatten)]
+    pub tela: TelaArgs,
+}
+
+/// Options and ablation switches of `--solver tela` (TelaMalloc), one
+/// flag per field of the library's `TelaOptions`.
+#[derive(Args, Debug)]
+pub struct TelaArgs {
+    /// Tela: candidate placements tried per capacity before giving up
+    /// (§7.2).
+    #[arg(long, default_value_t = 500_000)]
+    pub step_limit: u64,
+    /// Tela: backtracks allowed inside the subtree of a backtrack point
+    /// before it is abandoned (§5.4).
+    #[arg(long, default_value_t = 100)]
+    pub subtree_backtracks: u64,
+    /// Tela: at most this many candidates per decision point (§5.4).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_candidates: u64,
+    /// Tela: one phase, no contention-based grouping (§5.3).
+    #[arg(long)]
+    pub no_phases: bool,
+    /// Tela: backtrack one level up, no conflict-directed major
+    /// backtracks (§5.4).
+    #[arg(long)]
+    pub no_backjump: bool,
+    /// Tela: the paper's candidate picks (the best buffer of each
+    /// heuristic wherever its floor lies), not the bottom row.
+    #[arg(long)]
+    pub no_bottom_row: bool,
+    /// Tela: rank candidates by the three §5.1 heuristics only, not by
+    /// contention first.
+    #[arg(long)]
+    pub no_contention: bool,
+    /// Tela: the cross-section bound at every unplaced buffer's own floor,
+    /// not only at the lowest one (MiniMalloc's effective height).
+    #[arg(long)]
+    pub own_floors: bool,
+    /// Tela: steps of the first two runs; the budget doubles every second
+    /// run.
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub restart_steps: u64,
+    /// Tela: percentage of decision points whose first candidate swaps with
+    /// another in every run after the first (0: every run alike).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub restart_noise: u32,
+}
+
+impl TelaArgs {
+    /// The library's options.
+    pub fn options(&self) -> memplan::solvers::tela::TelaOptions {
+        memplan::solvers::tela::TelaOptions {
+            step_limit: self.step_limit,
+            subtree_backtracks: self.subtree_backtracks,
+            max_candidates: usize::try_from(self.max_candidates).unwrap_or(usize::MAX),
+            phases: !self.no_phases,
+            backjump: !self.no_backjump,
+            bottom_row: !self.no_bottom_row,
+            contention: !self.no_contention,
+            own_floors: self.own_floors,
+            restart_steps: self.restart_steps,
+            restart_noise: self.restart_noise,
+        }
+    }
 }
 
 /// Options of `--solver boxing` (idealloc §5.1).
@@ -501,5 +562,78 @@ impl From<KindArg> for Kind {
             KindArg::Trace => Kind::Trace,
             KindArg::Challenging => Kind::Challenging,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn solve_args(extra: &[&str]) -> SolveArgs {
+        let argv = ["memplan", "solve", "in.csv"].iter().chain(extra);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Solve(args) => args,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The flags' defaults are the library's: a solver run from the
+    /// command line without flags is the library's default solver.
+    #[test]
+    fn defaults_are_the_library_defaults() {
+        let args = solve_args(&[]);
+        assert_eq!(
+            args.tela.options(),
+            memplan::solvers::tela::TelaOptions::default()
+        );
+        assert_eq!(
+            args.search.options(),
+            memplan::solvers::search::SearchOptions::default()
+        );
+        let boxing = args.boxing.options();
+        let library = memplan::solvers::boxing::BoxingOptions::default();
+        assert_eq!(
+            (boxing.iterations, boxing.size_classes),
+            (library.iterations, library.size_classes)
+        );
+        assert_eq!(boxing.target_fragmentation, library.target_fragmentation);
+    }
+
+    /// Every tela switch reaches its field.
+    #[test]
+    fn tela_switches_reach_the_options() {
+        let args = solve_args(&[
+            "--no-phases",
+            "--no-backjump",
+            "--no-bottom-row",
+            "--no-contention",
+            "--own-floors",
+            "--subtree-backtracks",
+            "7",
+            "--max-candidates",
+            "3",
+            "--restart-steps",
+            "99",
+            "--restart-noise",
+            "0",
+            "--step-limit",
+            "1234",
+        ]);
+        let o = args.tela.options();
+        assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
+        assert_eq!(
+            (
+                o.subtree_backtracks,
+                o.max_candidates,
+                o.restart_steps,
+                o.restart_noise,
+                o.step_limit
+            ),
+            (7, 3, 99, 0, 1234)
+        );
+        assert!(Cli::try_parse_from(["memplan", "solve", "x", "--restart-noise", "101"]).is_err());
+        assert!(Cli::try_parse_from(["memplan", "solve", "x", "--max-candidates", "0"]).is_err());
     }
 }

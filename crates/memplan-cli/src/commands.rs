@@ -51,10 +51,7 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
             options: args.boxing.options(),
         }),
         SolverArg::Tela => Box::new(memplan::solvers::tela::Tela {
-            options: memplan::solvers::tela::TelaOptions {
-                step_limit: args.step_limit,
-                ..Default::default()
-            },
+            options: args.tela.options(),
         }),
     }
 }
