@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use planner::quote::quoted;
-use planner::solvers::greedy::Greedy;
 use planner::Solver;
 
 use crate::status::{
@@ -46,26 +45,15 @@ pub struct memplan_cancel {
     flag: Arc<AtomicBool>,
 }
 
-/// The solver named `name` with its defaults: the names the command line's
-/// `bench --solvers` takes.
+/// The solver named `name` with its defaults (the library's registry:
+/// the names the command line's `bench --solvers` takes).
 pub(crate) fn solver_by_name(name: &str) -> Option<Box<dyn Solver>> {
-    Some(match name {
-        "auto" => Box::new(planner::solvers::auto::Auto::default()),
-        "greedy" => Box::new(Greedy::default()),
-        "search" => Box::new(planner::solvers::search::Search::default()),
-        "boxing" => Box::new(planner::solvers::boxing::Boxing::default()),
-        "tela" => Box::new(planner::solvers::tela::Tela::default()),
-        _ => Box::new(Greedy::all().find(|g| g.name() == name)?),
-    })
+    planner::solvers::by_name(name)
 }
 
 /// Every name [`solver_by_name`] takes.
 pub(crate) fn solver_names() -> Vec<String> {
-    let mut names: Vec<String> = ["auto", "greedy", "search", "boxing", "tela"]
-        .map(String::from)
-        .into();
-    names.extend(Greedy::all().map(|g| g.name()));
-    names
+    planner::solvers::names()
 }
 
 /// Creates options with the defaults (solver `auto`, no time limit, seed 0,

@@ -58,15 +58,6 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     result
 }
 
-/// The solvers `--solvers` may name, for the error message.
-fn known_solvers() -> Vec<String> {
-    let mut names: Vec<String> = ["auto", "greedy", "search", "boxing", "tela"]
-        .map(String::from)
-        .into();
-    names.extend(Greedy::all().map(|g| g.name()));
-    names
-}
-
 /// Solvers to compare, with the names they were given.
 type Named = Vec<(String, Box<dyn Solver>)>;
 
@@ -78,21 +69,11 @@ fn parse_solvers(names: &[String]) -> Result<Named, Failure> {
         if name.is_empty() {
             continue;
         }
-        let solver: Box<dyn Solver> = match name {
-            "auto" => Box::new(memplan::solvers::auto::Auto::default()),
-            "greedy" => Box::new(Greedy::default()),
-            "search" => Box::new(memplan::solvers::search::Search::default()),
-            "boxing" => Box::new(memplan::solvers::boxing::Boxing::default()),
-            "tela" => Box::new(memplan::solvers::tela::Tela::default()),
-            _ => match Greedy::all().find(|g| g.name() == name) {
-                Some(g) => Box::new(g),
-                None => {
-                    return Err(Failure::Input(format!(
-                        "--solvers: unknown solver `{name}` (known: {})",
-                        known_solvers().join(", ")
-                    )))
-                }
-            },
+        let Some(solver) = memplan::solvers::by_name(name) else {
+            return Err(Failure::Input(format!(
+                "--solvers: unknown solver `{name}` (known: {})",
+                memplan::solvers::names().join(", ")
+            )));
         };
         if solvers.iter().any(|(n, _)| n == name) {
             return Err(Failure::Input(format!(

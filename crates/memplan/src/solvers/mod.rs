@@ -16,3 +16,52 @@ pub mod boxing;
 pub mod greedy;
 pub mod search;
 pub mod tela;
+
+use greedy::Greedy;
+
+use crate::solver::Solver;
+
+/// The names every interface (CLI `--solvers`, Python, C) accepts for a
+/// solver with its default options: `auto`, `greedy` (size/first-fit),
+/// `search`, `boxing`, `tela`, and every greedy variant by its full name
+/// (`greedy/ORDER/FIT`, see [`Greedy::all`]).
+pub fn names() -> Vec<String> {
+    let mut names: Vec<String> = ["auto", "greedy", "search", "boxing", "tela"]
+        .map(String::from)
+        .into();
+    names.extend(Greedy::all().map(|g| g.name()));
+    names
+}
+
+/// The solver called `name` (one of [`names`]) with its default options.
+pub fn by_name(name: &str) -> Option<Box<dyn Solver>> {
+    Some(match name {
+        "auto" => Box::new(auto::Auto::default()),
+        "greedy" => Box::new(Greedy::default()),
+        "search" => Box::new(search::Search::default()),
+        "boxing" => Box::new(boxing::Boxing::default()),
+        "tela" => Box::new(tela::Tela::default()),
+        _ => Box::new(Greedy::all().find(|g| g.name() == name)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name gives a solver, and it reports that name (the greedy
+    /// default reports its full variant name).
+    #[test]
+    fn every_name_is_a_solver() {
+        for name in names() {
+            let solver = by_name(&name).unwrap_or_else(|| panic!("{name}"));
+            if name == "greedy" {
+                assert_eq!(solver.name(), Greedy::default().name());
+            } else {
+                assert_eq!(solver.name(), name);
+            }
+        }
+        assert!(by_name("greedy/size").is_none());
+        assert!(by_name("").is_none());
+    }
+}
