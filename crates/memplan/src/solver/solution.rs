@@ -44,6 +44,34 @@ impl Stopped {
 }
 
 impl Solution {
+    /// [`Solution::within_capacity`] that reports the solver's `counters`
+    /// in the solution or in the error alike.
+    pub fn within_capacity_counted(
+        problem: &Problem,
+        plan: Plan,
+        max_load: u64,
+        reason: NotFoundReason,
+        counters: Vec<(&'static str, u64)>,
+    ) -> Result<Solution, SolveError> {
+        match Solution::within_capacity(problem, plan, max_load, reason) {
+            Ok(mut s) => {
+                s.counters = counters;
+                Ok(s)
+            }
+            Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                ..
+            }) => Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                counters,
+            }),
+        }
+    }
+
     /// A solution for `plan` whose lower bound is the max load (or the
     /// highest fixed end, if higher). Fails when the problem has a capacity
     /// and the plan does not fit in it: as

@@ -196,26 +196,14 @@ impl Solver for Boxing {
         } else {
             NotFoundReason::Heuristic
         };
-        match Solution::within_capacity(problem, plan, max_load, reason) {
-            Ok(mut solution) => {
-                solution.counters = counters;
+        Solution::within_capacity_counted(problem, plan, max_load, reason, counters).map(
+            |mut solution| {
                 if !solution.optimal {
                     solution.stopped = deadline.stopped();
                 }
-                Ok(solution)
-            }
-            Err(SolveError::NotFound {
-                capacity,
-                reason,
-                best_makespan,
-                ..
-            }) => Err(SolveError::NotFound {
-                capacity,
-                reason,
-                best_makespan,
-                counters,
-            }),
-        }
+                solution
+            },
+        )
     }
 }
 

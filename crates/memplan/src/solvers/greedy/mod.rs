@@ -147,23 +147,7 @@ impl Solver for Greedy {
         } else {
             Vec::new()
         };
-        match Solution::within_capacity(problem, plan, max_load, reason) {
-            Ok(mut s) => {
-                s.counters = counters;
-                Ok(s)
-            }
-            Err(SolveError::NotFound {
-                capacity,
-                reason,
-                best_makespan,
-                ..
-            }) => Err(SolveError::NotFound {
-                capacity,
-                reason,
-                best_makespan,
-                counters,
-            }),
-        }
+        Solution::within_capacity_counted(problem, plan, max_load, reason, counters)
     }
 }
 
