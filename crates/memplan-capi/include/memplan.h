@@ -340,6 +340,41 @@ memplan_status memplan_problem_set_fixed_offset(struct memplan_problem *problem,
                                                 uint64_t offset);
 
 /**
+ * Adds a gap to buffer `index`'s lifetime: during (`start`, `end`), in the
+ * problem's lifetime convention, the buffer occupies no address
+ * (MiniMalloc's `gaps`, entry `start-end`). Buffers conflict only when,
+ * at some instant, what they occupy intersects. A gap must lie within the
+ * lifetime, be non-empty and not overlap another gap of the buffer;
+ * checked when the problem is used (`MEMPLAN_ERROR_INVALID_PROBLEM`).
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+ * `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count),
+ * `MEMPLAN_ERROR_INVALID_PROBLEM` (an inclusive end of 2^64 - 1),
+ * `MEMPLAN_ERROR_OUT_OF_MEMORY`.
+ */
+memplan_status memplan_problem_add_gap(struct memplan_problem *problem,
+                                       size_t index,
+                                       uint64_t start,
+                                       uint64_t end);
+
+/**
+ * Adds a gap with a window to buffer `index`'s lifetime: during (`start`,
+ * `end`), in the problem's lifetime convention, the buffer occupies only
+ * `[offset + window_start, offset + window_end)` of its range (MiniMalloc's
+ * `start-end@window_start:window_end`; e.g. a buffer that shrinks). Besides
+ * `memplan_problem_add_gap`'s rules, `window_start < window_end <= size`
+ * is checked when the problem is used.
+ *
+ * Errors: as `memplan_problem_add_gap`.
+ */
+memplan_status memplan_problem_add_gap_window(struct memplan_problem *problem,
+                                              size_t index,
+                                              uint64_t start,
+                                              uint64_t end,
+                                              uint64_t window_start,
+                                              uint64_t window_end);
+
+/**
  * Stores the number of buffers of the problem in `*out_count`.
  *
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`, `out_count`).

@@ -2,7 +2,7 @@
 //! convention, alignments and fixed offsets. The library checks its rules
 //! when the problem is used ([`memplan_problem_check`], solve, validate).
 
-use planner::{Buffer, Lifetimes, Problem, ProblemError};
+use planner::{Buffer, BufferIdx, Gap, Gaps, Lifetimes, Problem, ProblemError};
 
 use crate::status::{
     from_mut_ptr, from_ptr, guard, memplan_status, slice, write_out, Failure,
@@ -41,6 +41,9 @@ pub struct memplan_problem {
     lifetimes: Lifetimes,
     /// Half-open lifetimes; ids are the indices.
     buffers: Vec<Buffer>,
+    /// Gaps added, by buffer index, in half-open time (checked when the
+    /// problem is used).
+    gaps: Vec<(BufferIdx, Gap)>,
 }
 
 impl memplan_problem {
@@ -51,12 +54,40 @@ impl memplan_problem {
             .try_reserve_exact(self.buffers.len())
             .map_err(|_| out_of_memory(self.buffers.len()))?;
         buffers.extend(self.buffers.iter().cloned());
-        Problem::new(buffers, capacity).map_err(problem_failure)
+        let gaps = Gaps::new(buffers.len(), self.gaps.iter().copied())
+            .map_err(|e| problem_failure(e.into()))?;
+        Problem::new_with_gaps(buffers, gaps, capacity).map_err(problem_failure)
     }
 
     /// Number of buffers.
     pub(crate) fn len(&self) -> usize {
         self.buffers.len()
+    }
+
+    /// Records a gap of buffer `index` given in the problem's convention.
+    fn add_gap(
+        &mut self,
+        index: usize,
+        start: u64,
+        end: u64,
+        window: Option<(u64, u64)>,
+    ) -> Result<(), Failure> {
+        self.buffer_mut(index)?;
+        let (start, end) = self.lifetimes.to_half_open(start, end).ok_or_else(|| {
+            Failure::new(
+                MEMPLAN_ERROR_INVALID_PROBLEM,
+                format!(
+                    "buffer {index}: gap end {end} is the largest time; \
+                     it has no end in half-open time"
+                ),
+            )
+        })?;
+        self.gaps
+            .try_reserve(1)
+            .map_err(|_| out_of_memory(self.gaps.len() + 1))?;
+        self.gaps
+            .push((BufferIdx(index as u32), Gap { start, end, window }));
+        Ok(())
     }
 
     fn buffer_mut(&mut self, index: usize) -> Result<&mut Buffer, Failure> {
@@ -84,6 +115,7 @@ fn problem_failure(error: ProblemError) -> Failure {
             "buffers {} and {}: both fixed, they overlap in time and address",
             first.0, second.0
         ),
+        ProblemError::Gap { buffer, error, .. } => format!("buffer {}: {error}", buffer.0),
         _ => match error.buffer() {
             Some(b) => format!("buffer {}: {error}", b.0),
             None => error.to_string(),
@@ -125,6 +157,7 @@ pub unsafe extern "C" fn memplan_problem_new(
         let problem = memplan_problem {
             lifetimes: lifetimes(lifetimes_convention)?,
             buffers: Vec::new(),
+            gaps: Vec::new(),
         };
         // SAFETY: checked writable above.
         unsafe { write_out(out_problem, Box::into_raw(Box::new(problem)), "out_problem") }
@@ -257,6 +290,55 @@ pub unsafe extern "C" fn memplan_problem_set_fixed_offset(
         let problem = unsafe { from_mut_ptr(problem, "problem")? };
         problem.buffer_mut(index)?.fixed_offset = Some(offset);
         Ok(())
+    })
+}
+
+/// Adds a gap to buffer `index`'s lifetime: during (`start`, `end`), in the
+/// problem's lifetime convention, the buffer occupies no address
+/// (MiniMalloc's `gaps`, entry `start-end`). Buffers conflict only when,
+/// at some instant, what they occupy intersects. A gap must lie within the
+/// lifetime, be non-empty and not overlap another gap of the buffer;
+/// checked when the problem is used (`MEMPLAN_ERROR_INVALID_PROBLEM`).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+/// `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count),
+/// `MEMPLAN_ERROR_INVALID_PROBLEM` (an inclusive end of 2^64 - 1),
+/// `MEMPLAN_ERROR_OUT_OF_MEMORY`.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_add_gap(
+    problem: *mut memplan_problem,
+    index: usize,
+    start: u64,
+    end: u64,
+) -> memplan_status {
+    guard("memplan_problem_add_gap", || {
+        // SAFETY: the caller passes NULL or a problem of ours, to itself.
+        let problem = unsafe { from_mut_ptr(problem, "problem")? };
+        problem.add_gap(index, start, end, None)
+    })
+}
+
+/// Adds a gap with a window to buffer `index`'s lifetime: during (`start`,
+/// `end`), in the problem's lifetime convention, the buffer occupies only
+/// `[offset + window_start, offset + window_end)` of its range (MiniMalloc's
+/// `start-end@window_start:window_end`; e.g. a buffer that shrinks). Besides
+/// `memplan_problem_add_gap`'s rules, `window_start < window_end <= size`
+/// is checked when the problem is used.
+///
+/// Errors: as `memplan_problem_add_gap`.
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_add_gap_window(
+    problem: *mut memplan_problem,
+    index: usize,
+    start: u64,
+    end: u64,
+    window_start: u64,
+    window_end: u64,
+) -> memplan_status {
+    guard("memplan_problem_add_gap_window", || {
+        // SAFETY: the caller passes NULL or a problem of ours, to itself.
+        let problem = unsafe { from_mut_ptr(problem, "problem")? };
+        problem.add_gap(index, start, end, Some((window_start, window_end)))
     })
 }
 

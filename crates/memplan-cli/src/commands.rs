@@ -350,6 +350,18 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
     let last = b.iter().map(|x| x.end).max().unwrap_or(0);
     let fixed = b.iter().filter(|x| x.fixed_offset.is_some()).count();
     let aligned = b.iter().filter(|x| x.alignment > 1).count();
+    // Gaps: the buffers with some, their number, and the max load of the
+    // hulls (what a planner ignoring the gaps would face).
+    let gapped = problem
+        .indices()
+        .filter(|&i| !problem.gaps().of(i).is_empty())
+        .count();
+    let gaps = problem.gaps().count();
+    let hull_max_load = if problem.has_gaps() {
+        memplan::geometry::sweep::max_load(b)
+    } else {
+        max_load
+    };
     if args.json {
         println!(
             "{}",
@@ -363,6 +375,9 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
                 "time_end": last,
                 "fixed": fixed,
                 "aligned": aligned,
+                "gapped": gapped,
+                "gaps": gaps,
+                "hull_max_load": hull_max_load,
             })
         );
     } else {
@@ -373,6 +388,13 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
         println!("time           [{first}, {last}) half-open");
         println!("fixed          {fixed}");
         println!("aligned        {aligned}");
+        if gaps > 0 {
+            println!("gaps           {gaps} in {gapped} buffers");
+            println!(
+                "hull max load  {} ({hull_max_load} B, ignoring the gaps)",
+                bytes(hull_max_load)
+            );
+        }
     }
     Ok(())
 }

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use memplan::geometry::sweep::LoadProfile;
 use memplan::plan::read_plan;
+use memplan::BufferIdx;
 use memplan::{validate, Plan, Problem, Stats};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -178,12 +179,13 @@ const DARK: (f64, f64, f64) = (0x08 as f64, 0x45 as f64, 0x94 as f64);
 impl<'a> Figure<'a> {
     fn new(problem: &'a Problem, plan: &'a Plan, name: String) -> Self {
         let stats = Stats::new(problem, plan);
-        let profile = LoadProfile::new(problem.buffers());
+        let profile = problem.load_profile();
         let b = problem.buffers();
         let first = b.iter().map(|b| b.start).min().unwrap_or(0) as f64;
         let last = b.iter().map(|b| b.end).max().unwrap_or(1) as f64;
         let last = if last > first { last } else { first + 1.0 };
-        let top = (stats.makespan.max(stats.max_load).max(1) as f64) * 1.06;
+        // Whole units: the chart's axis and the pixel mapping agree.
+        let top = ((stats.makespan.max(stats.max_load).max(1) as f64) * 1.06).ceil();
         Figure {
             problem,
             plan,
@@ -374,32 +376,57 @@ impl<'a> Figure<'a> {
         Ok(())
     }
 
-    /// Every buffer as a rectangle, at least one pixel wide and high.
+    /// Every buffer as a rectangle, at least one pixel wide and high. A
+    /// buffer with gaps is first drawn hollow over its whole lifetime (an
+    /// outline and a light fill, below every buffer), then its occupied
+    /// pieces filled like other buffers.
     fn draw_buffers<DB: DrawingBackend>(
         &self,
         screen: &DrawingArea<DB, Shift>,
         px: &Pixels,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        for (i, (b, &offset)) in self
-            .problem
-            .buffers()
-            .iter()
-            .zip(self.plan.offsets())
-            .enumerate()
-        {
-            let x0 = px.x_of(b.start as f64);
-            let x1 = px.x_of(b.end as f64).max(x0 + 1);
-            let y1 = px.y_of(offset as f64);
-            let y0 = px.y_of(offset.saturating_add(b.size) as f64).min(y1 - 1);
-            let color = if b.fixed_offset.is_some() {
+        let problem = self.problem;
+        let color = |i: BufferIdx| {
+            if problem.buffer(i).fixed_offset.is_some() {
                 FIXED_COLOR
             } else {
-                BUFFER_COLORS[spread(i) % BUFFER_COLORS.len()]
-            };
-            screen.draw(&Rectangle::new([(x0, y0), (x1, y1)], color.filled()))?;
+                BUFFER_COLORS[spread(i.index()) % BUFFER_COLORS.len()]
+            }
+        };
+        // [x0, x1) × [y0, y1) in pixels (y downwards), at least 1 × 1.
+        let rect = |start: u64, end: u64, lo: u64, hi: u64| {
+            let x0 = px.x_of(start as f64);
+            let x1 = px.x_of(end as f64).max(x0 + 1);
+            let y1 = px.y_of(lo as f64);
+            let y0 = px.y_of(hi as f64).min(y1 - 1);
+            [(x0, y0), (x1, y1)]
+        };
+        let gapped = || {
+            problem
+                .indices()
+                .filter(|&i| !problem.gaps().of(i).is_empty())
+        };
+        for i in gapped() {
+            let (b, offset) = (problem.buffer(i), self.plan.offset(i));
+            let r = rect(b.start, b.end, offset, offset.saturating_add(b.size));
+            screen.draw(&Rectangle::new(r, lighter(color(i)).filled()))?;
+            screen.draw(&Rectangle::new(r, color(i).stroke_width(1)))?;
+        }
+        for i in problem.indices() {
+            let (b, offset) = (problem.buffer(i), self.plan.offset(i));
+            if !problem.gaps().of(i).is_empty() {
+                for p in problem.pieces(i) {
+                    let r = rect(p.start, p.end, offset + p.lo, offset + p.hi);
+                    screen.draw(&Rectangle::new(r, color(i).filled()))?;
+                }
+                continue;
+            }
+            let r = rect(b.start, b.end, offset, offset.saturating_add(b.size));
+            screen.draw(&Rectangle::new(r, color(i).filled()))?;
             // A white edge separates neighbours when there is room for it.
+            let [(x0, y0), (x1, y1)] = r;
             if x1 - x0 >= 4 && y1 - y0 >= 4 {
-                screen.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))?;
+                screen.draw(&Rectangle::new(r, WHITE.stroke_width(1)))?;
             }
         }
         Ok(())
@@ -463,6 +490,12 @@ enum Swatch {
     Line(RGBColor, bool),
 }
 
+/// `color` three quarters of the way to white: a buffer's idle stretches.
+fn lighter(color: RGBColor) -> RGBColor {
+    let mix = |c: u8| (u16::from(c) + 3 * 255).div_euclid(4) as u8;
+    RGBColor(mix(color.0), mix(color.1), mix(color.2))
+}
+
 /// Scatters buffer indices over the palette so that neighbours (often
 /// consecutive) get different colours.
 fn spread(i: usize) -> usize {
@@ -514,11 +547,38 @@ impl Coverage {
         let cell = f64::from(cell);
         let mut diff = vec![0.0f64; (w + 1) * (h + 1)];
         let stride = w + 1;
-        for (b, &offset) in problem.buffers().iter().zip(plan.offsets()) {
-            let cx0 = (px.fx(b.start as f64) - px.x.start) / cell;
-            let cx1 = (px.fx(b.end as f64) - px.x.start) / cell;
-            let cy0 = px.fy(offset as f64) / cell;
-            let cy1 = px.fy(offset.saturating_add(b.size) as f64) / cell;
+        // What each buffer occupies: its pieces with gaps, else its hull.
+        let spans = problem
+            .indices()
+            .zip(plan.offsets())
+            .flat_map(|(i, &offset)| {
+                let b = problem.buffer(i);
+                let hull = problem
+                    .gaps()
+                    .of(i)
+                    .is_empty()
+                    .then_some((b.start, b.end, 0, b.size));
+                let pieces = hull
+                    .is_none()
+                    .then(|| problem.pieces(i).map(|p| (p.start, p.end, p.lo, p.hi)))
+                    .into_iter()
+                    .flatten();
+                hull.into_iter()
+                    .chain(pieces)
+                    .map(move |(start, end, lo, hi)| {
+                        (
+                            start,
+                            end,
+                            offset.saturating_add(lo),
+                            offset.saturating_add(hi),
+                        )
+                    })
+            });
+        for (start, end, lo, hi) in spans {
+            let cx0 = (px.fx(start as f64) - px.x.start) / cell;
+            let cx1 = (px.fx(end as f64) - px.x.start) / cell;
+            let cy0 = px.fy(lo as f64) / cell;
+            let cy1 = px.fy(hi as f64) / cell;
             for (xa, xb, wx) in pieces(cx0, cx1, w).into_iter().flatten() {
                 for (ya, yb, wy) in pieces(cy0, cy1, h).into_iter().flatten() {
                     let v = wx * wy;

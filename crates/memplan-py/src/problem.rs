@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use memplan::generate::Kind;
-use memplan::{Buffer, Lifetimes, Problem, ProblemError};
+use memplan::{Buffer, BufferIdx, Gaps, Lifetimes, Problem, ProblemError};
 use numpy::PyArray1;
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-use pyo3::types::PyInt;
+use pyo3::types::{PyInt, PyTuple};
 
 use crate::errors::{argument_error, csv_error};
 use crate::input::{choice, column, lifetimes as parse_lifetimes, optional_column};
@@ -61,6 +61,8 @@ pub struct ProblemStats {
     aligned: usize,
     /// Buffers of size 0.
     zero_size: usize,
+    /// Gaps in lifetimes, over all buffers.
+    gaps: usize,
 }
 
 #[pymethods]
@@ -68,7 +70,7 @@ impl ProblemStats {
     fn __repr__(&self) -> String {
         format!(
             "ProblemStats(buffers={}, max_load={}, total_size={}, min_size={}, max_size={}, \
-             time_start={}, time_end={}, fixed={}, aligned={}, zero_size={})",
+             time_start={}, time_end={}, fixed={}, aligned={}, zero_size={}, gaps={})",
             self.buffers,
             self.max_load,
             self.total_size,
@@ -78,7 +80,8 @@ impl ProblemStats {
             self.time_end,
             self.fixed,
             self.aligned,
-            self.zero_size
+            self.zero_size,
+            self.gaps
         )
     }
 }
@@ -118,6 +121,65 @@ fn alignments(py: Python<'_>, ob: Option<&Bound<'_, PyAny>>, n: usize) -> PyResu
     }
 }
 
+/// The `gaps` argument: one item per buffer, `None` (no gaps), a string in
+/// the CSV column's syntax (`"3-5 7-9@0:4"`), or a sequence of `(lo, hi)`
+/// and `(lo, hi, wlo, whi)` tuples; times in the problem's semantics.
+/// Errors name `gaps` and the buffer index.
+fn gaps_column(
+    py: Python<'_>,
+    ob: &Bound<'_, PyAny>,
+    buffers: &[Buffer],
+    starts: &[u64],
+    ends: &[u64],
+    semantics: Lifetimes,
+) -> PyResult<Gaps> {
+    let mut pairs = Vec::new();
+    let mut count = 0;
+    for (i, item) in ob.try_iter()?.enumerate() {
+        let item = item?;
+        count += 1;
+        let Some(buffer) = buffers.get(i) else {
+            continue;
+        };
+        let bad = |message: String| argument_error(py, "gaps", Some(i), message);
+        let text = if item.is_none() {
+            continue;
+        } else if let Ok(text) = item.extract::<String>() {
+            text
+        } else {
+            let mut entries = Vec::new();
+            for entry in item.try_iter().map_err(|_| {
+                bad("expected None, a string like \"3-5 7-9@0:4\" or a list of tuples".into())
+            })? {
+                let entry = entry?;
+                let values: Vec<u64> = entry.extract().map_err(|_| {
+                    bad(format!(
+                        "expected a (lo, hi) or (lo, hi, wlo, whi) tuple of non-negative integers, got {}",
+                        entry.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+                    ))
+                })?;
+                match values[..] {
+                    [lo, hi] => entries.push(format!("{lo}-{hi}")),
+                    [lo, hi, wlo, whi] => entries.push(format!("{lo}-{hi}@{wlo}:{whi}")),
+                    _ => {
+                        return Err(bad(format!(
+                            "expected a (lo, hi) or (lo, hi, wlo, whi) tuple, got {} values",
+                            values.len()
+                        )))
+                    }
+                }
+            }
+            entries.join(" ")
+        };
+        let gaps =
+            memplan::problem::parse_gaps(text.as_bytes(), buffer, (starts[i], ends[i]), semantics)
+                .map_err(|kind| bad(kind.to_string()))?;
+        pairs.extend(gaps.into_iter().map(|g| (BufferIdx::new(i), g)));
+    }
+    check_len(py, "gaps", count, buffers.len())?;
+    Gaps::new(buffers.len(), pairs).map_err(|e| problem_error(py, e.into()))
+}
+
 /// Turns a [`ProblemError`] into an `InputError` naming the argument and
 /// buffer index.
 fn problem_error(py: Python<'_>, e: ProblemError) -> PyErr {
@@ -126,6 +188,9 @@ fn problem_error(py: Python<'_>, e: ProblemError) -> PyErr {
         ProblemError::EmptyLifetime { .. } => "ends",
         ProblemError::ZeroAlignment(_) => "alignments",
         ProblemError::DuplicateId { .. } => "ids",
+        ProblemError::Gap { .. }
+        | ProblemError::GapTable(_)
+        | ProblemError::GapTableSize { .. } => "gaps",
         _ => "offsets",
     };
     let index = e.buffer().map(|b| b.index());
@@ -175,7 +240,7 @@ impl PyProblem {
     /// Builds a problem from parallel arrays (lists or NumPy integer
     /// arrays, read in place). See `memplan.solve` for the arguments.
     #[new]
-    #[pyo3(signature = (sizes, starts, ends, *, alignments=None, offsets=None, ids=None, capacity=None, lifetimes="half-open"))]
+    #[pyo3(signature = (sizes, starts, ends, *, alignments=None, offsets=None, ids=None, capacity=None, lifetimes="half-open", gaps=None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
@@ -187,6 +252,7 @@ impl PyProblem {
         ids: Option<&Bound<'_, PyAny>>,
         capacity: Option<u64>,
         lifetimes: &str,
+        gaps: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let semantics = parse_lifetimes(py, lifetimes)?;
         let sizes = column(py, sizes, "sizes")?;
@@ -250,7 +316,12 @@ impl PyProblem {
                 fixed_offset: offsets[i],
             });
         }
-        let problem = Problem::new(buffers, capacity).map_err(|e| problem_error(py, e))?;
+        let gaps = match gaps {
+            Some(ob) => gaps_column(py, ob, &buffers, &starts, &ends, semantics)?,
+            None => Gaps::default(),
+        };
+        let problem =
+            Problem::new_with_gaps(buffers, gaps, capacity).map_err(|e| problem_error(py, e))?;
         Ok(PyProblem::new(problem, semantics))
     }
 
@@ -354,6 +425,30 @@ impl PyProblem {
         self.column(py, |b| b.alignment)
     }
 
+    /// The gaps of each buffer, in the problem's semantics: a list per
+    /// buffer of `(lo, hi)` (idle) or `(lo, hi, wlo, whi)` (only
+    /// `[offset + wlo, offset + whi)` occupied) tuples.
+    #[getter]
+    fn gaps<'py>(&self, py: Python<'py>) -> PyResult<Vec<Vec<Bound<'py, PyTuple>>>> {
+        self.problem
+            .indices()
+            .map(|i| {
+                self.problem
+                    .gaps()
+                    .of(i)
+                    .iter()
+                    .map(|g| {
+                        let (lo, hi) = self.lifetimes.from_half_open(g.start, g.end);
+                        match g.window {
+                            Some((wlo, whi)) => PyTuple::new(py, [lo, hi, wlo, whi]),
+                            None => PyTuple::new(py, [lo, hi]),
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Fixed offsets (`None` for a free buffer).
     #[getter]
     fn fixed_offsets(&self) -> Vec<Option<u64>> {
@@ -386,6 +481,7 @@ impl PyProblem {
             fixed: b.iter().filter(|x| x.fixed_offset.is_some()).count(),
             aligned: b.iter().filter(|x| x.alignment > 1).count(),
             zero_size: b.iter().filter(|x| x.size == 0).count(),
+            gaps: self.problem.gaps().count(),
         }
     }
 

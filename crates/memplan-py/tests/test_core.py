@@ -373,3 +373,52 @@ def test_docstring_examples():
 
     result = doctest.testmod(memplan)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_gaps_let_buffers_share_addresses(tmp_path: Path):
+    # `saved` is idle during [3, 7): `tmp` fits in its addresses; `shrink`
+    # keeps only [0, 2) of its 6 bytes during [12, 16): `late` sits on it.
+    sizes, starts, ends = [4, 4, 6, 4], [0, 3, 10, 12], [10, 7, 16, 16]
+    gaps = ["3-7", None, [(12, 16, 0, 2)], []]
+    p = memplan.Problem(sizes, starts, ends, gaps=gaps, ids=["saved", "tmp", "shrink", "late"])
+    assert p.gaps == [[(3, 7)], [], [(12, 16, 0, 2)], []]
+    assert p.max_load == 6 and p.stats().gaps == 2
+    assert memplan.Problem(sizes, starts, ends).max_load == 10
+    for solver in ("auto", "greedy", "search"):
+        r = memplan.solve(sizes, starts, ends, gaps=gaps, solver=solver)
+        assert (r.makespan, r.optimal) == (6, True), solver
+        p.validate(r.offsets)
+    for solver in ("boxing", "tela"):
+        r = p.solve(solver=solver)
+        assert r.makespan >= 10 and r.lower_bound == 6, solver
+        p.validate(r.offsets)
+    p.validate([0, 0, 0, 2])
+    with pytest.raises(memplan.InvalidPlan) as info:
+        p.validate([0, 0, 0, 1])
+    assert info.value.buffers == [2, 3]
+    # The gaps round-trip through CSV, in the problem's semantics.
+    path = tmp_path / "gaps.csv"
+    p.to_csv(path)
+    assert path.read_text().splitlines()[:2] == ["id,lower,upper,size,gaps", "saved,0,10,4,3-7"]
+    assert memplan.Problem.from_csv(path).gaps == p.gaps
+    q = memplan.Problem([4, 4], [0, 3], [9, 6], gaps=[[(3, 6)], None], lifetimes="inclusive")
+    assert q.gaps == [[(3, 6)], []] and q.max_load == 4
+
+
+@pytest.mark.parametrize(
+    "gaps, message",
+    [
+        (["1-4", None], "gaps[0]: gap `1-4` is outside the lifetime 2-10"),
+        ([None, "3-x"], "gaps[1]: gap `3-x`: expected `lo-hi` or `lo-hi@wlo:whi`"),
+        ([[(3, 5, 0, 9)], None], "gaps[0]: gap `3-5@0:9`: the window must satisfy"),
+        ([[(3, 6), (5, 8)], None], "gaps[0]: gaps `3-6` and `5-8` overlap"),
+        ([[(3,)], None], "gaps[0]: expected a (lo, hi) or (lo, hi, wlo, whi) tuple, got 1 values"),
+        ([5, None], "gaps[0]: expected None, a string"),
+        (["3-4"], "gaps: has 1 values, `sizes` has 2"),
+    ],
+)
+def test_bad_gaps_name_the_buffer(gaps, message):
+    with pytest.raises(memplan.InputError) as info:
+        memplan.Problem([8, 4], [2, 0], [10, 4], gaps=gaps)
+    assert message in str(info.value)
+    assert info.value.field == "gaps"

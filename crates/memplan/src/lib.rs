@@ -29,7 +29,8 @@
 //! - [`problem`]: buffers, lifetimes, the problem and its CSV reader;
 //! - [`plan`](mod@plan): offsets, the independent validator, statistics, plan CSV I/O;
 //! - [`geometry`]: alignment and fitting, event sweeps (max load, load
-//!   profile, time groups, sections), indexes of placed buffers;
+//!   profile, time groups, sections), indexes of placed buffers, lifetimes
+//!   with gaps ([`geometry::gaps`]: MiniMalloc's `gaps` column, pieces);
 //! - [`solver`]: the common solver interface (deadlines, work budgets,
 //!   solutions, errors) and zero-size buffers set aside before solving;
 //! - [`solvers`]: [`greedy`](solvers::greedy) (sort + first-fit / best-fit
@@ -64,6 +65,7 @@ mod testutil;
 pub mod transform;
 
 pub use buffer::BufferIdx;
+pub use geometry::gaps::{Gap, Gaps};
 pub use plan::{validate, Plan, PlanError, Stats};
 pub use problem::{Buffer, InputError, Lifetimes, Problem, ProblemError};
 pub use solver::{NotFoundReason, Progress, Solution, SolveError, SolveOptions, Solver, Stopped};

@@ -9,6 +9,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::buffer::BufferIdx;
+use crate::geometry::gaps::{Gap, Gaps};
 use crate::problem::{Buffer, Problem, ProblemError};
 
 /// A transformation of a problem.
@@ -37,9 +38,19 @@ impl Transform {
         }
     }
 
-    /// The transformed problem; fails only when scaling overflows.
+    /// The transformed problem (gaps follow their buffers); fails only
+    /// when scaling overflows.
     pub fn apply(self, problem: &Problem) -> Result<Problem, ProblemError> {
         let mut buffers: Vec<Buffer> = problem.buffers().to_vec();
+        // One list per buffer, only when there are gaps.
+        let mut gaps: Vec<Vec<Gap>> = if problem.has_gaps() {
+            problem
+                .indices()
+                .map(|i| problem.gaps().of(i).to_vec())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut capacity = problem.capacity;
         match self {
             Transform::Reverse => {
@@ -48,9 +59,21 @@ impl Transform {
                 for b in &mut buffers {
                     (b.start, b.end) = (t0 + t1 - b.end, t0 + t1 - b.start);
                 }
+                for g in gaps.iter_mut().flatten() {
+                    (g.start, g.end) = (t0 + t1 - g.end, t0 + t1 - g.start);
+                }
             }
             Transform::Shuffle(seed) => {
-                buffers.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+                // The same permutation as shuffling the buffers themselves.
+                let mut order: Vec<usize> = (0..buffers.len()).collect();
+                order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+                buffers = order.iter().map(|&i| buffers[i].clone()).collect();
+                if !gaps.is_empty() {
+                    gaps = order
+                        .iter()
+                        .map(|&i| std::mem::take(&mut gaps[i]))
+                        .collect();
+                }
             }
             Transform::Rename => {
                 // A bijection on 0..n: i -> (a i + c) mod n with a coprime to n.
@@ -69,12 +92,18 @@ impl Transform {
                         *o = o.checked_mul(k).ok_or_else(|| overflow(i))?;
                     }
                 }
+                for (i, list) in gaps.iter_mut().enumerate() {
+                    for w in list.iter_mut().filter_map(|g| g.window.as_mut()) {
+                        w.0 = w.0.checked_mul(k).ok_or_else(|| overflow(i))?;
+                        w.1 = w.1.checked_mul(k).ok_or_else(|| overflow(i))?;
+                    }
+                }
                 capacity = capacity
                     .map(|c| c.checked_mul(k).ok_or_else(|| overflow(0)))
                     .transpose()?;
             }
         }
-        Problem::new(buffers, capacity)
+        Problem::new_with_gaps(buffers, Gaps::from_lists(&gaps)?, capacity)
     }
 }
 
@@ -91,6 +120,42 @@ mod tests {
     use super::*;
     use crate::generate::{generate, Kind};
     use crate::plan::{validate, Plan};
+
+    #[test]
+    fn gaps_follow_their_buffers() {
+        let p = crate::problem::read_problem_from(
+            b"id,lower,upper,size,gaps\nsaved,0,10,4,3-7\ntmp,3,7,4,\nshrink,10,16,6,12-16@0:2\nlate,12,16,4,\n",
+            std::path::Path::new("gaps.csv"),
+            crate::Lifetimes::HalfOpen,
+        )
+        .unwrap();
+        let plan = Plan::from_offsets(vec![0, 0, 0, 2]);
+        validate(&p, &plan).unwrap();
+        for t in [Transform::Reverse, Transform::Rename] {
+            let q = t.apply(&p).unwrap();
+            assert_eq!(q.max_load(), 6, "{t:?}");
+            validate(&q, &plan).unwrap();
+        }
+        assert_eq!(
+            Transform::Reverse
+                .apply(&p)
+                .unwrap()
+                .gaps()
+                .of(BufferIdx(2)),
+            [Gap::windowed(0, 4, 0, 2)]
+        );
+        let q = Transform::Scale(3).apply(&p).unwrap();
+        assert_eq!(q.max_load(), 18);
+        validate(&q, &Plan::from_offsets(vec![0, 0, 0, 6])).unwrap();
+        let q = Transform::Shuffle(1).apply(&p).unwrap();
+        let offsets = q
+            .buffers()
+            .iter()
+            .map(|b| if b.id == "late" { 2 } else { 0 })
+            .collect();
+        validate(&q, &Plan::from_offsets(offsets)).unwrap();
+        assert_eq!(q.gaps().count(), 2);
+    }
 
     #[test]
     fn transformed_copies_keep_the_known_plan() {

@@ -342,3 +342,92 @@ fn zero_size_buffers_are_planned() {
     let status = unsafe { memplan_validate(p.0, s.offsets.as_ptr(), s.offsets.len()) };
     assert_eq!(status, MEMPLAN_OK, "{}", last_error());
 }
+
+#[test]
+fn gaps_let_buffers_share_addresses() {
+    // examples/gaps.csv: `saved` idle during [3, 7), `shrink` keeping only
+    // [0, 2) of its range during [12, 16).
+    let spec = [(4, 0, 10), (4, 3, 5), (4, 5, 7), (6, 10, 16), (4, 12, 16)];
+    let p = problem(MEMPLAN_LIFETIMES_HALF_OPEN, &spec);
+    assert_eq!(max_load(&p), 10, "the hulls");
+    // SAFETY: a live problem of ours.
+    unsafe {
+        assert_eq!(memplan_problem_add_gap(p.0, 0, 3, 7), MEMPLAN_OK);
+        assert_eq!(
+            memplan_problem_add_gap_window(p.0, 3, 12, 16, 0, 2),
+            MEMPLAN_OK
+        );
+    }
+    assert_eq!(max_load(&p), 6);
+    let library = planner::problem::read_problem_from(
+        include_bytes!("../../../../examples/gaps.csv"),
+        std::path::Path::new("gaps.csv"),
+        planner::Lifetimes::HalfOpen,
+    )
+    .unwrap();
+    for (solver, makespan) in [("greedy", Some(6)), ("auto", Some(6)), ("boxing", None)] {
+        let s = super::solve(&p, &Options::new(solver, Some(0.5)))
+            .unwrap()
+            .read();
+        let plan = planner::Plan::from_offsets(s.offsets.clone());
+        planner::validate(&library, &plan).unwrap();
+        assert_eq!(s.max_load, 6, "{solver}");
+        assert_eq!(s.lower_bound, 6, "{solver}");
+        if let Some(m) = makespan {
+            assert_eq!(s.makespan, m, "{solver}");
+            assert!(s.optimal, "{solver}");
+        } else {
+            assert!(s.makespan >= 10, "{solver}: plans the hulls");
+        }
+    }
+}
+
+#[test]
+fn bad_gaps_are_named_by_buffer_index() {
+    let gapped = |add: &dyn Fn(*mut memplan_problem) -> memplan_status| {
+        let p = problem(MEMPLAN_LIFETIMES_HALF_OPEN, &[(8, 0, 10), (4, 2, 6)]);
+        assert_eq!(add(p.0), MEMPLAN_OK, "{}", last_error());
+        check(&p)
+    };
+    // SAFETY (each closure): a live problem of ours.
+    expect_error(
+        gapped(&|p| unsafe { memplan_problem_add_gap(p, 1, 1, 4) }),
+        MEMPLAN_ERROR_INVALID_PROBLEM,
+        &["buffer 1", "outside the lifetime [2, 6)"],
+    );
+    expect_error(
+        gapped(&|p| unsafe { memplan_problem_add_gap_window(p, 0, 1, 4, 2, 9) }),
+        MEMPLAN_ERROR_INVALID_PROBLEM,
+        &["buffer 0", "window 2:9"],
+    );
+    expect_error(
+        gapped(&|p| unsafe {
+            memplan_problem_add_gap(p, 0, 1, 4);
+            memplan_problem_add_gap(p, 0, 3, 5)
+        }),
+        MEMPLAN_ERROR_INVALID_PROBLEM,
+        &["buffer 0", "overlap"],
+    );
+    let p = problem(MEMPLAN_LIFETIMES_INCLUSIVE, &[(8, 0, 10)]);
+    // SAFETY: a live problem of ours, then NULL.
+    unsafe {
+        expect_error(
+            memplan_problem_add_gap(p.0, 1, 1, 4),
+            MEMPLAN_ERROR_OUT_OF_RANGE,
+            &["memplan_problem_add_gap", "buffer index 1"],
+        );
+        expect_error(
+            memplan_problem_add_gap(p.0, 0, 1, u64::MAX),
+            MEMPLAN_ERROR_INVALID_PROBLEM,
+            &["buffer 0", "gap end"],
+        );
+        expect_error(
+            memplan_problem_add_gap_window(null_mut(), 0, 1, 4, 0, 1),
+            MEMPLAN_ERROR_NULL_POINTER,
+            &["`problem`"],
+        );
+        // Inclusive: [1, 10] holds the gap 4-10.
+        assert_eq!(memplan_problem_add_gap(p.0, 0, 4, 10), MEMPLAN_OK);
+    }
+    assert_eq!(check(&p), MEMPLAN_OK);
+}

@@ -67,6 +67,7 @@ def solve(
     ids: Optional[Sequence[str]] = None,
     capacity: Optional[int] = None,
     lifetimes: str = "half-open",
+    gaps: Optional[Sequence[Any]] = None,
     solver: str = "auto",
     time_limit: Optional[float] = 1.0,
     seed: int = 0,
@@ -86,6 +87,13 @@ def solve(
         ids: names used in messages and CSV files (default: the index).
         capacity: the plan must fit in this many bytes; without it the
             makespan is minimised. :class:`NotFound` when no plan fits.
+        gaps: idle stretches inside lifetimes (MiniMalloc's ``gaps``), one
+            item per buffer: ``None``, a string in the CSV column's syntax
+            (``"3-5 7-9@0:4"``), or a list of ``(lo, hi)`` (the buffer
+            occupies no address) and ``(lo, hi, wlo, whi)`` (only
+            ``[offset + wlo, offset + whi)``) tuples, times read per
+            ``lifetimes``. Buffers conflict only when, at some instant,
+            what they occupy intersects.
         solver: one of :data:`SOLVERS`.
         time_limit: seconds (``None``: no limit; ``auto`` then uses a 30 s
             safety cap; ``0`` with ``auto``: the greedy variants only).
@@ -120,5 +128,6 @@ def solve(
         ids=ids,
         capacity=capacity,
         lifetimes=lifetimes,
+        gaps=gaps,
     )
     return problem.solve(solver=solver, time_limit=time_limit, seed=seed, **options)

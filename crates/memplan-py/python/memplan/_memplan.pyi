@@ -1,7 +1,7 @@
 """Type stubs of memplan's native module (re-exported by ``memplan``)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Optional, Sequence, Union, final
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,8 @@ class ProblemStats:
     def aligned(self) -> int: ...
     @property
     def zero_size(self) -> int: ...
+    @property
+    def gaps(self) -> int: ...
 
 @final
 class PlanStats:
@@ -68,6 +70,7 @@ class Problem:
         ids: Optional[Sequence[str]] = None,
         capacity: Optional[int] = None,
         lifetimes: str = "half-open",
+        gaps: Optional[Sequence[Any]] = None,
     ) -> Problem: ...
     @staticmethod
     def from_csv(
@@ -118,6 +121,8 @@ class Problem:
     def alignments(self) -> npt.NDArray[np.uint64]: ...
     @property
     def fixed_offsets(self) -> List[Optional[int]]: ...
+    @property
+    def gaps(self) -> List[List[Tuple[int, ...]]]: ...
     @property
     def max_load(self) -> int: ...
 

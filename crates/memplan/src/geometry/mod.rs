@@ -5,9 +5,12 @@
 //! - [`sweep`]: event traversal (max load, load profile, time groups,
 //!   sections, contention);
 //! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the
-//!   fitting step.
+//!   fitting step;
+//! - [`gaps`]: lifetimes with gaps (MiniMalloc's `gaps` column): the
+//!   side table, pieces, what pieces forbid, the gapped max load.
 
 pub mod fit;
+pub mod gaps;
 pub mod occupancy;
 pub mod overlap;
 pub mod sweep;

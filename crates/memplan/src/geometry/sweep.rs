@@ -16,8 +16,20 @@ pub fn max_load(buffers: &[Buffer]) -> u64 {
         v
     };
     let (starts, ends) = rayon::join(|| sorted(|b| b.start), || sorted(|b| b.end));
+    max_of_sorted(&starts, &ends)
+}
+
+/// The highest sum of widths present at one instant, given `(time,
+/// width)` allocation and free events (in any order; half-open: frees
+/// first at equal times). The max load of pieces ([`super::gaps`]).
+pub fn max_load_of_events(mut starts: Vec<(u64, u64)>, mut ends: Vec<(u64, u64)>) -> u64 {
+    rayon::join(|| starts.par_sort_unstable(), || ends.par_sort_unstable());
+    max_of_sorted(&starts, &ends)
+}
+
+fn max_of_sorted(starts: &[(u64, u64)], ends: &[(u64, u64)]) -> u64 {
     let (mut load, mut max, mut j) = (0u64, 0u64, 0usize);
-    for &(t, size) in &starts {
+    for &(t, size) in starts {
         while j < ends.len() && ends[j].0 <= t {
             load -= ends[j].1;
             j += 1;
@@ -43,17 +55,22 @@ pub struct LoadProfile {
 impl LoadProfile {
     /// Builds the profile in O(n log n).
     pub fn new(buffers: &[Buffer]) -> Self {
-        let mut times: Vec<u64> = Vec::with_capacity(buffers.len() * 2);
-        for b in buffers {
-            times.push(b.start);
-            times.push(b.end);
+        Self::of_spans(buffers.iter().map(|b| (b.start, b.end, b.size)))
+    }
+
+    /// The profile of `(start, end, width)` spans, in O(n log n).
+    pub fn of_spans(spans: impl Iterator<Item = (u64, u64, u64)> + Clone) -> Self {
+        let mut times: Vec<u64> = Vec::with_capacity(spans.size_hint().0 * 2);
+        for (start, end, _) in spans.clone() {
+            times.push(start);
+            times.push(end);
         }
         times.par_sort_unstable();
         times.dedup();
         let mut delta = vec![0i128; times.len()];
-        for b in buffers {
-            delta[segment_of(&times, b.start)] += i128::from(b.size);
-            delta[segment_of(&times, b.end)] -= i128::from(b.size);
+        for (start, end, width) in spans {
+            delta[segment_of(&times, start)] += i128::from(width);
+            delta[segment_of(&times, end)] -= i128::from(width);
         }
         let mut loads = Vec::with_capacity(times.len().saturating_sub(1));
         let mut load: i128 = 0;

@@ -8,9 +8,10 @@ use crate::problem::read::{check_lines, csv_line, csv_reader, parse_u64, read_fi
 use crate::problem::write::write_rows;
 use crate::problem::{InputError, InputErrorKind, Lifetimes, Problem};
 
-/// Writes `plan` as CSV: `id,lower,upper,size[,alignment],offset`, with the
-/// time columns converted back to `lifetimes`. The alignment column is
-/// written when any buffer has an alignment other than 1.
+/// Writes `plan` as CSV: `id,lower,upper,size[,alignment][,gaps],offset`,
+/// with the time columns converted back to `lifetimes`. The alignment
+/// column is written when any buffer has an alignment other than 1, the
+/// gaps column when any buffer has a gap.
 pub fn write_plan<W: Write>(
     out: W,
     problem: &Problem,

@@ -39,7 +39,8 @@ pub enum PlanError {
 
 /// Checks that `plan` is a valid placement of `problem`: one offset per
 /// buffer, alignments and fixed offsets kept, everything within the capacity
-/// (if any), and no two buffers alive at the same time sharing an address.
+/// (if any), and no two buffers sharing an address at the same instant
+/// (with gaps: no two [pieces](crate::geometry::gaps::pieces) of different buffers).
 pub fn validate(problem: &Problem, plan: &Plan) -> Result<(), PlanError> {
     let buffers = problem.buffers();
     if plan.offsets().len() != buffers.len() {
@@ -83,7 +84,7 @@ pub fn validate(problem: &Problem, plan: &Plan) -> Result<(), PlanError> {
         .iter()
         .enumerate()
         .map(|(i, &o)| (BufferIdx::new(i), o));
-    match first_overlap(buffers, placed) {
+    match first_overlap(buffers, problem.gaps(), placed) {
         None => Ok(()),
         Some((a, b)) => {
             let (first, second) = if a < b { (a, b) } else { (b, a) };

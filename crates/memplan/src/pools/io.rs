@@ -179,6 +179,13 @@ pub fn read_pool_problem_from(
         column: field.map(|f| columns.name(f)),
         kind: Box::new(kind),
     };
+    if columns.get(Field::Gaps).is_some() {
+        return Err(at(
+            Some(1),
+            Some(Field::Gaps),
+            InputErrorKind::GapsWithPools,
+        ));
+    }
     let by_name: FxHashMap<&str, PoolIdx> = pools
         .iter()
         .enumerate()
@@ -554,7 +561,7 @@ mod tests {
             read("id,pool,offset\na,sram,0\nb,hbm,0\n"),
             "plan.csv:3: column `pool`: unknown pool `hbm` (pools: `sram`, `dram`)"
         );
-        assert_eq!(read("id,offset\na,0\n"), "plan.csv:1: missing required column `pool` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, pool)");
+        assert_eq!(read("id,offset\na,0\n"), "plan.csv:1: missing required column `pool` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, gaps, pool)");
         assert_eq!(
             read("id,pool,offset\na,sram,0\n"),
             "plan.csv: no offset for buffer `b`"

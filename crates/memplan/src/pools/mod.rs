@@ -367,7 +367,11 @@ impl PoolProblem {
             let buffer = self.buffer(b);
             buffer.fixed_offset.map(|o| (b, o))
         });
-        if let Some((a, b)) = crate::geometry::overlap::first_overlap(&self.buffers, fixed) {
+        if let Some((a, b)) = crate::geometry::overlap::first_overlap(
+            &self.buffers,
+            &crate::geometry::gaps::Gaps::default(),
+            fixed,
+        ) {
             let (first, second) = if a < b { (a, b) } else { (b, a) };
             return Err(PoolProblemError::FixedOverlap {
                 first,

@@ -6,11 +6,12 @@ pub(crate) mod write;
 
 use rayon::prelude::*;
 
-pub use read::{read_problem, read_problem_from, InputError, InputErrorKind};
+pub use read::{parse_gaps, read_problem, read_problem_from, InputError, InputErrorKind};
 pub use write::write_problem;
 
 pub use crate::buffer::Buffer;
 use crate::buffer::BufferIdx;
+use crate::geometry::gaps::{GapError, GapTableError, Gaps, Pieces};
 use crate::quote::quoted;
 
 /// How the two time columns of an input are read. All are converted to the
@@ -99,6 +100,22 @@ pub enum ProblemError {
         "sizes (with alignment padding and fixed offsets) sum past 2^64: addresses could overflow"
     )]
     SizeSumOverflow(BufferIdx),
+    #[error("{0}")]
+    GapTable(GapTableError),
+    #[error("the gap table has rows for {rows} buffers, the problem has {buffers}")]
+    GapTableSize { rows: usize, buffers: usize },
+    #[error("buffer `{}`: {error}", quoted(.id))]
+    Gap {
+        buffer: BufferIdx,
+        id: String,
+        error: GapError,
+    },
+}
+
+impl From<GapTableError> for ProblemError {
+    fn from(e: GapTableError) -> Self {
+        ProblemError::GapTable(e)
+    }
 }
 
 impl ProblemError {
@@ -106,8 +123,12 @@ impl ProblemError {
     pub fn buffer(&self) -> Option<BufferIdx> {
         use ProblemError::*;
         match self {
-            TooManyBuffers(_) => None,
+            TooManyBuffers(_) | GapTableSize { .. } => None,
             ZeroAlignment(b) | SizeSumOverflow(b) => Some(*b),
+            GapTable(GapTableError::UnknownBuffer { buffer, .. }) | Gap { buffer, .. } => {
+                Some(*buffer)
+            }
+            GapTable(GapTableError::TooManyGaps(_)) => None,
             EmptyLifetime { buffer, .. }
             | MisalignedOffset { buffer, .. }
             | FixedEndOverflow { buffer, .. } => Some(*buffer),
@@ -118,9 +139,12 @@ impl ProblemError {
 
 /// A DSA instance: buffers plus an optional capacity (the address-space size
 /// a plan must fit in). Without a capacity, solvers minimise the makespan.
+/// Buffers may have [gaps](crate::geometry::gaps) (kept beside them, in a table that
+/// is empty without any).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Problem {
     buffers: Vec<Buffer>,
+    gaps: Gaps,
     /// Hard limit on the makespan, if any.
     pub capacity: Option<u64>,
 }
@@ -131,19 +155,99 @@ impl Problem {
     /// the highest fixed end plus the sum of `size + alignment - 1` fits in a
     /// `u64`.
     pub fn new(buffers: Vec<Buffer>, capacity: Option<u64>) -> Result<Self, ProblemError> {
+        Self::new_with_gaps(buffers, Gaps::default(), capacity)
+    }
+
+    /// [`Problem::new`] with gaps in the buffers' lifetimes: each buffer's
+    /// gaps are also checked ([`crate::geometry::gaps::check_gaps`]), and fixed
+    /// buffers may overlap in their hulls as long as their pieces do not.
+    pub fn new_with_gaps(
+        buffers: Vec<Buffer>,
+        gaps: Gaps,
+        capacity: Option<u64>,
+    ) -> Result<Self, ProblemError> {
         if buffers.len() >= u32::MAX as usize {
             return Err(ProblemError::TooManyBuffers(buffers.len()));
         }
         check_buffers(&buffers)?;
+        if !gaps.is_empty() {
+            if gaps.rows() != buffers.len() {
+                return Err(ProblemError::GapTableSize {
+                    rows: gaps.rows(),
+                    buffers: buffers.len(),
+                });
+            }
+            for (i, b) in buffers.iter().enumerate() {
+                let idx = BufferIdx::new(i);
+                crate::geometry::gaps::check_gaps(b, gaps.of(idx)).map_err(|error| {
+                    ProblemError::Gap {
+                        buffer: idx,
+                        id: b.id.clone(),
+                        error,
+                    }
+                })?;
+            }
+        }
         check_ids(&buffers)?;
-        check_fixed(&buffers)?;
-        Ok(Problem { buffers, capacity })
+        check_fixed(&buffers, &gaps)?;
+        Ok(Problem {
+            buffers,
+            gaps,
+            capacity,
+        })
     }
 
     /// A problem from buffers already known to satisfy [`Problem::new`]'s
-    /// checks (e.g. a subset of a problem's buffers).
+    /// checks (e.g. a subset of a problem's buffers), without gaps.
     pub(crate) fn from_valid(buffers: Vec<Buffer>, capacity: Option<u64>) -> Self {
-        Problem { buffers, capacity }
+        Problem {
+            buffers,
+            gaps: Gaps::default(),
+            capacity,
+        }
+    }
+
+    /// [`Problem::from_valid`] with gaps already checked for `buffers`.
+    pub(crate) fn from_valid_with_gaps(
+        buffers: Vec<Buffer>,
+        gaps: Gaps,
+        capacity: Option<u64>,
+    ) -> Self {
+        Problem {
+            buffers,
+            gaps,
+            capacity,
+        }
+    }
+
+    /// The gaps of every buffer (empty when none has any).
+    #[inline]
+    pub fn gaps(&self) -> &Gaps {
+        &self.gaps
+    }
+
+    /// True when some buffer has a gap.
+    #[inline]
+    pub fn has_gaps(&self) -> bool {
+        !self.gaps.is_empty()
+    }
+
+    /// The load over time: with gaps, of the widths of the pieces present
+    /// at each instant.
+    pub fn load_profile(&self) -> crate::geometry::sweep::LoadProfile {
+        use crate::geometry::sweep::LoadProfile;
+        if !self.has_gaps() {
+            return LoadProfile::new(&self.buffers);
+        }
+        LoadProfile::of_spans(
+            self.indices()
+                .flat_map(|b| self.pieces(b).map(|p| (p.start, p.end, p.hi - p.lo))),
+        )
+    }
+
+    /// What buffer `b` occupies over time ([`crate::geometry::gaps::pieces`]).
+    pub fn pieces(&self, b: BufferIdx) -> Pieces<'_> {
+        crate::geometry::gaps::pieces(self.buffer(b), self.gaps.of(b))
     }
 
     /// The buffers, indexed by [`BufferIdx`].
@@ -193,7 +297,7 @@ impl Problem {
 
     /// A common divisor of every offset of a plan pushed down as far as it
     /// goes (0 for an empty problem): the greatest common divisor of every
-    /// size and fixed offset, lowered until each alignment divides it or is
+    /// size, fixed offset and gap window bound, lowered until each alignment divides it or is
     /// a multiple of it. The optimal makespan is a multiple of it, so
     /// capacities can be rounded down to one.
     pub fn granularity(&self) -> u64 {
@@ -207,6 +311,12 @@ impl Problem {
             let g = gcd(g, b.size);
             b.fixed_offset.map_or(g, |o| gcd(g, o))
         });
+        // Windows of gaps: a plan pushed down may rest on their bounds.
+        g = self
+            .gaps
+            .of_all()
+            .filter_map(|gap| gap.window)
+            .fold(g, |g, (lo, hi)| gcd(gcd(g, lo), hi));
         let mut alignments: Vec<u64> = self.buffers.iter().map(|b| b.alignment).collect();
         alignments.sort_unstable();
         alignments.dedup();
@@ -225,8 +335,14 @@ impl Problem {
 
     /// The max load L: most bytes alive at one instant, the lower bound on
     /// every makespan (idealloc §2, computed by event traversal §5.3).
+    /// With gaps, the widths of the pieces present at each instant are
+    /// summed ([`crate::geometry::gaps::max_load`]).
     pub fn max_load(&self) -> u64 {
-        crate::geometry::sweep::max_load(&self.buffers)
+        if self.has_gaps() {
+            crate::geometry::gaps::max_load(&self.buffers, &self.gaps)
+        } else {
+            crate::geometry::sweep::max_load(&self.buffers)
+        }
     }
 }
 
@@ -312,12 +428,12 @@ fn check_ids(buffers: &[Buffer]) -> Result<(), ProblemError> {
     }
 }
 
-fn check_fixed(buffers: &[Buffer]) -> Result<(), ProblemError> {
+fn check_fixed(buffers: &[Buffer], gaps: &Gaps) -> Result<(), ProblemError> {
     let fixed = buffers
         .iter()
         .enumerate()
         .filter_map(|(i, b)| b.fixed_offset.map(|o| (BufferIdx::new(i), o)));
-    match crate::geometry::overlap::first_overlap(buffers, fixed) {
+    match crate::geometry::overlap::first_overlap(buffers, gaps, fixed) {
         None => Ok(()),
         Some((a, b)) => {
             let (first, second) = if a < b { (a, b) } else { (b, a) };

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::{Buffer, Lifetimes, Problem, ProblemError};
+use crate::geometry::gaps::Gap;
 use crate::quote::quoted;
 
 /// Why an input file was refused.
@@ -124,6 +125,30 @@ pub enum InputErrorKind {
     MissingPoolColumn(&'static str),
     #[error("unknown column (expected columns: {POOL_COLUMNS_HELP})")]
     UnknownPoolColumn,
+    #[error("gap `{}`: expected `lo-hi` or `lo-hi@wlo:whi` (non-negative integers, entries separated by spaces)", quoted(.0))]
+    GapSyntax(String),
+    #[error("gap `{}`: {error}", quoted(.entry))]
+    GapNumber {
+        entry: String,
+        error: Box<InputErrorKind>,
+    },
+    #[error("gap `{}` is empty under {semantics} semantics", quoted(.entry))]
+    EmptyGap {
+        entry: String,
+        semantics: &'static str,
+    },
+    #[error("gap `{}` is outside the lifetime {lower}-{upper}", quoted(.entry))]
+    GapOutsideLifetime {
+        entry: String,
+        lower: u64,
+        upper: u64,
+    },
+    #[error("gaps `{}` and `{}` overlap", quoted(.first), quoted(.second))]
+    GapsOverlap { first: String, second: String },
+    #[error("gap `{}`: the window must satisfy 0 <= wlo < whi <= size ({size})", quoted(.entry))]
+    GapWindow { entry: String, size: u64 },
+    #[error("a `gaps` column is not supported with pools")]
+    GapsWithPools,
 }
 
 /// The columns of a pool file, for messages.
@@ -192,7 +217,7 @@ fn unterminated_quote(bytes: &[u8]) -> Option<u64> {
 }
 
 const COLUMNS_HELP: &str =
-    "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, pool";
+    "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, gaps, pool";
 
 /// A column of the input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,6 +230,8 @@ pub(crate) enum Field {
     Offset,
     /// The pool a buffer is pinned to (pooled problems only).
     Pool,
+    /// Gaps in the lifetime ([`crate::geometry::gaps`]).
+    Gaps,
 }
 
 impl Field {
@@ -217,6 +244,7 @@ impl Field {
             "alignment" => Some(Field::Alignment),
             "offset" => Some(Field::Offset),
             "pool" => Some(Field::Pool),
+            "gaps" => Some(Field::Gaps),
             _ => None,
         }
     }
@@ -230,6 +258,7 @@ impl Field {
             Field::Alignment => "alignment",
             Field::Offset => "offset",
             Field::Pool => "pool",
+            Field::Gaps => "gaps",
         }
     }
 }
@@ -237,7 +266,7 @@ impl Field {
 /// Positions of the known columns in a header, by [`Field`].
 #[derive(Default)]
 pub(crate) struct Columns {
-    pos: [Option<usize>; 7],
+    pos: [Option<usize>; 8],
     names: Vec<String>,
 }
 
@@ -291,7 +320,10 @@ pub fn read_problem_from(
             kind: Box::new(InputErrorKind::PoolColumnNeedsPools),
         });
     }
-    Problem::new(rows.buffers, None).map_err(|e| locate(e, path, &rows.lines, &rows.columns))
+    let gaps = crate::geometry::gaps::Gaps::new(rows.buffers.len(), rows.gaps)
+        .map_err(|e| locate(e.into(), path, &rows.lines, &rows.columns))?;
+    Problem::new_with_gaps(rows.buffers, gaps, None)
+        .map_err(|e| locate(e, path, &rows.lines, &rows.columns))
 }
 
 /// The rows of a problem file, parsed but not yet checked across rows.
@@ -302,6 +334,8 @@ pub(crate) struct Rows {
     pub lines: Vec<u64>,
     /// The `pool` cell of each buffer (empty when the column is absent).
     pub pools: Vec<String>,
+    /// The gaps of the buffers that have some, in file order.
+    pub gaps: Vec<(crate::BufferIdx, Gap)>,
     /// The header.
     pub columns: Columns,
 }
@@ -358,8 +392,11 @@ pub(crate) fn read_rows(
     let mut buffers = Vec::with_capacity(n);
     let mut lines = Vec::with_capacity(n);
     let mut pools = Vec::new();
+    let mut gaps = Vec::new();
     for chunk in parsed {
         for row in chunk? {
+            let b = crate::BufferIdx::new(buffers.len());
+            gaps.extend(row.gaps.into_iter().map(|g| (b, g)));
             buffers.push(row.buffer);
             lines.push(row.line);
             if columns.get(Field::Pool).is_some() {
@@ -371,6 +408,7 @@ pub(crate) fn read_rows(
         buffers,
         lines,
         pools,
+        gaps,
         columns,
     })
 }
@@ -382,6 +420,9 @@ pub(crate) fn locate(e: ProblemError, path: &Path, lines: &[u64], columns: &Colu
     let line = e.buffer().map(line_of);
     let (field, kind) = match e {
         ProblemError::SizeSumOverflow(_) => (Some(Field::Size), InputErrorKind::Problem(e)),
+        ProblemError::Gap { .. } | ProblemError::GapTable(_) => {
+            (Some(Field::Gaps), InputErrorKind::Problem(e))
+        }
         ProblemError::ZeroAlignment(_) => (Some(Field::Alignment), InputErrorKind::Problem(e)),
         ProblemError::MisalignedOffset { .. } | ProblemError::FixedEndOverflow { .. } => {
             (Some(Field::Offset), InputErrorKind::Problem(e))
@@ -416,12 +457,13 @@ pub(crate) fn locate(e: ProblemError, path: &Path, lines: &[u64], columns: &Colu
     }
 }
 
-/// One parsed row: the buffer, its line and its `pool` cell (empty when
-/// the column is absent).
+/// One parsed row: the buffer, its line, its `pool` cell (empty when
+/// the column is absent) and its gaps.
 struct Row {
     buffer: Buffer,
     line: u64,
     pool: String,
+    gaps: Vec<Gap>,
 }
 
 /// What parsing a row needs to know.
@@ -517,10 +559,100 @@ impl RowContext<'_> {
                 alignment,
                 fixed_offset,
             };
-            out.push(Row { buffer, line, pool });
+            let gaps = match columns.get(Field::Gaps) {
+                Some(_) => parse_gaps(cell(Field::Gaps), &buffer, (lower, upper), self.lifetimes)
+                    .map_err(|kind| field_err(Field::Gaps, kind))?,
+                None => Vec::new(),
+            };
+            out.push(Row {
+                buffer,
+                line,
+                pool,
+                gaps,
+            });
         }
         Ok(out)
     }
+}
+
+/// Parses a `gaps` cell of `buffer` (whose lifetime is `lower-upper` in
+/// the file's convention): entries `lo-hi` or `lo-hi@wlo:whi` separated by
+/// spaces (MiniMalloc's syntax), times in the file's `lifetimes`. Each
+/// must be non-empty, inside the lifetime, with `wlo < whi <= size`, and
+/// no two may overlap; errors quote the entry as written.
+pub fn parse_gaps(
+    cell: &[u8],
+    buffer: &Buffer,
+    (lower, upper): (u64, u64),
+    lifetimes: Lifetimes,
+) -> Result<Vec<Gap>, InputErrorKind> {
+    let text = std::str::from_utf8(cell)
+        .map_err(|_| InputErrorKind::GapSyntax(String::from_utf8_lossy(cell).into_owned()))?;
+    let mut gaps: Vec<(Gap, &str)> = Vec::new();
+    for entry in text.split_ascii_whitespace() {
+        let syntax = || InputErrorKind::GapSyntax(entry.to_string());
+        let number = |s: &str| -> Result<u64, InputErrorKind> {
+            if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(syntax());
+            }
+            parse_u64(s.as_bytes())
+                .map_err(|e| InputErrorKind::GapNumber {
+                    entry: entry.to_string(),
+                    error: Box::new(e),
+                })?
+                .ok_or_else(syntax)
+        };
+        let (time, window) = match entry.split_once('@') {
+            Some((time, window)) => (time, Some(window)),
+            None => (entry, None),
+        };
+        let (lo, hi) = time.split_once('-').ok_or_else(syntax)?;
+        let (lo, hi) = (number(lo)?, number(hi)?);
+        let window = match window {
+            Some(w) => {
+                let (wlo, whi) = w.split_once(':').ok_or_else(syntax)?;
+                Some((number(wlo)?, number(whi)?))
+            }
+            None => None,
+        };
+        let (start, end) =
+            lifetimes
+                .to_half_open(lo, hi)
+                .ok_or_else(|| InputErrorKind::GapNumber {
+                    entry: entry.to_string(),
+                    error: Box::new(InputErrorKind::UpperOverflow(hi)),
+                })?;
+        if start >= end {
+            return Err(InputErrorKind::EmptyGap {
+                entry: entry.to_string(),
+                semantics: lifetimes.name(),
+            });
+        }
+        if start < buffer.start || end > buffer.end {
+            return Err(InputErrorKind::GapOutsideLifetime {
+                entry: entry.to_string(),
+                lower,
+                upper,
+            });
+        }
+        if let Some((wlo, whi)) = window {
+            if wlo >= whi || whi > buffer.size {
+                return Err(InputErrorKind::GapWindow {
+                    entry: entry.to_string(),
+                    size: buffer.size,
+                });
+            }
+        }
+        gaps.push((Gap { start, end, window }, entry));
+    }
+    gaps.sort_by_key(|(g, _)| (g.start, g.end));
+    if let Some(w) = gaps.windows(2).find(|w| w[1].0.start < w[0].0.end) {
+        return Err(InputErrorKind::GapsOverlap {
+            first: w[0].1.to_string(),
+            second: w[1].1.to_string(),
+        });
+    }
+    Ok(gaps.into_iter().map(|(g, _)| g).collect())
 }
 
 /// Splits `body` (which starts on line 2, after the header) into about
@@ -715,7 +847,7 @@ mod tests {
     fn errors_name_file_line_and_column() {
         assert_eq!(
             error("id,lower,upper\na,0,1\n"),
-            "in.csv:1: missing required column `size` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, pool)"
+            "in.csv:1: missing required column `size` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, gaps, pool)"
         );
         assert_eq!(
             error("id,start,lower,upper,size\n"),

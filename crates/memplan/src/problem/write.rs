@@ -1,12 +1,15 @@
 //! CSV output of problems (and, through `plan::write_plan`, of plans).
 
+use std::fmt::Write as _;
 use std::io::Write;
 
 use super::{Lifetimes, Problem};
 
-/// Writes `problem` as CSV `id,lower,upper,size[,alignment][,offset]`, the
-/// time columns converted back to `lifetimes`. The alignment column appears
-/// when any alignment is not 1, the offset column when any buffer is fixed.
+/// Writes `problem` as CSV `id,lower,upper,size[,alignment][,gaps][,offset]`,
+/// the time columns (and gaps) converted back to `lifetimes`. The alignment
+/// column appears when any alignment is not 1, the gaps column when any
+/// buffer has a gap (MiniMalloc's syntax), the offset column when any
+/// buffer is fixed.
 pub fn write_problem<W: Write>(
     out: W,
     problem: &Problem,
@@ -28,16 +31,21 @@ pub(crate) fn write_rows<W: Write>(
     offset: impl Fn(usize) -> Option<u64>,
 ) -> std::io::Result<()> {
     let aligned = problem.buffers().iter().any(|b| b.alignment != 1);
+    let gapped = problem.has_gaps();
     let mut w = csv::Writer::from_writer(out);
     let mut header = vec!["id", "lower", "upper", "size"];
     if aligned {
         header.push("alignment");
+    }
+    if gapped {
+        header.push("gaps");
     }
     if offset_column {
         header.push("offset");
     }
     w.write_record(&header)?;
     let mut nums: [itoa::Buffer; 5] = Default::default();
+    let mut cell = String::new();
     for (i, b) in problem.buffers().iter().enumerate() {
         let (lower, upper) = lifetimes.from_half_open(b.start, b.end);
         w.write_field(&b.id)?;
@@ -46,6 +54,20 @@ pub(crate) fn write_rows<W: Write>(
         w.write_field(nums[2].format(b.size))?;
         if aligned {
             w.write_field(nums[3].format(b.alignment))?;
+        }
+        if gapped {
+            cell.clear();
+            for g in problem.gaps().of(crate::BufferIdx::new(i)) {
+                if !cell.is_empty() {
+                    cell.push(' ');
+                }
+                let (lo, hi) = lifetimes.from_half_open(g.start, g.end);
+                let _ = write!(cell, "{lo}-{hi}");
+                if let Some((wlo, whi)) = g.window {
+                    let _ = write!(cell, "@{wlo}:{whi}");
+                }
+            }
+            w.write_field(&cell)?;
         }
         if offset_column {
             match offset(i) {

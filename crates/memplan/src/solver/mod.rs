@@ -1,5 +1,6 @@
 //! The interface every solver implements.
 
+pub mod hulls;
 mod solution;
 pub mod zero_size;
 
@@ -396,7 +397,9 @@ pub fn run(
 ///
 /// Solvers implement [`Solver::solve_positive`], which only ever sees
 /// buffers of positive size; callers call [`Solver::solve`], which sets
-/// zero-size buffers aside first (see [`crate::solver::zero_size`]).
+/// zero-size buffers aside first (see [`crate::solver::zero_size`]) and, for a
+/// solver that is not [gap-aware](Solver::gap_aware), replaces a problem
+/// with gaps by its hulls ([`crate::solver::hulls::solve_hulls`]).
 pub trait Solver: Send + Sync {
     /// Name for reports, e.g. `greedy/size/first-fit`.
     fn name(&self) -> String;
@@ -408,11 +411,26 @@ pub trait Solver: Send + Sync {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError>;
 
+    /// Whether [`Solver::solve_positive`] honours gaps itself (its plans
+    /// exploit them, its bounds are those of the gapped problem). False by
+    /// default: such a solver is given the hulls.
+    fn gap_aware(&self) -> bool {
+        false
+    }
+
     /// Plans `problem`: its zero-size buffers get offset 0 (or their fixed
-    /// offset) and the others are planned by [`Solver::solve_positive`].
+    /// offset) and the others are planned by [`Solver::solve_positive`]
+    /// (their hulls, if the problem has gaps and the solver is not
+    /// gap-aware).
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         crate::solver::zero_size::solve_apart(problem, |positive| {
-            self.solve_positive(positive, options)
+            if positive.has_gaps() && !self.gap_aware() {
+                crate::solver::hulls::solve_hulls(positive, options, |hulls, options| {
+                    self.solve_positive(hulls, options)
+                })
+            } else {
+                self.solve_positive(positive, options)
+            }
         })
     }
 }

@@ -132,6 +132,10 @@ pub enum NotFoundReason {
     /// The search ended without deciding: it is not complete on this
     /// problem (e.g. with fixed buffers); a plan may still exist.
     Incomplete,
+    /// The solver planned the buffers' hulls (it does not exploit gaps,
+    /// see [`crate::solver::hulls`]) and proved that they do not fit; with
+    /// the gaps a plan may still exist.
+    Hulls,
     /// The work budget ([`SolveOptions::effort`](super::SolveOptions::effort)) ran out first; a plan may
     /// still exist.
     WorkLimit,
@@ -152,6 +156,9 @@ impl NotFoundReason {
                 "unknown: the search ended undecided (it is not complete with fixed buffers)"
             }
             NotFoundReason::WorkLimit => "unknown: work budget (effort) spent",
+            NotFoundReason::Hulls => {
+                "unknown: the solver ignores gaps, and the buffers' full lifetimes do not fit"
+            }
         }
     }
 }

@@ -100,6 +100,12 @@ impl Solver for Auto {
         "auto".into()
     }
 
+    /// The greedy variants and the search exploit gaps, the other members
+    /// plan hulls ([`crate::solver::hulls`]); the bounds are the gapped problem's.
+    fn gap_aware(&self) -> bool {
+        true
+    }
+
     fn solve_positive(
         &self,
         problem: &Problem,
@@ -196,7 +202,9 @@ impl Auto {
         let boxing = Boxing {
             options: BoxingOptions {
                 iterations: u32::MAX,
-                bootstrap: Some(greedy_plan),
+                // With gaps, boxing plans the hulls, for which the greedy
+                // plan (of the pieces) may not be valid.
+                bootstrap: (!problem.has_gaps()).then_some(greedy_plan),
                 ..BoxingOptions::default()
             },
         };

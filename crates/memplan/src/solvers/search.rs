@@ -237,6 +237,13 @@ impl Solver for Search {
         "search".into()
     }
 
+    /// Gaps shape the search's neighbours, effective sizes and section
+    /// loads (the search's groups); complete (proofs of infeasibility) without gap
+    /// windows and fixed buffers.
+    fn gap_aware(&self) -> bool {
+        true
+    }
+
     fn solve_positive(
         &self,
         problem: &Problem,
@@ -471,7 +478,7 @@ impl Groups {
         }
         let groups = members
             .iter()
-            .map(|m| Group::new(problem.buffers(), m, deadline))
+            .map(|m| Group::new(problem, m, deadline))
             .collect::<Option<Vec<Group>>>()?;
         Some(Groups { members, groups })
     }
@@ -530,11 +537,31 @@ struct Group {
     /// Highest load (free buffers) over each free buffer's lifetime.
     contention: Vec<u64>,
     lifetime: Vec<u64>,
+    /// With gaps ([`crate::geometry::gaps`]), parallel to `adj`: the effective size
+    /// of a buffer for the neighbour placed above it (MiniMalloc's
+    /// `effective_size`: the highest top of its pieces over the neighbour's
+    /// bottoms, at the instants both occupy; 0 if never above). Empty
+    /// without gaps: the buffer's size.
+    adj_size: Vec<u64>,
+    /// With gaps: the pieces of each free buffer as section ranges and
+    /// windows `(lo, hi, wlo, whi)` (CSR, `piece_start` has `n + 1`
+    /// entries); both empty without gaps: the hull `sections[i]` with
+    /// window `[0, size)`.
+    piece_start: Vec<u32>,
+    pieces: Vec<(u32, u32, u64, u64)>,
+    /// No fixed member and no gap window: an exhausted search proves that
+    /// no plan fits (§6.1's canonical argument holds for any conflicts
+    /// between whole address ranges).
+    complete: bool,
 }
 
 impl Group {
     /// The group's data, or `None` when the deadline passes first.
-    fn new(buffers: &[Buffer], members: &[BufferIdx], deadline: &Deadline) -> Option<Self> {
+    fn new(problem: &Problem, members: &[BufferIdx], deadline: &Deadline) -> Option<Self> {
+        if problem.has_gaps() {
+            return Self::with_gaps(problem, members, deadline);
+        }
+        let buffers = problem.buffers();
         let members: Vec<(BufferIdx, Option<u64>)> = members
             .iter()
             .map(|&b| (b, buffers[b.index()].fixed_offset))
@@ -579,6 +606,7 @@ impl Group {
             fixed[from..].sort_unstable();
             fixed_start.push(fixed.len() as u32);
         }
+        let complete = members.iter().all(|(_, o)| o.is_none());
         Some(Group {
             plain: fixed.is_empty() && (0..n).all(|i| buf(i).alignment == 1),
             size: (0..n).map(|i| buf(i).size).collect(),
@@ -594,7 +622,164 @@ impl Group {
             fixed,
             section_load,
             contention,
+            adj_size: Vec::new(),
+            piece_start: Vec::new(),
+            pieces: Vec::new(),
+            complete,
         })
+    }
+
+    /// [`Group::new`] with gaps: sections cut at every piece boundary,
+    /// section loads summing the pieces' widths, and neighbours only the
+    /// buffers whose pieces meet, each with its effective size
+    /// (MiniMalloc's treatment of gaps in its sweep). Fixed members are
+    /// avoided by their hulls (sound). Without gap windows the search
+    /// stays complete: conflicts are then between whole address ranges.
+    fn with_gaps(problem: &Problem, members: &[BufferIdx], deadline: &Deadline) -> Option<Self> {
+        let buffers = problem.buffers();
+        let members: Vec<(BufferIdx, Option<u64>)> = members
+            .iter()
+            .map(|&b| (b, buffers[b.index()].fixed_offset))
+            .collect();
+        let free: Vec<usize> = (0..members.len())
+            .filter(|&i| members[i].1.is_none())
+            .collect();
+        let idx = |i: usize| members[free[i]].0;
+        let buf = |i: usize| &buffers[idx(i).index()];
+        let n = free.len();
+        let mut times: Vec<u64> = Vec::new();
+        for &(b, _) in &members {
+            let x = &buffers[b.index()];
+            times.extend([x.start, x.end]);
+            for g in problem.gaps().of(b) {
+                times.extend([g.start, g.end]);
+            }
+        }
+        times.sort_unstable();
+        times.dedup();
+        let section_count = times.len().saturating_sub(1);
+        let seg = |t: u64| times.partition_point(|&x| x < t) as u32;
+        let sections: Vec<(u32, u32)> = (0..n)
+            .map(|i| (seg(buf(i).start), seg(buf(i).end)))
+            .collect();
+        let mut piece_start = vec![0u32];
+        let mut pieces = Vec::new();
+        for i in 0..n {
+            pieces.extend(
+                problem
+                    .pieces(idx(i))
+                    .map(|p| (seg(p.start), seg(p.end), p.lo, p.hi)),
+            );
+            piece_start.push(pieces.len() as u32);
+        }
+        let section_load = section_loads(
+            pieces
+                .iter()
+                .map(|&(lo, hi, wlo, whi)| ((lo, hi), whi - wlo)),
+            section_count,
+        );
+        let loads = MaxTree::new(&section_load);
+        let contention = sections
+            .iter()
+            .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
+            .collect();
+        // Meeting pieces, by a sweep in start order: (i, j, effective size
+        // of i below j), both ways, the highest per pair.
+        let mut by_start: Vec<(u32, u32, u32)> = Vec::new();
+        for i in 0..n {
+            for k in piece_start[i]..piece_start[i + 1] {
+                by_start.push((pieces[k as usize].0, i as u32, k));
+            }
+        }
+        by_start.sort_unstable();
+        let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
+        for (a, &(_, i, k)) in by_start.iter().enumerate() {
+            if a % 128 == 0 && deadline.passed() {
+                return None;
+            }
+            let (_, end, ilo, ihi) = pieces[k as usize];
+            for &(_, j, q) in by_start[a + 1..].iter().take_while(|x| x.0 < end) {
+                if i == j {
+                    continue;
+                }
+                let (_, _, jlo, jhi) = pieces[q as usize];
+                pairs.push((i, j, ihi.saturating_sub(jlo)));
+                pairs.push((j, i, jhi.saturating_sub(ilo)));
+            }
+        }
+        pairs.sort_unstable();
+        // The highest effective size of each pair is last of its run.
+        pairs.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0 && later.1 == earlier.1;
+            if same {
+                earlier.2 = earlier.2.max(later.2);
+            }
+            same
+        });
+        let mut adj_start = vec![0u32; n + 1];
+        for &(i, _, _) in &pairs {
+            adj_start[i as usize + 1] += 1;
+        }
+        for i in 0..n {
+            adj_start[i + 1] = adj_start[i].checked_add(adj_start[i + 1])?;
+        }
+        let adj = pairs.iter().map(|p| p.1).collect();
+        let adj_size = pairs.iter().map(|p| p.2).collect();
+        let fixed_members: Vec<(&Buffer, u64)> = members
+            .iter()
+            .filter_map(|(b, o)| o.map(|o| (&buffers[b.index()], o)))
+            .collect();
+        let mut fixed_start = vec![0u32];
+        let mut fixed = Vec::new();
+        for i in 0..n {
+            let from = fixed.len();
+            for &(f, o) in &fixed_members {
+                if f.overlaps_in_time(buf(i)) {
+                    fixed.push((o, o + f.size));
+                }
+            }
+            fixed[from..].sort_unstable();
+            fixed_start.push(fixed.len() as u32);
+        }
+        let windows = members
+            .iter()
+            .any(|&(b, _)| problem.gaps().of(b).iter().any(|g| g.window.is_some()));
+        let complete = fixed_members.is_empty() && !windows;
+        Some(Group {
+            plain: fixed.is_empty() && (0..n).all(|i| buf(i).alignment == 1),
+            size: (0..n).map(|i| buf(i).size).collect(),
+            align: (0..n).map(|i| buf(i).alignment).collect(),
+            lifetime: (0..n).map(|i| buf(i).lifetime()).collect(),
+            members,
+            free,
+            sections,
+            section_count,
+            adj_start,
+            adj,
+            fixed_start,
+            fixed,
+            section_load,
+            contention,
+            adj_size,
+            piece_start,
+            pieces,
+            complete,
+        })
+    }
+
+    /// The pieces of free buffer `i`: `(section lo, section hi, wlo, whi)`.
+    #[inline]
+    fn pieces_of(&self, i: usize) -> impl Iterator<Item = (u32, u32, u64, u64)> + '_ {
+        let hull = self.piece_start.is_empty().then(|| {
+            let (lo, hi) = self.sections[i];
+            (lo, hi, 0, self.size[i])
+        });
+        let gapped = if self.piece_start.is_empty() {
+            &[][..]
+        } else {
+            &self.pieces[self.piece_start[i] as usize..self.piece_start[i + 1] as usize]
+        };
+        hull.into_iter().chain(gapped.iter().copied())
     }
 
     /// The preorder keys of free buffer `i`, with `total` as its section
@@ -690,7 +875,7 @@ impl Group {
     /// Whether a search that ended with `outcome` could not decide for want
     /// of completeness (not of work): exhausted with fixed buffers.
     fn incomplete(&self, outcome: &Outcome) -> bool {
-        matches!(outcome, Outcome::Exhausted) && self.members.iter().any(|(_, o)| o.is_some())
+        matches!(outcome, Outcome::Exhausted) && !self.complete
     }
 
     /// The answer of a search that ended with `outcome`.
@@ -704,10 +889,9 @@ impl Group {
                 }
                 Some(Decision::Fits(offsets))
             }
-            // Placing buffers above fixed ones is sound but not complete.
-            Outcome::Exhausted if self.members.iter().all(|(_, o)| o.is_none()) => {
-                Some(Decision::Infeasible)
-            }
+            // Placing buffers above fixed ones (or by effective sizes, with
+            // gap windows) is sound but not complete.
+            Outcome::Exhausted if self.complete => Some(Decision::Infeasible),
             Outcome::Exhausted | Outcome::OutOfTime => Some(Decision::Unknown),
             Outcome::OutOfBudget | Outcome::Stopped => None,
         }
@@ -1400,8 +1584,15 @@ impl<'a> State<'a> {
         self.offset[i] = o;
         self.placed += 1;
         let mut hat = false;
+        let gapped = !self.g.adj_size.is_empty();
         for k in self.g.adj_start[i]..self.g.adj_start[i + 1] {
             let j = self.g.adj[k as usize];
+            // With gaps, a neighbour above clears i's effective size.
+            let end = if gapped {
+                o + self.g.adj_size[k as usize]
+            } else {
+                end
+            };
             if self.floor[j as usize] < end && self.offset[j as usize] == UNPLACED {
                 hat = true;
                 self.undo.push(Undo::Floor(j, self.floor[j as usize]));
@@ -1412,12 +1603,16 @@ impl<'a> State<'a> {
         for c in &mut self.crossing[lo as usize + 1..hi as usize] {
             *c -= 1;
         }
-        for s in lo..hi {
-            self.section_remaining[s as usize] -= self.g.size[i];
-            if self.section_floor[s as usize] < end {
-                self.undo
-                    .push(Undo::SectionFloor(s, self.section_floor[s as usize]));
-                self.section_floor[s as usize] = end;
+        let g = self.g;
+        for (lo, hi, wlo, whi) in g.pieces_of(i) {
+            let end = o + whi;
+            for s in lo..hi {
+                self.section_remaining[s as usize] -= whi - wlo;
+                if self.section_floor[s as usize] < end {
+                    self.undo
+                        .push(Undo::SectionFloor(s, self.section_floor[s as usize]));
+                    self.section_floor[s as usize] = end;
+                }
             }
         }
         hat
@@ -1437,8 +1632,11 @@ impl<'a> State<'a> {
                     for c in &mut self.crossing[lo as usize + 1..hi as usize] {
                         *c += 1;
                     }
-                    for s in lo..hi {
-                        self.section_remaining[s as usize] += self.g.size[i];
+                    let g = self.g;
+                    for (lo, hi, wlo, whi) in g.pieces_of(i) {
+                        for s in lo..hi {
+                            self.section_remaining[s as usize] += whi - wlo;
+                        }
                     }
                 }
                 None => break,

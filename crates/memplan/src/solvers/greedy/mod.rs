@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::buffer::BufferIdx;
 use crate::geometry::fit::{align_up, best_fit, first_fit};
+use crate::geometry::gaps::{best_free, first_free, PieceConflicts};
 use crate::geometry::occupancy::{Occupancy, Span};
 use crate::geometry::sweep::LoadProfile;
 use crate::geometry::time_tree::TimeTree;
@@ -118,6 +119,12 @@ impl Greedy {
 impl Solver for Greedy {
     fn name(&self) -> String {
         format!("greedy/{}/{}", self.order.name(), self.fit.name())
+    }
+
+    /// First-fit and best-fit place the pieces of buffers with gaps
+    /// ([`crate::geometry::gaps::PieceConflicts`]); the skyline places hulls.
+    fn gap_aware(&self) -> bool {
+        self.fit != Fit::Skyline
     }
 
     /// Places every buffer. With a time limit (or a cancel flag), the
@@ -232,6 +239,9 @@ pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64
 pub struct Placer<'p> {
     problem: &'p Problem,
     fit: Fit,
+    /// With gaps (first-fit and best-fit): what each buffer forbids the
+    /// others; the occupancy is then unused.
+    pieces: Option<PieceConflicts>,
     occupancy: Occupancy,
     /// Per group of the occupancy: the tree template of a dense group.
     trees: Vec<Option<TimeTree>>,
@@ -249,8 +259,11 @@ impl<'p> Placer<'p> {
 
     fn with_min_group(problem: &'p Problem, fit: Fit, min_group: usize) -> Self {
         let buffers = problem.buffers();
+        // With gaps, first-fit and best-fit place pieces.
+        let pieces = (problem.has_gaps() && fit != Fit::Skyline)
+            .then(|| PieceConflicts::new(problem.buffers(), problem.gaps()));
         // The skyline keeps its own state (see `place_until`).
-        let occupancy = if fit == Fit::Skyline {
+        let occupancy = if fit == Fit::Skyline || pieces.is_some() {
             Occupancy::default()
         } else {
             Occupancy::of_buffers(buffers, min_group)
@@ -266,6 +279,7 @@ impl<'p> Placer<'p> {
         Placer {
             problem,
             fit,
+            pieces,
             occupancy,
             trees,
             aligned: buffers.iter().any(|b| b.alignment != 1),
@@ -274,7 +288,7 @@ impl<'p> Placer<'p> {
 
     /// The problem's max load, from the index when there is one (no sort).
     pub fn max_load(&self) -> u64 {
-        if self.occupancy.len() == self.problem.len() {
+        if self.occupancy.len() == self.problem.len() && !self.problem.has_gaps() {
             let buffers = self.problem.buffers();
             let occ = &self.occupancy;
             occ.max_load(|p| buffers[occ.buffer_at(p) as usize].size)
@@ -303,6 +317,11 @@ impl<'p> Placer<'p> {
             // Not one buffer at a time: each row takes the buffers that fit.
             return crate::solvers::greedy::skyline::place(self.problem, order, limit, stop);
         }
+        if let Some(pieces) = &self.pieces {
+            let (offsets, end) = self.place_pieces(pieces, order, limit, stop);
+            return (end == GroupEnd::Done)
+                .then(|| Plan::from_offsets(offsets.iter().map(|o| o.unwrap_or(0)).collect()));
+        }
         let run = self.run(order, limit, stop);
         if run.ends.iter().any(|end| *end != GroupEnd::Done) {
             return None;
@@ -326,6 +345,28 @@ impl<'p> Placer<'p> {
     ) -> (Plan, usize) {
         let problem = self.problem;
         let buffers = problem.buffers();
+        if let Some(pieces) = &self.pieces {
+            let (mut offsets, _) = self.place_pieces(pieces, order, None, stop);
+            // Cut short: the buffers left go above everything, in order.
+            let mut top = buffers
+                .iter()
+                .zip(&offsets)
+                .filter_map(|(b, o)| o.map(|o| o + b.size))
+                .max()
+                .unwrap_or(0);
+            let mut count = 0;
+            for &b in order {
+                if offsets[b.index()].is_none() {
+                    let buf = &buffers[b.index()];
+                    let offset = align_up(top, buf.alignment);
+                    offsets[b.index()] = Some(offset);
+                    top = offset + buf.size;
+                    count += 1;
+                }
+            }
+            let offsets = offsets.iter().map(|o| o.unwrap_or(0)).collect();
+            return (Plan::from_offsets(offsets), count);
+        }
         let (mut ranges, skip, occupancy) = if self.fit == Fit::Skyline {
             if let Some(plan) = crate::solvers::greedy::skyline::place(problem, order, None, stop) {
                 return (plan, 0);
@@ -380,6 +421,42 @@ impl<'p> Placer<'p> {
             .map(|b| ranges[occupancy.position(b) as usize].0)
             .collect();
         (Plan::from_offsets(offsets), count)
+    }
+
+    /// Places the fixed buffers, then those of `order` one by one, each at
+    /// the lowest (first-fit) or tightest (best-fit) offset its pieces
+    /// allow among the buffers placed before it: the offsets (`None`:
+    /// not placed) and how it ended. Sequential: O(P log P) for P
+    /// conflicting piece pairs.
+    fn place_pieces(
+        &self,
+        pieces: &PieceConflicts,
+        order: &[BufferIdx],
+        limit: Option<u64>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Vec<Option<u64>>, GroupEnd) {
+        let buffers = self.problem.buffers();
+        let mut offsets: Vec<Option<u64>> = buffers.iter().map(|b| b.fixed_offset).collect();
+        let mut forbidden = Vec::new();
+        for (k, &b) in order.iter().enumerate() {
+            let buf = &buffers[b.index()];
+            if buf.fixed_offset.is_some() {
+                continue;
+            }
+            if k % STOP_CHECK == 0 && stop() {
+                return (offsets, GroupEnd::Stopped(k));
+            }
+            pieces.forbidden(b, &offsets, &mut forbidden);
+            let offset = match self.fit {
+                Fit::BestFit => best_free(&forbidden, buf.alignment),
+                Fit::FirstFit | Fit::Skyline => first_free(&forbidden, 0, buf.alignment),
+            };
+            if limit.is_some_and(|l| offset + buf.size > l) {
+                return (offsets, GroupEnd::OverLimit);
+            }
+            offsets[b.index()] = Some(offset);
+        }
+        (offsets, GroupEnd::Done)
     }
 
     /// Places the groups in parallel: the address ranges by position, the

@@ -1,0 +1,71 @@
+//! Problems with gaps planned by solvers that do not exploit them: such a
+//! solver is given the *hulls* (every buffer over its whole lifetime, see
+//! [`crate::geometry::gaps`]), whose plans are all valid with the gaps.
+//! [`Solver::solve`](crate::Solver::solve) does it, like setting zero-size
+//! buffers aside, for every solver that is not
+//! [gap-aware](crate::Solver::gap_aware).
+
+use super::{NotFoundReason, Progress, Solution, SolveError, SolveOptions};
+use crate::problem::Problem;
+
+/// The hull problem: every buffer occupies its whole range for its whole
+/// lifetime. Its plans are valid for `problem`. Fixed buffers that share
+/// addresses only in their gaps overlap in the hulls: the solvers keep
+/// them where they are and avoid them, which is all the gapped problem
+/// asks.
+pub fn hulls(problem: &Problem) -> Problem {
+    Problem::from_valid(problem.buffers().to_vec(), problem.capacity)
+}
+
+/// Plans `problem` (which may have gaps) by planning its hulls with
+/// `solve`: for solvers that do not exploit gaps. The plan is valid for
+/// `problem`; the lower bound is `problem`'s own (its max load, or the
+/// highest fixed end): a bound proven on the hulls does not hold with the
+/// gaps. A capacity the hulls were proven not to fit is reported as
+/// [`NotFoundReason::Hulls`] unless the max load already exceeds it. The
+/// solution gets the counter `hulls` = 1. Progress published by `solve` is
+/// kept apart; its plans' makespans are forwarded to `options.progress`.
+pub fn solve_hulls(
+    problem: &Problem,
+    options: &SolveOptions,
+    solve: impl FnOnce(&Problem, &SolveOptions) -> Result<Solution, SolveError>,
+) -> Result<Solution, SolveError> {
+    if problem.gaps().is_empty() {
+        return solve(problem, options);
+    }
+    let hull = hulls(problem);
+    let inner = SolveOptions {
+        progress: Progress::default(),
+        ..options.clone()
+    };
+    let lower_bound = problem.max_load().max(problem.fixed_end());
+    match solve(&hull, &inner) {
+        Ok(mut s) => {
+            options.progress.improve(s.makespan);
+            s.lower_bound = lower_bound.min(s.makespan);
+            s.optimal = s.makespan == lower_bound;
+            s.counters.push(("hulls", 1));
+            Ok(s)
+        }
+        Err(SolveError::NotFound {
+            capacity,
+            reason,
+            best_makespan,
+            mut counters,
+        }) => {
+            let reason = match reason {
+                NotFoundReason::ProvenInfeasible if lower_bound <= capacity => {
+                    NotFoundReason::Hulls
+                }
+                other => other,
+            };
+            counters.push(("hulls", 1));
+            Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan,
+                counters,
+            })
+        }
+    }
+}
