@@ -5,8 +5,8 @@
 //! buffers aside, for every solver that is not
 //! [gap-aware](crate::Solver::gap_aware).
 
-use super::{NotFoundReason, Progress, Solution, SolveError, SolveOptions};
 use crate::problem::Problem;
+use crate::solver::solution::{NotFoundReason, Solution, SolveError};
 
 /// The hull problem: every buffer occupies its whole range for its whole
 /// lifetime. Its plans are valid for `problem`. Fixed buffers that share
@@ -23,25 +23,19 @@ pub fn hulls(problem: &Problem) -> Problem {
 /// highest fixed end): a bound proven on the hulls does not hold with the
 /// gaps. A capacity the hulls were proven not to fit is reported as
 /// [`NotFoundReason::Hulls`] unless the max load already exceeds it. The
-/// solution gets the counter `hulls` = 1. Progress published by `solve` is
-/// kept apart; its plans' makespans are forwarded to `options.progress`.
+/// solution gets the counter `hulls` = 1. (The caller keeps progress
+/// published by `solve` apart: its lower bounds are the hulls'.)
 pub fn solve_hulls(
     problem: &Problem,
-    options: &SolveOptions,
-    solve: impl FnOnce(&Problem, &SolveOptions) -> Result<Solution, SolveError>,
+    solve: impl FnOnce(&Problem) -> Result<Solution, SolveError>,
 ) -> Result<Solution, SolveError> {
     if problem.gaps().is_empty() {
-        return solve(problem, options);
+        return solve(problem);
     }
     let hull = hulls(problem);
-    let inner = SolveOptions {
-        progress: Progress::default(),
-        ..options.clone()
-    };
     let lower_bound = problem.max_load().max(problem.fixed_end());
-    match solve(&hull, &inner) {
+    match solve(&hull) {
         Ok(mut s) => {
-            options.progress.improve(s.makespan);
             s.lower_bound = lower_bound.min(s.makespan);
             s.optimal = s.makespan == lower_bound;
             s.counters.push(("hulls", 1));

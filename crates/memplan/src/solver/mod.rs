@@ -425,9 +425,18 @@ pub trait Solver: Send + Sync {
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         crate::solver::zero_size::solve_apart(problem, |positive| {
             if positive.has_gaps() && !self.gap_aware() {
-                crate::solver::hulls::solve_hulls(positive, options, |hulls, options| {
-                    self.solve_positive(hulls, options)
-                })
+                // The hulls' bounds are not the problem's: their progress
+                // is kept apart, only plans are forwarded.
+                let inner = SolveOptions {
+                    progress: Progress::default(),
+                    ..options.clone()
+                };
+                let result =
+                    hulls::solve_hulls(positive, |hulls| self.solve_positive(hulls, &inner));
+                if let Ok(s) = &result {
+                    options.progress.improve(s.makespan);
+                }
+                result
             } else {
                 self.solve_positive(positive, options)
             }
