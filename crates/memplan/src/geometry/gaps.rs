@@ -58,7 +58,8 @@ impl Gap {
 }
 
 /// Why the gaps of one buffer are refused (the buffer is named by the
-/// caller: [`ProblemError::Gap`] or a located input error).
+/// caller: [`ProblemError::Gap`](crate::ProblemError::Gap) or a located
+/// input error).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GapError {
     #[error("empty gap: [{start}, {end}) (half-open) holds no instant")]
