@@ -73,6 +73,48 @@ int main(void) {
             : stopped == MEMPLAN_STOPPED_TIME_LIMIT ? "at the time limit"
                                                     : "cancelled");
 
+    /* Replanning: the plan's offsets as hints, kept by --stable within the
+     * same makespan (every one of them). */
+    for (size_t i = 0; i < N; i++)
+        check(memplan_problem_set_hint(problem, i, offsets[i]), "memplan_problem_set_hint");
+    check(memplan_options_set_stable(options, 1, 1, makespan), "memplan_options_set_stable");
+    memplan_solution *stable = NULL;
+    check(memplan_solve(problem, options, &stable), "memplan_solve (stable)");
+    size_t hints = 0, kept = 0;
+    check(memplan_solution_hints_kept(stable, &hints, &kept), "memplan_solution_hints_kept");
+    fprintf(stderr, "replanned with the offsets as hints: %zu of %zu kept\n", kept, hints);
+    if (kept != N) {
+        fprintf(stderr, "expected every hint kept\n");
+        return 1;
+    }
+
+    /* Two memories: a fast one of half the makespan, a slow one. */
+    memplan_pools *pools = NULL;
+    check(memplan_pools_new(&pools), "memplan_pools_new");
+    check(memplan_pools_add(pools, "fast", makespan / 2, 64), "memplan_pools_add");
+    check(memplan_pools_add(pools, "slow", 1u << 20, 64), "memplan_pools_add");
+    /* The fixed buffer 0 must say which memory it is in: the slow one. */
+    check(memplan_problem_set_pool(problem, 0, 1), "memplan_problem_set_pool");
+    memplan_pool_solution *pooled = NULL;
+    check(memplan_solve_pools(problem, pools, options, &pooled), "memplan_solve_pools");
+    uint32_t pool_of[N];
+    uint64_t pool_offsets[N];
+    check(memplan_pool_solution_assignment(pooled, pool_of, pool_offsets, N),
+          "memplan_pool_solution_assignment");
+    for (size_t p = 0; p < 2; p++) {
+        size_t count = 0;
+        uint64_t used = 0;
+        check(memplan_pool_solution_usage(pooled, p, &count, &used), "memplan_pool_solution_usage");
+        fprintf(stderr, "pool %s: %zu buffers, %" PRIu64 " bytes used\n", p == 0 ? "fast" : "slow",
+                count, used);
+    }
+    uint64_t spill = 0;
+    check(memplan_pool_solution_spill(pooled, 1, &spill), "memplan_pool_solution_spill");
+    fprintf(stderr, "bytes x time outside the fast pool: %" PRIu64 "\n", spill);
+
+    memplan_pool_solution_free(pooled);
+    memplan_pools_free(pools);
+    memplan_solution_free(stable);
     memplan_solution_free(solution);
     memplan_options_free(options);
     memplan_problem_free(problem);

@@ -94,6 +94,21 @@ typedef struct memplan_cancel memplan_cancel;
 typedef struct memplan_options memplan_options;
 
 /**
+ * A pooled plan, made by `memplan_solve_pools`, freed by
+ * `memplan_pool_solution_free`. Read-only.
+ */
+typedef struct memplan_pool_solution memplan_pool_solution;
+
+/**
+ * The pools of a pooled problem, fastest first, made by
+ * `memplan_pools_new` and freed by `memplan_pools_free`.
+ *
+ * Thread safety: as a problem (read-only use from any number of threads;
+ * adding needs it to itself).
+ */
+typedef struct memplan_pools memplan_pools;
+
+/**
  * A planning problem under construction: buffers (numbered from 0 in the
  * order they are added) with their sizes, lifetimes, alignments and fixed
  * offsets. Created by `memplan_problem_new`, freed by `memplan_problem_free`.
@@ -375,6 +390,32 @@ memplan_status memplan_problem_add_gap_window(struct memplan_problem *problem,
                                               uint64_t window_end);
 
 /**
+ * Gives buffer `index` a preferred offset (a hint, as MiniMalloc's `hint`
+ * column): solvers try it first, and `memplan_options_set_stable` keeps
+ * as many buffers at their hints as it can. Not a constraint. The hint
+ * must be a multiple of the buffer's alignment and equal its fixed offset
+ * if it has one; checked when the problem is used.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+ * `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count).
+ */
+memplan_status memplan_problem_set_hint(struct memplan_problem *problem,
+                                        size_t index,
+                                        uint64_t hint);
+
+/**
+ * Pins buffer `index` to pool `pool` (an index into the pools given to
+ * `memplan_solve_pools`, fastest first): that function keeps it there.
+ * `memplan_solve` ignores pins. A fixed buffer must be pinned when there
+ * are several pools; an unknown pool is refused when the problem is used.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+ * `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count, or
+ * `pool` above 4294967294).
+ */
+memplan_status memplan_problem_set_pool(struct memplan_problem *problem, size_t index, size_t pool);
+
+/**
  * Stores the number of buffers of the problem in `*out_count`.
  *
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`, `out_count`).
@@ -491,6 +532,39 @@ memplan_status memplan_options_set_seed(struct memplan_options *options, uint64_
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
  */
 memplan_status memplan_options_set_capacity(struct memplan_options *options, uint64_t capacity);
+
+/**
+ * With `ignore` non-zero, solves as if the problem had no hints (by
+ * default every solver tries a buffer's hint first; see
+ * `memplan_problem_set_hint`).
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+ */
+memplan_status memplan_options_set_ignore_hints(struct memplan_options *options, int32_t ignore);
+
+/**
+ * With `stable` non-zero, keeps as many buffers at their hints as it can
+ * among plans with the best makespan the solver finds, or within
+ * `makespan` when `has_makespan` is non-zero (the command line's
+ * `--stable [--stable-makespan M]`; see the README for what is
+ * guaranteed). `memplan_solution_hints_kept` says how many were kept.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+ */
+memplan_status memplan_options_set_stable(struct memplan_options *options,
+                                          int32_t stable,
+                                          int32_t has_makespan,
+                                          uint64_t makespan);
+
+/**
+ * Sets how `memplan_solve_pools` shares buffers out among pools: `guided`
+ * (the default: never worse than the baseline, within the time limit, 1 s
+ * when none is set) or `fastest-first` (ExecuTorch's banked planning).
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`, `name`),
+ * `MEMPLAN_ERROR_INVALID_ARGUMENT` (another name, or not UTF-8).
+ */
+memplan_status memplan_options_set_pool_strategy(struct memplan_options *options, const char *name);
 
 /**
  * Removes the capacity (the default): solvers minimise the makespan.
@@ -623,6 +697,17 @@ memplan_status memplan_solution_lower_bound(const struct memplan_solution *solut
 memplan_status memplan_solution_optimal(const struct memplan_solution *solution, bool *out_optimal);
 
 /**
+ * Stores in `*out_hints` the number of buffers with a hint, and in
+ * `*out_kept` how many of them the plan places at their hint.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`solution`, `out_hints`,
+ * `out_kept`).
+ */
+memplan_status memplan_solution_hints_kept(const struct memplan_solution *solution,
+                                           size_t *out_hints,
+                                           size_t *out_kept);
+
+/**
  * Stores in `*out_stopped` whether the solve was cut short: one of the
  * `MEMPLAN_STOPPED_*` values.
  *
@@ -688,6 +773,101 @@ memplan_status memplan_validate_capacity(const struct memplan_problem *problem,
                                          const uint64_t *offsets,
                                          size_t count,
                                          uint64_t capacity);
+
+/**
+ * Creates an empty list of pools and stores it in `*out_pools`; free it
+ * with `memplan_pools_free`. On failure `*out_pools` is set to NULL (when
+ * `out_pools` is not NULL).
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`out_pools`).
+ */
+memplan_status memplan_pools_new(struct memplan_pools **out_pools);
+
+/**
+ * Frees pools made by `memplan_pools_new`. NULL is accepted and does
+ * nothing.
+ *
+ * Errors: none.
+ */
+memplan_status memplan_pools_free(struct memplan_pools *pools);
+
+/**
+ * Appends a pool (the next in order of preference): its `name` (UTF-8,
+ * unique, non-empty), `capacity` in bytes (positive) and `alignment` of
+ * every offset in it (positive; 1 for none). Checked when used.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`pools`, `name`),
+ * `MEMPLAN_ERROR_INVALID_ARGUMENT` (`name` not UTF-8).
+ */
+memplan_status memplan_pools_add(struct memplan_pools *pools,
+                                 const char *name,
+                                 uint64_t capacity,
+                                 uint64_t alignment);
+
+/**
+ * Shares the buffers of `problem` out among `pools` with the options'
+ * pool strategy (`memplan_options_set_pool_strategy`), time limit and
+ * seed (the solver and capacity are not used), and stores the plan in
+ * `*out_solution`; free it with `memplan_pool_solution_free`. Every plan
+ * is checked by the per-pool validator first.
+ *
+ * Returns `MEMPLAN_INFEASIBLE` when it is proven that the buffers cannot
+ * all be placed, `MEMPLAN_NOT_FOUND` when no assignment was found (one
+ * may exist); the message says why. On any status other than
+ * `MEMPLAN_OK`, `*out_solution` is set to NULL (when not NULL).
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER`, `MEMPLAN_ERROR_INVALID_PROBLEM`
+ * (the message names the buffer or pool by index),
+ * `MEMPLAN_ERROR_OUT_OF_MEMORY`, `MEMPLAN_ERROR_INTERNAL`.
+ */
+memplan_status memplan_solve_pools(const struct memplan_problem *problem,
+                                   const struct memplan_pools *pools,
+                                   const struct memplan_options *options,
+                                   struct memplan_pool_solution **out_solution);
+
+/**
+ * Frees a solution made by `memplan_solve_pools`. NULL is accepted.
+ *
+ * Errors: none.
+ */
+memplan_status memplan_pool_solution_free(struct memplan_pool_solution *solution);
+
+/**
+ * Copies each buffer's pool (index into the pools, fastest first) to
+ * `out_pools` and its offset in that pool to `out_offsets`, both arrays of
+ * `count` elements, the buffer count.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER`, `MEMPLAN_ERROR_BUFFER_TOO_SMALL`
+ * (`count` below the buffer count: nothing written).
+ */
+memplan_status memplan_pool_solution_assignment(const struct memplan_pool_solution *solution,
+                                                uint32_t *out_pools,
+                                                uint64_t *out_offsets,
+                                                size_t count);
+
+/**
+ * Stores what pool `pool` holds: the number of buffers in
+ * `*out_buffers` and the highest address used (0 when empty, at most the
+ * capacity) in `*out_makespan`.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER`, `MEMPLAN_ERROR_OUT_OF_RANGE`
+ * (`pool` not below the pool count).
+ */
+memplan_status memplan_pool_solution_usage(const struct memplan_pool_solution *solution,
+                                           size_t pool,
+                                           size_t *out_buffers,
+                                           uint64_t *out_makespan);
+
+/**
+ * Stores in `*out_spill` the bytes × time the plan places outside the
+ * first `pools` pools (1 for the objective's first term; `pools` from 1 to
+ * the pool count − 1), saturated at `UINT64_MAX`.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER`, `MEMPLAN_ERROR_OUT_OF_RANGE`.
+ */
+memplan_status memplan_pool_solution_spill(const struct memplan_pool_solution *solution,
+                                           size_t pools,
+                                           uint64_t *out_spill);
 
 #ifdef __cplusplus
 }  // extern "C"

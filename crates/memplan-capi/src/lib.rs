@@ -12,7 +12,7 @@
 //!
 //! One module per concept: [`status`] (codes, last error, the guard),
 //! [`problem`], [`options`] (with the cancel handle), [`solve`] (and the
-//! solution), [`validate`].
+//! solution), [`validate`], [`pools`] (several memories).
 //!
 //! Every exported function is `unsafe`: it takes raw pointers whose validity
 //! the caller guarantees (NULL is always detected). The header's preamble
@@ -30,12 +30,15 @@ pub mod solve;
 
 pub mod validate;
 
+pub mod pools;
+
 #[cfg(test)]
 mod header;
 #[cfg(test)]
 mod tests;
 
 pub use options::*;
+pub use pools::*;
 pub use problem::*;
 pub use solve::*;
 pub use status::*;

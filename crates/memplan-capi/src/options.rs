@@ -30,6 +30,10 @@ pub struct memplan_options {
     pub(crate) seed: u64,
     pub(crate) capacity: Option<u64>,
     pub(crate) cancel: Option<Arc<AtomicBool>>,
+    pub(crate) ignore_hints: bool,
+    pub(crate) stable: bool,
+    pub(crate) stable_makespan: Option<u64>,
+    pub(crate) pool_strategy: planner::pools::Strategy,
 }
 
 /// A flag that stops a running solve when raised, from any thread. Created by
@@ -76,6 +80,10 @@ pub unsafe extern "C" fn memplan_options_new(
             effort: None,
             seed: 0,
             capacity: None,
+            ignore_hints: false,
+            stable: false,
+            stable_makespan: None,
+            pool_strategy: planner::pools::Strategy::Guided,
             cancel: None,
         };
         // SAFETY: checked writable above.
@@ -250,6 +258,81 @@ pub unsafe extern "C" fn memplan_options_set_capacity(
     guard("memplan_options_set_capacity", || {
         // SAFETY: the caller passes NULL or options of ours, to itself.
         unsafe { from_mut_ptr(options, "options")? }.capacity = Some(capacity);
+        Ok(())
+    })
+}
+
+/// With `ignore` non-zero, solves as if the problem had no hints (by
+/// default every solver tries a buffer's hint first; see
+/// `memplan_problem_set_hint`).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_ignore_hints(
+    options: *mut memplan_options,
+    ignore: i32,
+) -> memplan_status {
+    guard("memplan_options_set_ignore_hints", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        unsafe { from_mut_ptr(options, "options")? }.ignore_hints = ignore != 0;
+        Ok(())
+    })
+}
+
+/// With `stable` non-zero, keeps as many buffers at their hints as it can
+/// among plans with the best makespan the solver finds, or within
+/// `makespan` when `has_makespan` is non-zero (the command line's
+/// `--stable [--stable-makespan M]`; see the README for what is
+/// guaranteed). `memplan_solution_hints_kept` says how many were kept.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_stable(
+    options: *mut memplan_options,
+    stable: i32,
+    has_makespan: i32,
+    makespan: u64,
+) -> memplan_status {
+    guard("memplan_options_set_stable", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        let options = unsafe { from_mut_ptr(options, "options")? };
+        options.stable = stable != 0;
+        options.stable_makespan = (stable != 0 && has_makespan != 0).then_some(makespan);
+        Ok(())
+    })
+}
+
+/// Sets how `memplan_solve_pools` shares buffers out among pools: `guided`
+/// (the default: never worse than the baseline, within the time limit, 1 s
+/// when none is set) or `fastest-first` (ExecuTorch's banked planning).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`, `name`),
+/// `MEMPLAN_ERROR_INVALID_ARGUMENT` (another name, or not UTF-8).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_pool_strategy(
+    options: *mut memplan_options,
+    name: *const c_char,
+) -> memplan_status {
+    guard("memplan_options_set_pool_strategy", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        let options = unsafe { from_mut_ptr(options, "options")? };
+        if name.is_null() {
+            return Err(Failure::null("name"));
+        }
+        // SAFETY: non-null; the caller passes a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(name) }.to_str().unwrap_or("");
+        options.pool_strategy = planner::pools::Strategy::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| {
+                Failure::new(
+                    MEMPLAN_ERROR_INVALID_ARGUMENT,
+                    format!(
+                        "unknown pool strategy `{}` (known: guided, fastest-first)",
+                        quoted(name)
+                    ),
+                )
+            })?;
         Ok(())
     })
 }

@@ -44,6 +44,12 @@ pub struct memplan_problem {
     /// Gaps added, by buffer index, in half-open time (checked when the
     /// problem is used).
     gaps: Vec<(BufferIdx, Gap)>,
+    /// Preferred offsets by index; empty until one is set (then padded
+    /// with `None` up to the buffers when the problem is built).
+    hints: Vec<Option<u64>>,
+    /// Pool pins by index (for `memplan_solve_pools`); empty until one is
+    /// set, like `hints`.
+    pins: Vec<Option<u32>>,
 }
 
 impl memplan_problem {
@@ -56,7 +62,46 @@ impl memplan_problem {
         buffers.extend(self.buffers.iter().cloned());
         let gaps = Gaps::new(buffers.len(), self.gaps.iter().copied())
             .map_err(|e| problem_failure(e.into()))?;
-        Problem::new_with_gaps(buffers, gaps, capacity).map_err(problem_failure)
+        let problem = Problem::new_with_gaps(buffers, gaps, capacity).map_err(problem_failure)?;
+        if self.hints.is_empty() {
+            return Ok(problem);
+        }
+        let mut hints = self.hints.clone();
+        hints.resize(self.buffers.len(), None);
+        problem.with_hints(&hints).map_err(problem_failure)
+    }
+
+    /// The library's pooled problem over `pools`, after its checks (the
+    /// hints are not used with pools).
+    pub(crate) fn build_pooled(
+        &self,
+        pools: &[planner::pools::Pool],
+    ) -> Result<planner::pools::PoolProblem, Failure> {
+        if !self.gaps.is_empty() {
+            return Err(Failure::new(
+                MEMPLAN_ERROR_INVALID_PROBLEM,
+                "gaps are not supported with pools (yet)",
+            ));
+        }
+        let mut buffers = Vec::new();
+        buffers
+            .try_reserve_exact(self.buffers.len())
+            .map_err(|_| out_of_memory(self.buffers.len()))?;
+        buffers.extend(self.buffers.iter().cloned());
+        let mut pins: Vec<Option<planner::pools::PoolIdx>> = self
+            .pins
+            .iter()
+            .map(|p| p.map(planner::pools::PoolIdx))
+            .collect();
+        pins.resize(self.buffers.len(), None);
+        planner::pools::PoolProblem::new(buffers, pins, pools.to_vec()).map_err(|e| {
+            let message = match (e.buffer(), e.pool()) {
+                (Some(b), _) => format!("buffer {}: {e}", b.0),
+                (None, Some(p)) => format!("pool {}: {e}", p.0),
+                (None, None) => e.to_string(),
+            };
+            Failure::new(MEMPLAN_ERROR_INVALID_PROBLEM, message)
+        })
     }
 
     /// Number of buffers.
@@ -158,6 +203,8 @@ pub unsafe extern "C" fn memplan_problem_new(
             lifetimes: lifetimes(lifetimes_convention)?,
             buffers: Vec::new(),
             gaps: Vec::new(),
+            hints: Vec::new(),
+            pins: Vec::new(),
         };
         // SAFETY: checked writable above.
         unsafe { write_out(out_problem, Box::into_raw(Box::new(problem)), "out_problem") }
@@ -339,6 +386,77 @@ pub unsafe extern "C" fn memplan_problem_add_gap_window(
         // SAFETY: the caller passes NULL or a problem of ours, to itself.
         let problem = unsafe { from_mut_ptr(problem, "problem")? };
         problem.add_gap(index, start, end, Some((window_start, window_end)))
+    })
+}
+
+/// Gives buffer `index` a preferred offset (a hint, as MiniMalloc's `hint`
+/// column): solvers try it first, and `memplan_options_set_stable` keeps
+/// as many buffers at their hints as it can. Not a constraint. The hint
+/// must be a multiple of the buffer's alignment and equal its fixed offset
+/// if it has one; checked when the problem is used.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+/// `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_set_hint(
+    problem: *mut memplan_problem,
+    index: usize,
+    hint: u64,
+) -> memplan_status {
+    guard("memplan_problem_set_hint", || {
+        // SAFETY: the caller passes NULL or a problem of ours, to itself.
+        let problem = unsafe { from_mut_ptr(problem, "problem")? };
+        problem.buffer_mut(index)?;
+        if problem.hints.len() <= index {
+            let len = problem.buffers.len();
+            problem
+                .hints
+                .try_reserve_exact(len - problem.hints.len())
+                .map_err(|_| out_of_memory(len))?;
+            problem.hints.resize(len, None);
+        }
+        problem.hints[index] = Some(hint);
+        Ok(())
+    })
+}
+
+/// Pins buffer `index` to pool `pool` (an index into the pools given to
+/// `memplan_solve_pools`, fastest first): that function keeps it there.
+/// `memplan_solve` ignores pins. A fixed buffer must be pinned when there
+/// are several pools; an unknown pool is refused when the problem is used.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`problem`),
+/// `MEMPLAN_ERROR_OUT_OF_RANGE` (`index` not below the buffer count, or
+/// `pool` above 4294967294).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_problem_set_pool(
+    problem: *mut memplan_problem,
+    index: usize,
+    pool: usize,
+) -> memplan_status {
+    guard("memplan_problem_set_pool", || {
+        // SAFETY: the caller passes NULL or a problem of ours, to itself.
+        let problem = unsafe { from_mut_ptr(problem, "problem")? };
+        problem.buffer_mut(index)?;
+        let pool = u32::try_from(pool)
+            .ok()
+            .filter(|&p| p != u32::MAX)
+            .ok_or_else(|| {
+                Failure::new(
+                    MEMPLAN_ERROR_OUT_OF_RANGE,
+                    format!("pool index {pool} is out of range"),
+                )
+            })?;
+        if problem.pins.len() <= index {
+            let len = problem.buffers.len();
+            problem
+                .pins
+                .try_reserve_exact(len - problem.pins.len())
+                .map_err(|_| out_of_memory(len))?;
+            problem.pins.resize(len, None);
+        }
+        problem.pins[index] = Some(pool);
+        Ok(())
     })
 }
 

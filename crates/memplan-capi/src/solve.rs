@@ -48,6 +48,8 @@ pub struct memplan_solution {
     solver: String,
     stopped: memplan_stopped,
     seconds: f64,
+    hints: usize,
+    hints_kept: usize,
 }
 
 /// The C value of the library's [`Stopped`].
@@ -99,9 +101,21 @@ pub unsafe extern "C" fn memplan_solve(
             seed: options.seed,
             cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
             progress: Progress::default(),
+            ignore_hints: options.ignore_hints,
+        };
+        let stable = planner::stable::Stable {
+            solver: options.solver.as_ref(),
+            options: planner::stable::StableOptions {
+                makespan: options.stable_makespan,
+            },
+        };
+        let solver: &dyn planner::Solver = if options.stable {
+            &stable
+        } else {
+            options.solver.as_ref()
         };
         let started = Instant::now();
-        let result = run(options.solver.as_ref(), &problem, &solve_options);
+        let result = run(solver, &problem, &solve_options);
         let elapsed = started.elapsed();
         let solution = match result {
             Ok(solution) => solution,
@@ -135,6 +149,8 @@ pub unsafe extern "C" fn memplan_solve(
             solver: solution.found_by.unwrap_or_else(|| options.solver.name()),
             stopped: stopped(solution.stopped),
             seconds: elapsed.as_secs_f64(),
+            hints: planner::hints::count(&problem),
+            hints_kept: planner::hints::kept(&problem, &solution.plan),
             offsets: solution.plan.offsets().to_vec(),
         };
         // SAFETY: checked writable above.
@@ -277,6 +293,28 @@ pub unsafe extern "C" fn memplan_solution_optimal(
         let solution = unsafe { from_ptr(solution, "solution")? };
         // SAFETY: the caller passes NULL or a writable pointer.
         unsafe { write_out(out_optimal, solution.optimal, "out_optimal") }
+    })
+}
+
+/// Stores in `*out_hints` the number of buffers with a hint, and in
+/// `*out_kept` how many of them the plan places at their hint.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`solution`, `out_hints`,
+/// `out_kept`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_solution_hints_kept(
+    solution: *const memplan_solution,
+    out_hints: *mut usize,
+    out_kept: *mut usize,
+) -> memplan_status {
+    guard("memplan_solution_hints_kept", || {
+        // SAFETY: the caller passes NULL or a live solution of ours.
+        let solution = unsafe { from_ptr(solution, "solution")? };
+        // SAFETY: the caller passes NULL or writable pointers.
+        unsafe {
+            write_out(out_hints, solution.hints, "out_hints")?;
+            write_out(out_kept, solution.hints_kept, "out_kept")
+        }
     })
 }
 

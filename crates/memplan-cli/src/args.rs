@@ -96,6 +96,17 @@ pub struct SolveArgs {
     /// buffer's alignment); statistics stay relative to it.
     #[arg(long, default_value_t = 0)]
     pub start_address: u64,
+    /// Solve as if the input had no `hint` column (by default every solver
+    /// tries a buffer's hint first).
+    #[arg(long, conflicts_with = "stable")]
+    pub ignore_hints: bool,
+    /// Among plans with the best makespan found (or within
+    /// --stable-makespan), keep as many buffers at their hint as possible.
+    #[arg(long, conflicts_with = "pools")]
+    pub stable: bool,
+    /// With --stable: keep hints among plans within this makespan.
+    #[arg(long, value_name = "M", requires = "stable")]
+    pub stable_makespan: Option<u64>,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
@@ -300,9 +311,14 @@ pub struct PlotArgs {
     /// Width in pixels.
     #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(400..=10_000))]
     pub width: u32,
-    /// Height in pixels.
+    /// Height in pixels (with --pools: at least 320 per pool).
     #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(300..=10_000))]
     pub height: u32,
+    /// The plan is pooled (a `pool` column): one panel per pool of this
+    /// file (`pool,capacity[,alignment]`), fastest first, each with its
+    /// capacity.
+    #[arg(long, value_name = "POOLS.csv")]
+    pub pools: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

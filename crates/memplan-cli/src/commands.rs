@@ -74,7 +74,14 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     } else {
         Box::new(std::io::stdout())
     };
-    let solver = solver(&args);
+    let inner = solver(&args);
+    let stable = memplan::stable::Stable {
+        solver: inner.as_ref(),
+        options: memplan::stable::StableOptions {
+            makespan: args.stable_makespan,
+        },
+    };
+    let solver: &dyn Solver = if args.stable { &stable } else { inner.as_ref() };
     // Ctrl-C or SIGTERM stops the solver, which returns its best plan so far.
     let options = SolveOptions {
         time_limit: args.time_limit.map(memplan::solver::seconds),
@@ -82,10 +89,11 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         seed: args.seed,
         cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),
+        ignore_hints: args.ignore_hints,
     };
     let spinner = Spinner::start(&options.progress, args.quiet);
     let started = Instant::now();
-    let result = memplan::solver::run(solver.as_ref(), &problem, &options);
+    let result = memplan::solver::run(solver, &problem, &options);
     let elapsed = started.elapsed().as_secs_f64();
     spinner.finish();
     let solution = match result {
@@ -117,10 +125,14 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     let max_load = problem.max_load();
     let solver_name = solution.found_by.clone().unwrap_or_else(|| solver.name());
     let stopped = solution.stopped.map(memplan::Stopped::name);
+    let hints = memplan::hints::count(&problem);
+    let kept = memplan::hints::kept(&problem, &solution.plan);
     let out = &mut report;
     if args.json {
         let counters = counter_map(&solution.counters);
         let value = json!({
+            "hints": hints,
+            "hints_kept": kept,
             "status": "ok",
             "buffers": stats.buffers,
             "max_load": max_load,
@@ -163,6 +175,9 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
             )?;
         }
         writeln!(out, "solver         {solver_name}")?;
+        if hints > 0 {
+            writeln!(out, "hints kept     {kept} of {hints}")?;
+        }
         writeln!(out, "time           {}", seconds(elapsed))?;
         if let Some(stopped) = solution.stopped {
             writeln!(out, "stopped        {}", stopped_phrase(stopped))?;

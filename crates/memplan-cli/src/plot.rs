@@ -89,19 +89,54 @@ struct Raster {
 /// Runs `memplan plot`.
 pub fn run(args: PlotArgs) -> Result<(), Failure> {
     let format = Format::of(&args.output)?;
-    let sink = Sink::new(&args.output, &[&args.input.input, &args.plan])?;
-    let problem = memplan::problem::read_problem(&args.input.input, args.input.lifetimes.into())?;
-    let plan = read_plan(&args.plan, &problem)?;
-    validate(&problem, &plan)
-        .map_err(|e| Failure::Negative(format!("{}: invalid plan: {e}", args.plan.display())))?;
+    let mut inputs = vec![args.input.input.as_path(), args.plan.as_path()];
+    if let Some(pools) = &args.pools {
+        inputs.push(pools);
+    }
+    let sink = Sink::new(&args.output, &inputs)?;
     let name = args
         .input
         .input
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let figure = Figure::new(&problem, &plan, name);
-    let size = (args.width, args.height);
+    // One panel per pool, or one for the single memory.
+    let panels: Vec<Panel> = match &args.pools {
+        None => {
+            let problem =
+                memplan::problem::read_problem(&args.input.input, args.input.lifetimes.into())?;
+            let plan = read_plan(&args.plan, &problem)?;
+            validate(&problem, &plan).map_err(|e| {
+                Failure::Negative(format!("{}: invalid plan: {e}", args.plan.display()))
+            })?;
+            vec![(problem, plan, name, None)]
+        }
+        Some(pools) => pool_panels(&args, pools, &name)?,
+    };
+    let mut figures: Vec<Figure> = panels
+        .iter()
+        .map(|(problem, plan, name, capacity)| Figure::new(problem, plan, name.clone(), *capacity))
+        .collect();
+    // Pools share one time axis (empty pools do not widen it).
+    let spans: Vec<Range<f64>> = figures
+        .iter()
+        .filter(|f| !f.problem.is_empty())
+        .map(|f| f.time.clone())
+        .collect();
+    if let (Some(first), Some(last)) = (
+        spans.iter().map(|t| t.start).reduce(f64::min),
+        spans.iter().map(|t| t.end).reduce(f64::max),
+    ) {
+        for figure in &mut figures {
+            figure.time = first..last;
+        }
+    }
+    let height = if args.pools.is_some() {
+        args.height.max(320 * figures.len() as u32).min(10_000)
+    } else {
+        args.height
+    };
+    let size = (args.width, height);
     let internal = |e: String| Failure::Internal(format!("cannot draw the plot: {e}"));
     register_fonts().map_err(internal)?;
     match format {
@@ -109,7 +144,7 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
             let mut svg = String::new();
             {
                 let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-                figure.draw(&root, format.raster()).map_err(internal)?;
+                draw_all(&figures, &root, format.raster()).map_err(internal)?;
                 root.present().map_err(|e| internal(e.to_string()))?;
             }
             sink.write(|out| out.write_all(svg.as_bytes()))
@@ -121,12 +156,63 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
                 let root = GlyphText::new(backend)
                     .map_err(internal)?
                     .into_drawing_area();
-                figure.draw(&root, format.raster()).map_err(internal)?;
+                draw_all(&figures, &root, format.raster()).map_err(internal)?;
                 root.present().map_err(|e| internal(e.to_string()))?;
             }
             sink.write(|out| write_png(out, size, &pixels))
         }
     }
+}
+
+/// One panel: the buffers, their plan, the title and a capacity line.
+type Panel = (Problem, Plan, String, Option<u64>);
+
+/// The panels of a pooled plan: each pool's buffers and offsets (read
+/// and checked as `validate --pools` does), named after the pool.
+fn pool_panels(args: &PlotArgs, pools: &Path, name: &str) -> Result<Vec<Panel>, Failure> {
+    let pools = memplan::pools::read_pools(pools)?;
+    let problem =
+        memplan::pools::read_pool_problem(&args.input.input, args.input.lifetimes.into(), &pools)?;
+    let invalid =
+        |e: String| Failure::Negative(format!("{}: invalid plan: {e}", args.plan.display()));
+    let plan = match memplan::pools::read_pool_plan(&args.plan, &problem) {
+        Ok(plan) => plan,
+        Err(e) if e.is_plan_mismatch() => return Err(invalid(e.kind.to_string())),
+        Err(e) => return Err(e.into()),
+    };
+    memplan::pools::validate_pools(&problem, &plan).map_err(|e| invalid(e.to_string()))?;
+    problem
+        .pool_indices()
+        .map(|p| {
+            let (members, offsets) = plan.pool_plan(p);
+            let sub = problem
+                .sub_problem(p, &members)
+                .map_err(|e| Failure::Internal(format!("pool `{}`: {e}", problem.pool(p).name)))?;
+            let pool = problem.pool(p);
+            let title = format!(
+                "{name} · pool {} (capacity {})",
+                pool.name,
+                bytes(pool.capacity)
+            );
+            Ok((sub, offsets, title, Some(pool.capacity)))
+        })
+        .collect()
+}
+
+/// Draws `figures` one above the other.
+fn draw_all<DB: DrawingBackend>(
+    figures: &[Figure],
+    root: &DrawingArea<DB, Shift>,
+    raster: Raster,
+) -> Result<(), String> {
+    if let [figure] = figures {
+        return figure.draw(root, raster);
+    }
+    let panels = root.split_evenly((figures.len(), 1));
+    for (figure, panel) in figures.iter().zip(&panels) {
+        figure.draw(panel, raster)?;
+    }
+    Ok(())
 }
 
 /// Registers the embedded DejaVu Sans under the family plotters asks for.
@@ -155,8 +241,10 @@ struct Figure<'a> {
     profile: LoadProfile,
     /// Time axis: first start to last end (half-open time).
     time: Range<f64>,
-    /// Address axis: 0 to a little above the makespan.
+    /// Address axis: 0 to a little above the makespan (and the capacity).
     top: f64,
+    /// A pool's capacity, drawn as a dashed line.
+    capacity: Option<u64>,
 }
 
 const BUFFER_COLORS: [RGBColor; 8] = [
@@ -177,7 +265,7 @@ const LIGHT: (f64, f64, f64) = (0xc6 as f64, 0xdb as f64, 0xef as f64);
 const DARK: (f64, f64, f64) = (0x08 as f64, 0x45 as f64, 0x94 as f64);
 
 impl<'a> Figure<'a> {
-    fn new(problem: &'a Problem, plan: &'a Plan, name: String) -> Self {
+    fn new(problem: &'a Problem, plan: &'a Plan, name: String, capacity: Option<u64>) -> Self {
         let stats = Stats::new(problem, plan);
         let profile = problem.load_profile();
         let b = problem.buffers();
@@ -185,7 +273,13 @@ impl<'a> Figure<'a> {
         let last = b.iter().map(|b| b.end).max().unwrap_or(1) as f64;
         let last = if last > first { last } else { first + 1.0 };
         // Whole units: the chart's axis and the pixel mapping agree.
-        let top = ((stats.makespan.max(stats.max_load).max(1) as f64) * 1.06).ceil();
+        let top = ((stats
+            .makespan
+            .max(stats.max_load)
+            .max(capacity.unwrap_or(0))
+            .max(1) as f64)
+            * 1.06)
+            .ceil();
         Figure {
             problem,
             plan,
@@ -194,6 +288,7 @@ impl<'a> Figure<'a> {
             profile,
             time: first..last,
             top,
+            capacity,
         }
     }
 
@@ -274,6 +369,16 @@ impl<'a> Figure<'a> {
                 MAKESPAN_COLOR.stroke_width(2),
             ))
             .map_err(err)?;
+        if let Some(capacity) = self.capacity {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(t0, capacity), (t1, capacity)],
+                    4,
+                    4,
+                    MAKESPAN_COLOR.stroke_width(1),
+                ))
+                .map_err(err)?;
+        }
         Ok(())
     }
 
@@ -322,6 +427,9 @@ impl<'a> Figure<'a> {
             ("max load", Swatch::Line(LOAD_COLOR, true)),
             ("makespan", Swatch::Line(MAKESPAN_COLOR, false)),
         ]);
+        if self.capacity.is_some() {
+            entries.push(("capacity", Swatch::Line(MAKESPAN_COLOR, true)));
+        }
         let (width, _) = header.dim_in_pixel();
         let mut widths = Vec::with_capacity(entries.len());
         for (label, _) in &entries {

@@ -74,6 +74,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),
         effort: None,
+        ignore_hints: args.ignore_hints,
     };
     let started = Instant::now();
     let result = solve_pools(&problem, strategy, &options);

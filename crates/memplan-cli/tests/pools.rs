@@ -351,3 +351,61 @@ fn bench_compares_the_strategies() {
         .code(2)
         .stderr(predicate::str::contains("expected positive fractions"));
 }
+
+#[test]
+fn plot_draws_one_panel_per_pool_and_checks_the_plan() {
+    let dir = TempDir::new().unwrap();
+    let plan = dir.path().join("plan.csv");
+    memplan()
+        .args(["solve", "-q", "--pools"])
+        .arg(example("pools-small.csv"))
+        .arg(example("pooled.csv"))
+        .arg("-o")
+        .arg(&plan)
+        .assert()
+        .success();
+    let svg = dir.path().join("plan.svg");
+    memplan()
+        .args(["plot", "--pools"])
+        .arg(example("pools-small.csv"))
+        .arg(example("pooled.csv"))
+        .arg(&plan)
+        .arg("-o")
+        .arg(&svg)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for pool in ["pool tcm (capacity 4.00 KiB)", "pool sram", "pool dram"] {
+        assert!(text.contains(pool), "a panel for {pool}");
+    }
+    let legends = text.lines().filter(|l| *l == "capacity").count();
+    assert_eq!(legends, 3, "a capacity legend per panel");
+    // At least 320 pixels per panel.
+    assert!(text.contains("height=\"960\""));
+    // A plan that breaks the pools' capacities (every offset at 1 MiB):
+    // exit 1, nothing written.
+    let original = std::fs::read_to_string(&plan).unwrap();
+    let mut lines = original.lines();
+    let header = lines.next().unwrap();
+    let at = header.split(',').position(|h| h == "offset").unwrap();
+    let mut broken_text = format!("{header}\n");
+    for line in lines {
+        let mut cells: Vec<&str> = line.split(',').collect();
+        cells[at] = "1048576";
+        broken_text.push_str(&cells.join(","));
+        broken_text.push('\n');
+    }
+    let broken = file(&dir, "broken.csv", &broken_text);
+    let out = dir.path().join("broken.svg");
+    memplan()
+        .args(["plot", "--pools"])
+        .arg(example("pools-small.csv"))
+        .arg(example("pooled.csv"))
+        .arg(&broken)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("invalid plan"));
+    assert!(!out.exists());
+}

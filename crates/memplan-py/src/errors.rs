@@ -114,6 +114,20 @@ pub fn not_found(py: Python<'_>, message: String, info: NotFoundInfo) -> PyErr {
     })
 }
 
+/// `memplan.PoolsNotFound`: the buffers could not all be placed in the
+/// pools (`proven_infeasible` when no assignment exists).
+pub fn pools_not_found(
+    py: Python<'_>,
+    message: String,
+    proven_infeasible: bool,
+    reason: &'static str,
+) -> PyErr {
+    raise(py, "PoolsNotFound", message, |kw| {
+        kw.set_item("proven_infeasible", proven_infeasible)?;
+        kw.set_item("reason", reason)
+    })
+}
+
 /// `memplan.InternalError` (a `RuntimeError`): a bug in memplan.
 pub fn internal_error(py: Python<'_>, message: String) -> PyErr {
     let err = raise(py, "InternalError", message.clone(), |_| Ok(()));

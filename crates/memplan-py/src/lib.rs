@@ -8,13 +8,15 @@
 //! - `errors`: the Python exceptions (defined in `memplan/_errors.py`);
 //! - `problem`: `Problem` and its statistics;
 //! - `plan`: `Plan`, its validation and statistics;
-//! - `solve`: solver options, the solve off the GIL with Ctrl-C, `Result`.
+//! - `solve`: solver options, the solve off the GIL with Ctrl-C, `Result`;
+//! - `pools`: several memories, `Problem.solve_pools` and `PoolResult`.
 
 use pyo3::prelude::*;
 
 mod errors;
 mod input;
 mod plan;
+mod pools;
 mod problem;
 mod solve;
 
@@ -27,6 +29,7 @@ fn _memplan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::PyPlan>()?;
     m.add_class::<plan::PlanStats>()?;
     m.add_class::<solve::SolveResult>()?;
+    m.add_class::<pools::PoolResult>()?;
     m.add_function(wrap_pyfunction!(problem::generate, m)?)?;
     Ok(())
 }

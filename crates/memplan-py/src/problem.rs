@@ -191,6 +191,10 @@ fn problem_error(py: Python<'_>, e: ProblemError) -> PyErr {
         ProblemError::Gap { .. }
         | ProblemError::GapTable(_)
         | ProblemError::GapTableSize { .. } => "gaps",
+        ProblemError::HintCount { .. }
+        | ProblemError::MisalignedHint { .. }
+        | ProblemError::HintNotFixedOffset { .. }
+        | ProblemError::HintTooLarge { .. } => "hints",
         _ => "offsets",
     };
     let index = e.buffer().map(|b| b.index());
@@ -240,7 +244,7 @@ impl PyProblem {
     /// Builds a problem from parallel arrays (lists or NumPy integer
     /// arrays, read in place). See `memplan.solve` for the arguments.
     #[new]
-    #[pyo3(signature = (sizes, starts, ends, *, alignments=None, offsets=None, ids=None, capacity=None, lifetimes="half-open", gaps=None))]
+    #[pyo3(signature = (sizes, starts, ends, *, alignments=None, offsets=None, ids=None, capacity=None, lifetimes="half-open", gaps=None, hints=None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
@@ -253,6 +257,7 @@ impl PyProblem {
         capacity: Option<u64>,
         lifetimes: &str,
         gaps: Option<&Bound<'_, PyAny>>,
+        hints: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let semantics = parse_lifetimes(py, lifetimes)?;
         let sizes = column(py, sizes, "sizes")?;
@@ -320,8 +325,13 @@ impl PyProblem {
             Some(ob) => gaps_column(py, ob, &buffers, &starts, &ends, semantics)?,
             None => Gaps::default(),
         };
-        let problem =
+        let mut problem =
             Problem::new_with_gaps(buffers, gaps, capacity).map_err(|e| problem_error(py, e))?;
+        if let Some(ob) = hints {
+            let h = optional_column(py, ob, "hints")?;
+            check_len(py, "hints", h.len(), n)?;
+            problem = problem.with_hints(&h).map_err(|e| problem_error(py, e))?;
+        }
         Ok(PyProblem::new(problem, semantics))
     }
 
@@ -405,6 +415,21 @@ impl PyProblem {
     #[getter]
     fn sizes<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
         self.column(py, |b| b.size)
+    }
+
+    /// Preferred offsets (NumPy int64, -1 for none), or `None` when no
+    /// buffer has one.
+    #[getter]
+    fn hints<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<i64>>> {
+        let hints = self.problem.hints()?;
+        let values = (0..hints.len())
+            .map(|i| {
+                hints
+                    .at(i)
+                    .map_or(-1, |h| i64::try_from(h).unwrap_or(i64::MAX))
+            })
+            .collect();
+        Some(PyArray1::from_vec(py, values))
     }
 
     /// Lifetime starts, in the problem's semantics (NumPy uint64).
@@ -492,13 +517,15 @@ impl PyProblem {
     #[pyo3(signature = (*, solver="auto", time_limit=Some(1.0), effort=None, seed=0, order="size",
         fit="first-fit", step_limit=500_000, iterations=100, target_fragmentation=0.0,
         size_classes=true, preorders=None, round_robin=false, rerank_parts=true, canonical=true, section_inference=true,
-        effective_height=true, dominance=true, dynamic_order=true, decompose=true, hatless=true),
+        effective_height=true, dominance=true, dynamic_order=true, decompose=true, hatless=true,
+        ignore_hints=false, stable=false, stable_makespan=None),
         text_signature = "(self, /, *, solver='auto', time_limit=1.0, effort=None, seed=0, \
             order='size', fit='first-fit', step_limit=500000, iterations=100, \
             target_fragmentation=0.0, size_classes=True, preorders=None, round_robin=False, \
             rerank_parts=True, canonical=True, \
             section_inference=True, effective_height=True, dominance=True, dynamic_order=True, \
-            decompose=True, hatless=True)")]
+            decompose=True, hatless=True, ignore_hints=False, stable=False, \
+            stable_makespan=None)")]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         slf: &Bound<'_, Self>,
@@ -522,6 +549,9 @@ impl PyProblem {
         dynamic_order: bool,
         decompose: bool,
         hatless: bool,
+        ignore_hints: bool,
+        stable: bool,
+        stable_makespan: Option<u64>,
     ) -> PyResult<SolveResult> {
         let args = SolverArgs {
             solver,
@@ -541,8 +571,31 @@ impl PyProblem {
             dynamic_order,
             decompose,
             hatless,
+            ignore_hints,
+            stable,
+            stable_makespan,
         };
         crate::solve::solve(slf, args, time_limit, effort, seed)
+    }
+
+    /// Shares the buffers out among several memories: `pools` lists
+    /// `(name, capacity[, alignment])` fastest first, `pins` one pool name
+    /// (or `None`) per buffer. Minimises the bytes × time outside the
+    /// first pool, then outside the first two, and so on; raises
+    /// `PoolsNotFound` when the buffers cannot all be placed. The
+    /// problem's own capacity is not used. See the README's Pools section.
+    #[pyo3(signature = (pools, *, pins=None, strategy="guided", time_limit=Some(1.0), seed=0),
+        text_signature = "(self, /, pools, *, pins=None, strategy='guided', time_limit=1.0, seed=0)")]
+    fn solve_pools(
+        &self,
+        py: Python<'_>,
+        pools: &Bound<'_, PyAny>,
+        pins: Option<&Bound<'_, PyAny>>,
+        strategy: &str,
+        time_limit: Option<f64>,
+        seed: u64,
+    ) -> PyResult<crate::pools::PoolResult> {
+        crate::pools::solve_pools(self, py, pools, pins, strategy, time_limit, seed)
     }
 
     /// Checks `offsets` as a plan of this problem (see `Plan.validate`).

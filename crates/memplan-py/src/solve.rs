@@ -55,6 +55,42 @@ pub struct SolverArgs<'a> {
     pub dynamic_order: bool,
     pub decompose: bool,
     pub hatless: bool,
+    pub ignore_hints: bool,
+    pub stable: bool,
+    pub stable_makespan: Option<u64>,
+}
+
+/// [`memplan::stable::Stable`] owning its solver (to run on a thread).
+struct OwnedStable {
+    solver: Box<dyn Solver>,
+    options: memplan::stable::StableOptions,
+}
+
+impl OwnedStable {
+    fn stable(&self) -> memplan::stable::Stable<'_> {
+        memplan::stable::Stable {
+            solver: self.solver.as_ref(),
+            options: self.options.clone(),
+        }
+    }
+}
+
+impl Solver for OwnedStable {
+    fn name(&self) -> String {
+        self.stable().name()
+    }
+
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
+        self.stable().solve(problem, options)
+    }
+
+    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        self.stable().solve(problem, options)
+    }
 }
 
 impl SolverArgs<'_> {
@@ -171,9 +207,35 @@ impl SolverArgs<'_> {
                 },
             }),
         };
+        if self.stable_makespan.is_some() && !self.stable {
+            return Err(argument_error(
+                py,
+                "stable_makespan",
+                None,
+                "needs stable=True",
+            ));
+        }
+        if self.stable && self.ignore_hints {
+            return Err(argument_error(
+                py,
+                "stable",
+                None,
+                "cannot be combined with ignore_hints=True",
+            ));
+        }
+        let solver: Box<dyn Solver> = if self.stable {
+            Box::new(OwnedStable {
+                solver,
+                options: memplan::stable::StableOptions {
+                    makespan: self.stable_makespan,
+                },
+            })
+        } else {
+            solver
+        };
         Ok(Choice {
             solver,
-            timed: !matches!(name, Name::Greedy),
+            timed: !matches!(name, Name::Greedy) || self.stable,
         })
     }
 }
@@ -260,6 +322,8 @@ pub struct SolveResult {
     stopped: Option<Stopped>,
     counters: Vec<(&'static str, u64)>,
     capacity: Option<u64>,
+    hints: usize,
+    hints_kept: usize,
 }
 
 #[pymethods]
@@ -342,6 +406,18 @@ impl SolveResult {
         self.capacity
     }
 
+    /// Number of buffers with a hint.
+    #[getter]
+    fn hints(&self) -> usize {
+        self.hints
+    }
+
+    /// Number of buffers placed at their hint.
+    #[getter]
+    fn hints_kept(&self) -> usize {
+        self.hints_kept
+    }
+
     /// The plan, to validate, write as CSV or inspect.
     #[getter]
     fn plan(&self, py: Python<'_>) -> Py<PyPlan> {
@@ -396,6 +472,7 @@ pub fn solve(
         time_limit: limit,
         effort,
         seed,
+        ignore_hints: args.ignore_hints,
         ..SolveOptions::default()
     };
     let problem = slf.get().problem.clone();
@@ -447,6 +524,7 @@ pub fn solve(
             ),
         ));
     }
+    let hints_kept = memplan::hints::kept(&problem, &solution.plan);
     let plan = PyPlan::new(py, slf.clone().unbind(), solution.plan)?;
     let offsets = plan.offsets_array(py);
     Ok(SolveResult {
@@ -459,6 +537,8 @@ pub fn solve(
         solver: solution.found_by.unwrap_or(name),
         seconds,
         stopped: solution.stopped,
+        hints: memplan::hints::count(&problem),
+        hints_kept,
         counters: solution.counters,
         capacity: problem.capacity,
     })

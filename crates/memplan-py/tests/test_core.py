@@ -422,3 +422,107 @@ def test_bad_gaps_name_the_buffer(gaps, message):
         memplan.Problem([8, 4], [2, 0], [10, 4], gaps=gaps)
     assert message in str(info.value)
     assert info.value.field == "gaps"
+
+
+def test_hints_are_tried_first_and_counted():
+    # First fit would put buffer 0 at 0 and buffer 1 at 8: the hints swap them.
+    sizes, starts, ends = [8, 8, 8], [0, 1, 4], [4, 3, 6]
+    r = memplan.solve(sizes, starts, ends, hints=[8, 0, None], solver="greedy")
+    assert r.offsets.tolist() == [8, 0, 0]
+    assert (r.hints, r.hints_kept) == (2, 2)
+    assert_valid(sizes, starts, ends, r.offsets)
+    r = memplan.solve(sizes, starts, ends, hints=np.array([8, 0, -1]), solver="greedy", ignore_hints=True)
+    assert r.offsets.tolist() == [0, 8, 0]
+    assert (r.hints, r.hints_kept) == (2, 0)
+    p = memplan.Problem(sizes, starts, ends, hints=[8, -1, None])
+    assert p.hints.tolist() == [8, -1, -1]
+    assert memplan.Problem(sizes, starts, ends).hints is None
+
+
+def test_stable_keeps_hints_within_a_makespan():
+    sizes, starts, ends = [8, 8, 16], [0, 1, 4], [4, 3, 6]
+    p = memplan.Problem(sizes, starts, ends, hints=[0, 0, 8])
+    r = p.solve(solver="greedy", stable=True, stable_makespan=24)
+    assert_valid(sizes, starts, ends, r.offsets)
+    assert r.makespan <= 24
+    assert (r.hints, r.hints_kept) == (3, 2)
+    assert r.counters["hints_bound"] == 2
+    r = p.solve(solver="greedy", stable=True, stable_makespan=16)
+    assert r.hints_kept == 1 and r.makespan == 16
+    with pytest.raises(memplan.NotFound):
+        p.solve(solver="greedy", stable=True, stable_makespan=15)
+    with pytest.raises(memplan.InputError, match="stable_makespan"):
+        p.solve(stable_makespan=16)
+
+
+def test_replanning_with_old_offsets_keeps_them():
+    p = memplan.generate("layered", 300, seed=4)
+    first = p.solve(time_limit=0.3)
+    hinted = memplan.Problem(p.sizes, p.starts, p.ends, hints=first.offsets)
+    r = hinted.solve(time_limit=0.3, stable=True, stable_makespan=first.makespan)
+    r.plan.validate()
+    assert r.hints_kept == 300 and r.makespan <= first.makespan
+
+
+def test_bad_hints_name_the_buffer(tmp_path):
+    with pytest.raises(memplan.InputError) as e:
+        memplan.Problem([8, 8], [0, 0], [2, 2], alignments=4, hints=[0, 6])
+    assert (e.value.field, e.value.index) == ("hints", 1)
+    assert "not a multiple of alignment 4" in str(e.value)
+    with pytest.raises(memplan.InputError, match="hints"):
+        memplan.Problem([8, 8], [0, 0], [2, 2], hints=[0])
+    path = tmp_path / "in.csv"
+    path.write_text("id,lower,upper,size,hint\na,0,2,8,-3\n")
+    with pytest.raises(memplan.InputError) as e:
+        memplan.Problem.from_csv(str(path))
+    assert (e.value.line, e.value.field) == (2, "hint")
+    path.write_text("id,lower,upper,size,hint\na,0,2,8,16\nb,0,2,8,-1\n")
+    p = memplan.Problem.from_csv(str(path))
+    assert p.hints.tolist() == [16, -1]
+    assert p.solve(solver="greedy").offsets.tolist() == [16, 0]
+
+
+def test_solve_pools_fills_the_fast_pool_first_and_pins():
+    # Four buffers of 8 alive together; the fast pool holds two.
+    sizes, starts, ends = [8, 8, 8, 8], [0, 0, 0, 0], [4, 4, 4, 4]
+    pools = [("fast", 16), ("slow", 64, 8)]
+    for strategy in ["fastest-first", "guided"]:
+        r = memplan.solve_pools(sizes, starts, ends, pools, strategy=strategy, time_limit=0.2)
+        names = r.pool_names
+        assert names.count("fast") == 2 and names.count("slow") == 2
+        assert r.pools.tolist() == [0 if n == "fast" else 1 for n in names]
+        for pool, cap in [("fast", 16), ("slow", 64)]:
+            idx = [i for i, n in enumerate(names) if n == pool]
+            assert_valid(
+                [sizes[i] for i in idx],
+                [starts[i] for i in idx],
+                [ends[i] for i in idx],
+                [r.offsets[i] for i in idx],
+                capacity=cap,
+            )
+        # Spilled: two buffers of 8 bytes for 4 steps outside the first pool.
+        assert r.spill == [64]
+        assert r.spill_bound[0] <= 64
+        assert [u["buffers"] for u in r.usage] == [2, 2]
+        assert r.usage[0]["pool"] == "fast"
+        assert r.strategy in ("fastest-first", "guided")
+    # Pinned: buffer 3 must go to slow, buffer 0 to fast.
+    r = memplan.solve_pools(sizes, starts, ends, pools, pins=["fast", None, "", "slow"])
+    assert r.pool_names[0] == "fast" and r.pool_names[3] == "slow"
+    assert r.offsets[3] % 8 == 0
+
+
+def test_solve_pools_errors():
+    sizes, starts, ends = [8, 32], [0, 0], [4, 4]
+    with pytest.raises(memplan.PoolsNotFound) as e:
+        memplan.solve_pools(sizes, starts, ends, [("fast", 16)], time_limit=0.1)
+    assert e.value.proven_infeasible
+    with pytest.raises(memplan.InputError, match=r"pins\[1\]: unknown pool `tcm`") as e:
+        memplan.solve_pools(sizes, starts, ends, [("fast", 64)], pins=[None, "tcm"])
+    assert (e.value.field, e.value.index) == ("pins", 1)
+    with pytest.raises(memplan.InputError, match=r"pools\[0\]"):
+        memplan.solve_pools(sizes, starts, ends, [("fast", -1)])
+    with pytest.raises(memplan.InputError, match="pools"):
+        memplan.solve_pools(sizes, starts, ends, [("fast", 64), ("fast", 64)])
+    with pytest.raises(memplan.InputError, match="strategy"):
+        memplan.solve_pools(sizes, starts, ends, [("fast", 64)], strategy="best")

@@ -294,3 +294,72 @@ def test_memory_planning_pass_helper() -> None:
     p = mx.memory_planning_pass()
     assert isinstance(p, MemoryPlanningPass)
     assert mx.memplan_algorithm.__name__ == "memplan"
+
+
+def test_pools_share_tensors_out_among_arenas_with_capacities() -> None:
+    """Arenas as memories with capacities (banked planning): a fast arena 1
+    too small for everything, a slow arena 2; a tensor pinned to 2 stays
+    there; every arena within its capacity, no overlaps."""
+
+    def make() -> List[Any]:
+        a = spec([16], [0, 3])  # 64 bytes
+        b = spec([16], [1, 4])  # 64
+        c = spec([16], [2, 5])  # 64
+        d = spec([4], [0, 9], mem_id=2)  # pinned to the slow arena
+        view = spec([2], [1, 2])
+        view.storage_base = a
+        view.storage_base_offset = 16
+        return [a, b, c, d, view]
+
+    module = types.SimpleNamespace(input_mem_buffer_sizes=[0, 16])
+    for strategy in ["fastest-first", "guided"]:
+        algo = mx.algorithm(pools=[(1, 16 + 128 + 8), (2, 4096)], pool_strategy=strategy, time_limit=0.2)
+        specs = make()
+        result = algo(16, specs, module, None, 8)
+        alloc = result.spec_dict
+        a, b, c, d, view = specs
+        assert alloc[d].mem_id == 2
+        # Arena 1 holds 128 bytes from its start 16: two of a, b, c (all
+        # three meet at time 2).
+        in_fast = [s for s in (a, b, c) if alloc[s].mem_id == 1]
+        assert len(in_fast) == 2
+        assert result.bufsizes[1] <= 16 + 128 + 8 and result.bufsizes[2] <= 4096
+        assert alloc[view].mem_id == alloc[a].mem_id
+        assert alloc[view].mem_offset == alloc[a].mem_offset + 16
+        for s, r in alloc.items():
+            s.mem_id, s.mem_offset, s.mem_obj_id = r.mem_id, r.mem_offset, r.mem_obj_id
+        assert overlaps(specs, result.bufsizes) == []
+        report = list(algo.reports)[-1]
+        assert {r.mem_id for r in report} == {1, 2}
+        assert all(r.solver.startswith("pools/") for r in report)
+    # Too small for the pinned tensors: PoolsNotFound; unknown mem_id and bad pools: InputError.
+    tiny = mx.algorithm(pools=[(1, 64), (2, 64)], time_limit=0.1)
+    with pytest.raises(memplan.PoolsNotFound):
+        tiny(16, [spec([64], [0, 3], mem_id=2)], types.SimpleNamespace(), None, 0)
+    with pytest.raises(memplan.InputError, match="mem_id 3"):
+        tiny(16, [spec([4], [0, 3], mem_id=3)], types.SimpleNamespace(), None, 0)
+    with pytest.raises(memplan.InputError, match="pools"):
+        mx.algorithm(pools=[(0, 64)])
+
+
+def test_a_model_runs_with_two_arenas() -> None:
+    """The encoder with a fast arena of half its greedy size and a big slow
+    one: the program verifies and runs, and computes what PyTorch does."""
+    torch.manual_seed(0)
+    model = Encoder().eval()
+    inputs = (torch.randn(2, 12, 16),)
+    single = Comparison(mx.algorithm(time_limit=0.5))
+    compile_with(model, inputs, single)
+    fast = single.memplan[-1][1] // 2
+    comparison = Comparison(mx.algorithm(pools=[(1, fast), (2, 1 << 30)], time_limit=0.5))
+    program = compile_with(model, inputs, comparison)
+    bufsizes = list(program.executorch_program.execution_plan[0].non_const_buffer_sizes)
+    assert len(bufsizes) == 3 and 0 < bufsizes[1] <= fast and bufsizes[2] > 0
+    emitted = emitted_specs(program)
+    specs = [s for s in comparison.specs if id(s) in emitted]
+    assert overlaps(specs, bufsizes) == []
+    ep = program.exported_program()
+    Verifier(ep.graph_module, True, True, True, ep.graph_signature).verify_storage_reuse()
+    with torch.no_grad():
+        want = model(*inputs)
+    assert same_outputs(run(program, inputs), want)

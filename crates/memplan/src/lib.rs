@@ -38,6 +38,9 @@
 //!   [`tela`](solvers::tela) (TelaMalloc), [`boxing`](solvers::boxing)
 //!   (idealloc) and [`auto`](solvers::auto), the default portfolio
 //!   ([`plan`](fn@plan));
+//! - [`hints`]: preferred offsets (MiniMalloc's `hint` column): which
+//!   are kept, compatible choices and a bound; [`stable`]: plans that keep
+//!   as many of them as possible at the best makespan;
 //! - [`pools`]: several memories with capacities (banks), buffers pinned
 //!   or shared out among them by a strategy above the solvers;
 //! - [`generate`]: synthetic instance generators; [`transform`]:
@@ -45,8 +48,8 @@
 //!
 //! Imports go one way, from each layer to those before it: [`buffer`]
 //! and [`quote`] (plain data and text helpers) → [`geometry`] →
-//! [`problem`] → [`plan`](mod@plan) → [`solver`] → [`solvers`] →
-//! [`pools`] → [`generate`], [`transform`]; no module imports one after
+//! [`problem`] → [`plan`](mod@plan) → [`hints`] → [`solver`] →
+//! [`solvers`] → [`pools`], [`stable`] → [`generate`], [`transform`]; no module imports one after
 //! it, and there is no cycle (checked by `tests/layers.rs`).
 //!
 //! The library never prints; the `memplan` binary does.
@@ -54,12 +57,14 @@
 pub mod buffer;
 pub mod generate;
 pub mod geometry;
+pub mod hints;
 pub mod plan;
 pub mod pools;
 pub mod problem;
 pub mod quote;
 pub mod solver;
 pub mod solvers;
+pub mod stable;
 #[cfg(test)]
 mod testutil;
 pub mod transform;

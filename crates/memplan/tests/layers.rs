@@ -13,11 +13,12 @@ const LAYERS: &[&[&str]] = &[
     &["geometry"],
     &["problem"],
     &["plan"],
+    &["hints"],
     &["solver"],
     &["solvers::greedy"],
     &["solvers::search", "solvers::tela", "solvers::boxing"],
     &["solvers::auto"],
-    &["pools"],
+    &["pools", "stable"],
     &["generate", "transform"],
 ];
 

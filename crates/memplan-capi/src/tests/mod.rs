@@ -1,6 +1,7 @@
 //! Tests of the exported functions, called as C would call them: results,
 //! every error path, and the plans checked by the library's validator.
 
+mod pools;
 mod problem;
 mod solve;
 mod status;

@@ -510,3 +510,64 @@ fn solve_and_solution_error_paths() {
         assert_eq!(name[7], 0);
     }
 }
+
+/// Hints and kept counts of a solution.
+fn hints_kept(s: &Solution) -> (usize, usize) {
+    let (mut hints, mut kept) = (usize::MAX, usize::MAX);
+    // SAFETY: a live solution and local outputs.
+    let status = unsafe { memplan_solution_hints_kept(s.0, &mut hints, &mut kept) };
+    assert_eq!(status, MEMPLAN_OK);
+    (hints, kept)
+}
+
+#[test]
+fn hints_are_tried_first_ignored_on_request_and_kept_by_stable() {
+    // First fit would put buffer 0 at 0 and 1 at 8: the hints swap them.
+    let p = problem(
+        MEMPLAN_LIFETIMES_HALF_OPEN,
+        &[(8, 0, 4), (8, 1, 3), (16, 4, 6)],
+    );
+    // SAFETY: a live problem of ours.
+    unsafe {
+        assert_eq!(memplan_problem_set_hint(p.0, 0, 8), MEMPLAN_OK);
+        assert_eq!(memplan_problem_set_hint(p.0, 1, 0), MEMPLAN_OK);
+        expect_error(
+            memplan_problem_set_hint(p.0, 3, 0),
+            MEMPLAN_ERROR_OUT_OF_RANGE,
+            &["buffer index 3"],
+        );
+    }
+    let o = Options::new("greedy", None);
+    let s = solve(&p, &o).unwrap();
+    assert_eq!(s.read().offsets, [8, 0, 0]);
+    assert_eq!(hints_kept(&s), (2, 2));
+    // SAFETY: live options of ours.
+    unsafe { assert_eq!(memplan_options_set_ignore_hints(o.0, 1), MEMPLAN_OK) };
+    let s = solve(&p, &o).unwrap();
+    assert_eq!(s.read().offsets, [0, 8, 0]);
+    assert_eq!(hints_kept(&s), (2, 0));
+    // Stable within 16: buffer 2 at its hint 8 would end at 24, so it
+    // moves; both others keep theirs.
+    // SAFETY: live objects of ours.
+    unsafe {
+        assert_eq!(memplan_options_set_ignore_hints(o.0, 0), MEMPLAN_OK);
+        assert_eq!(memplan_problem_set_hint(p.0, 2, 8), MEMPLAN_OK);
+        assert_eq!(memplan_options_set_stable(o.0, 1, 1, 16), MEMPLAN_OK);
+    }
+    let s = solve(&p, &o).unwrap();
+    let read = s.read();
+    assert_eq!(read.makespan, 16);
+    assert_eq!(hints_kept(&s), (3, 2));
+    assert!(read.solver.starts_with("greedy") || read.solver.starts_with("stable/"));
+    // A misaligned hint is refused when the problem is used, by index.
+    // SAFETY: live objects of ours.
+    unsafe {
+        assert_eq!(memplan_problem_set_alignment(p.0, 1, 4), MEMPLAN_OK);
+        assert_eq!(memplan_problem_set_hint(p.0, 1, 6), MEMPLAN_OK);
+    }
+    expect_error(
+        solve(&p, &o).map(|_| ()).unwrap_err(),
+        MEMPLAN_ERROR_INVALID_PROBLEM,
+        &["buffer 1", "hint 6 is not a multiple of alignment 4"],
+    );
+}

@@ -20,12 +20,13 @@ The ExecuTorch memory-planning algorithm is in :mod:`memplan.executorch`
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
-from ._errors import Error, InputError, InternalError, InvalidPlan, NotFound
+from ._errors import Error, InputError, InternalError, InvalidPlan, NotFound, PoolsNotFound
 from ._memplan import (
     Plan,
     PlanStats,
+    PoolResult,
     Problem,
     ProblemStats,
     Result,
@@ -41,12 +42,15 @@ __all__ = [
     "NotFound",
     "Plan",
     "PlanStats",
+    "PoolResult",
+    "PoolsNotFound",
     "Problem",
     "ProblemStats",
     "Result",
     "SOLVERS",
     "generate",
     "solve",
+    "solve_pools",
     "__version__",
 ]
 
@@ -68,6 +72,7 @@ def solve(
     capacity: Optional[int] = None,
     lifetimes: str = "half-open",
     gaps: Optional[Sequence[Any]] = None,
+    hints: Optional[Union[Sequence[Optional[int]], Any]] = None,
     solver: str = "auto",
     time_limit: Optional[float] = 1.0,
     seed: int = 0,
@@ -85,6 +90,11 @@ def solve(
         offsets: fixed (pre-placed) offsets: ``None`` or a negative value
             for a free buffer.
         ids: names used in messages and CSV files (default: the index).
+        hints: preferred offsets (MiniMalloc's ``hint`` column): ``None``
+            or a negative value for none. Every solver tries a buffer's
+            hint first (``ignore_hints=True``: not); ``stable=True`` keeps
+            as many as possible at the best makespan found (or within
+            ``stable_makespan``). :attr:`Result.hints_kept` counts them.
         capacity: the plan must fit in this many bytes; without it the
             makespan is minimised. :class:`NotFound` when no plan fits.
         gaps: idle stretches inside lifetimes (MiniMalloc's ``gaps``), one
@@ -109,7 +119,8 @@ def solve(
             ``round_robin``, ``rerank_parts``, ``canonical``,
             ``section_inference``, ``effective_height``, ``dominance``,
             ``dynamic_order``, ``decompose``, ``hatless`` (search),
-            ``start_address``. See :meth:`Problem.solve`.
+            ``ignore_hints``, ``stable``, ``stable_makespan`` (hints).
+            See :meth:`Problem.solve`.
 
     Lists and NumPy integer arrays are both accepted; NumPy arrays are read
     in place. The GIL is released while solving, and Ctrl-C
@@ -129,5 +140,54 @@ def solve(
         capacity=capacity,
         lifetimes=lifetimes,
         gaps=gaps,
+        hints=hints,
     )
     return problem.solve(solver=solver, time_limit=time_limit, seed=seed, **options)
+
+
+def solve_pools(
+    sizes: IntArray,
+    starts: IntArray,
+    ends: IntArray,
+    pools: Sequence[Union[Tuple[str, int], Tuple[str, int, int]]],
+    *,
+    pins: Optional[Sequence[Optional[str]]] = None,
+    alignments: Union[int, IntArray, None] = None,
+    offsets: Optional[Union[Sequence[Optional[int]], Any]] = None,
+    ids: Optional[Sequence[str]] = None,
+    lifetimes: str = "half-open",
+    strategy: str = "guided",
+    time_limit: Optional[float] = 1.0,
+    seed: int = 0,
+) -> PoolResult:
+    """Plans buffers given as parallel arrays into several memories; returns
+    a :class:`PoolResult`.
+
+    Args:
+        pools: ``(name, capacity)`` or ``(name, capacity, alignment)``,
+            fastest first.
+        pins: one pool name per buffer (``None`` or ``""``: any pool). A
+            fixed buffer (``offsets``) must be pinned when there are several
+            pools.
+        strategy: ``"guided"`` (default: never worse than the baseline) or
+            ``"fastest-first"`` (ExecuTorch's banked planning).
+        time_limit: the guided strategy's budget in seconds.
+
+    The other arguments are those of :func:`solve`. The objective: every
+    buffer placed, then the fewest bytes × time outside the first pool, then
+    outside the first two, and so on (:attr:`PoolResult.spill`).
+
+    Raises:
+        InputError: bad input, naming the argument and index.
+        PoolsNotFound: the buffers cannot all be placed (or none found).
+    """
+    problem = Problem(
+        sizes,
+        starts,
+        ends,
+        alignments=alignments,
+        offsets=offsets,
+        ids=ids,
+        lifetimes=lifetimes,
+    )
+    return problem.solve_pools(pools, pins=pins, strategy=strategy, time_limit=time_limit, seed=seed)

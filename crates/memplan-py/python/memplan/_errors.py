@@ -94,6 +94,22 @@ class NotFound(Error):
         self.counters = counters
 
 
+class PoolsNotFound(Error):
+    """The buffers could not all be placed in the pools
+    (:meth:`Problem.solve_pools`).
+
+    Attributes:
+        proven_infeasible: True when no assignment exists (e.g. a pinned
+            buffer larger than its pool); False when one may exist.
+        reason: the reason in words.
+    """
+
+    def __init__(self, message: str, *, proven_infeasible: bool, reason: str) -> None:
+        super().__init__(message)
+        self.proven_infeasible = proven_infeasible
+        self.reason = reason
+
+
 class InternalError(Error, RuntimeError):
     """A bug in memplan: a solver panicked or returned a plan the validator
     refused. Please report it."""

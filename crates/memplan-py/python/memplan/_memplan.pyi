@@ -7,7 +7,16 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
-__all__ = ["__version__", "Problem", "ProblemStats", "Plan", "PlanStats", "Result", "generate"]
+__all__ = [
+    "__version__",
+    "Problem",
+    "ProblemStats",
+    "Plan",
+    "PlanStats",
+    "PoolResult",
+    "Result",
+    "generate",
+]
 
 _IntArray = Union[Sequence[int], npt.NDArray[np.integer[Any]]]
 _Path = Union[str, PathLike[str]]
@@ -71,6 +80,7 @@ class Problem:
         capacity: Optional[int] = None,
         lifetimes: str = "half-open",
         gaps: Optional[Sequence[Any]] = None,
+        hints: Union[Sequence[Optional[int]], npt.NDArray[np.integer[Any]], None] = None,
     ) -> Problem: ...
     @staticmethod
     def from_csv(
@@ -101,7 +111,19 @@ class Problem:
         dynamic_order: bool = True,
         decompose: bool = True,
         hatless: bool = True,
+        ignore_hints: bool = False,
+        stable: bool = False,
+        stable_makespan: Optional[int] = None,
     ) -> Result: ...
+    def solve_pools(
+        self,
+        pools: Sequence[Union[Tuple[str, int], Tuple[str, int, int]]],
+        *,
+        pins: Optional[Sequence[Optional[str]]] = None,
+        strategy: str = "guided",
+        time_limit: Optional[float] = 1.0,
+        seed: int = 0,
+    ) -> PoolResult: ...
     def validate(self, offsets: _IntArray) -> None: ...
     def stats(self) -> ProblemStats: ...
     def __len__(self) -> int: ...
@@ -113,6 +135,8 @@ class Problem:
     def ids(self) -> List[str]: ...
     @property
     def sizes(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def hints(self) -> Optional[npt.NDArray[np.int64]]: ...
     @property
     def starts(self) -> npt.NDArray[np.uint64]: ...
     @property
@@ -173,6 +197,35 @@ class Result:
     @property
     def capacity(self) -> Optional[int]: ...
     @property
+    def hints(self) -> int: ...
+    @property
+    def hints_kept(self) -> int: ...
+    @property
     def plan(self) -> Plan: ...
+
+@final
+class PoolResult:
+    """The outcome of :meth:`Problem.solve_pools`."""
+
+    @property
+    def pools(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def pool_names(self) -> List[str]: ...
+    @property
+    def offsets(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def spill(self) -> List[int]: ...
+    @property
+    def spill_bound(self) -> List[int]: ...
+    @property
+    def usage(self) -> List[Dict[str, Any]]: ...
+    @property
+    def strategy(self) -> str: ...
+    @property
+    def stopped(self) -> Optional[str]: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def counters(self) -> Dict[str, int]: ...
 
 def generate(kind: str, buffers: int, *, seed: int = 0) -> Problem: ...

@@ -40,6 +40,16 @@ It honours what ExecuTorch's own ``greedy`` honours:
   sharing storage share an id, as ExecuTorch's ``Verifier`` expects.
 
 Zero-size tensors (ExecuTorch emits them) are planned at the arena start.
+
+With ``algorithm(pools=[(mem_id, capacity), ...])`` (fastest first), the
+arenas are memories with capacities, as in ExecuTorch's banked planning:
+every tensor goes into one arena, those with a ``spec.mem_id`` stay in it
+(it must be one of the pools), the others go where memplan's pool
+strategies put them (:meth:`memplan.Problem.solve_pools`: the fewest bytes
+× lifetime outside the first arena, then outside the first two...). Each
+arena's start and ``extra_padding`` count against its capacity, and
+:class:`memplan.PoolsNotFound` is raised when the tensors cannot all be
+placed.
 ExecuTorch is imported only when an algorithm runs, so ``import memplan``
 works without it.
 """
@@ -48,7 +58,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import memplan
 
@@ -88,6 +98,8 @@ class _Options:
     time_limit: Optional[float] = 1.0
     seed: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
+    pools: Optional[List[Tuple[int, int]]] = None
+    pool_strategy: str = "guided"
 
 
 def _storage_objects(offsets: Sequence[int], sizes: Sequence[int]) -> List[int]:
@@ -156,8 +168,16 @@ def _plan(
         reports.append([])
         return result
 
-    bufsizes = [0] * (max(arenas) + 1)
     arena_starts = getattr(graph_module, "input_mem_buffer_sizes", None) or []
+    if options.pools is not None:
+        found_reports: List[ArenaReport] = []
+        result.bufsizes = _plan_pools(
+            options, found_reports, arenas, lifetimes, alignment, arena_starts, extra_padding, result
+        )
+        _place_aliases(aliases, result)
+        reports.append(found_reports)
+        return result
+    bufsizes = [0] * (max(arenas) + 1)
     found: List[ArenaReport] = []
     for mem_id in sorted(arenas):
         tensors = arenas[mem_id]
@@ -196,6 +216,100 @@ def _plan(
     result.bufsizes = bufsizes
     reports.append(found)
     return result
+
+
+def _plan_pools(
+    options: _Options,
+    found: List[ArenaReport],
+    arenas: Dict[int, List[Any]],
+    lifetimes: Dict[int, List[List[int]]],
+    alignment: int,
+    arena_starts: Sequence[int],
+    extra_padding: int,
+    result: Any,
+) -> List[int]:
+    """Plans every tensor of ``arenas`` into the pools of ``options``
+    (tensors whose spec had a ``mem_id`` pinned to it; the ones without,
+    gathered under arena 1 by ``_plan``, free); returns ``bufsizes``."""
+    assert options.pools is not None
+    pool_ids = [mem_id for mem_id, _ in options.pools]
+    tensors: List[Any] = []
+    spans: List[List[int]] = []
+    for mem_id in sorted(arenas):
+        tensors.extend(arenas[mem_id])
+        spans.extend(lifetimes[mem_id])
+    pins: List[Optional[str]] = []
+    for t in tensors:
+        if t.mem_id is None:
+            pins.append(None)
+        elif int(t.mem_id) in pool_ids:
+            pins.append(str(int(t.mem_id)))
+        else:
+            raise memplan.InputError(
+                f"a TensorSpec has mem_id {t.mem_id}, which is not among the pools {pool_ids}",
+                field="mem_id",
+            )
+    pools = []
+    for mem_id, capacity in options.pools:
+        start = int(arena_starts[mem_id]) if len(arena_starts) > mem_id else 0
+        room = int(capacity) - start - extra_padding
+        if room <= 0:
+            raise memplan.InputError(
+                f"arena {mem_id}: capacity {capacity} leaves no room after its start "
+                f"{start} and extra_padding {extra_padding}",
+                field="pools",
+            )
+        pools.append((str(mem_id), room, alignment))
+    sizes = [int(t.allocated_memory) for t in tensors]
+    problem = memplan.Problem(
+        sizes,
+        [lt[0] for lt in spans],
+        [lt[1] for lt in spans],
+        alignments=alignment,
+        lifetimes="inclusive",
+    )
+    solved = problem.solve_pools(
+        pools,
+        pins=pins,
+        strategy=options.pool_strategy,
+        time_limit=options.time_limit,
+        seed=options.seed,
+    )
+    where = solved.pools.tolist()
+    offsets = solved.offsets.tolist()
+    bufsizes = [0] * (max(pool_ids) + 1)
+    for k, (mem_id, _) in enumerate(options.pools):
+        start = int(arena_starts[mem_id]) if len(arena_starts) > mem_id else 0
+        members = [i for i, p in enumerate(where) if p == k]
+        usage = solved.usage[k]
+        objects = _storage_objects([offsets[i] for i in members], [sizes[i] for i in members])
+        for i, obj in zip(members, objects):
+            alloc = result.spec_dict[tensors[i]]
+            alloc.mem_id = mem_id
+            alloc.mem_offset = start + offsets[i]
+            alloc.mem_obj_id = obj
+        if members:
+            bufsizes[mem_id] = start + usage["makespan"] + extra_padding
+            arena = memplan.Problem(
+                [sizes[i] for i in members],
+                [spans[i][0] for i in members],
+                [spans[i][1] for i in members],
+                lifetimes="inclusive",
+            )
+            found.append(
+                ArenaReport(
+                    mem_id=mem_id,
+                    tensors=len(members),
+                    makespan=usage["makespan"],
+                    max_load=arena.max_load,
+                    optimal=usage["makespan"] == arena.max_load,
+                    solver=f"pools/{solved.strategy}",
+                    seconds=solved.seconds,
+                )
+            )
+    if len(bufsizes) < 2:
+        bufsizes.append(0)
+    return bufsizes
 
 
 def _place_aliases(aliases: List[Any], result: Any) -> None:
@@ -248,6 +362,8 @@ def algorithm(
     solver: str = "auto",
     time_limit: Optional[float] = 1.0,
     seed: int = 0,
+    pools: Optional[Sequence[Tuple[int, int]]] = None,
+    pool_strategy: str = "guided",
     **options: Any,
 ) -> Callable[..., Any]:
     """An ExecuTorch memory-planning algorithm that plans with memplan.
@@ -255,6 +371,11 @@ def algorithm(
     Args:
         solver, time_limit, seed, **options: as in :func:`memplan.solve`
             (``time_limit`` applies to each arena of each graph).
+        pools: ``(mem_id, capacity)`` arenas with capacities, fastest
+            first: the tensors are shared out among them (see the module
+            notes); ``solver`` and ``**options`` are then not used.
+        pool_strategy: ``"guided"`` or ``"fastest-first"`` (with
+            ``pools``).
 
     Returns:
         ``algo(alignment, specs, graph_module, graph_signature,
@@ -265,7 +386,23 @@ def algorithm(
     """
     # Refuse bad options now rather than in the middle of a compilation.
     memplan.solve([1], [0], [1], solver=solver, time_limit=0.0, seed=seed, **options)
-    settings = _Options(solver=solver, time_limit=time_limit, seed=seed, extra=options)
+    if pools is not None:
+        pools = [(int(m), int(c)) for m, c in pools]
+        if not pools or any(m < 1 for m, _ in pools):
+            raise memplan.InputError(
+                "pools: expected (mem_id, capacity) pairs with mem_id >= 1 (0 holds constants)",
+                field="pools",
+            )
+        # Refuse bad pools and strategies now too.
+        memplan.solve_pools([1], [0], [1], [(str(m), c) for m, c in pools], strategy=pool_strategy, time_limit=0.0)
+    settings = _Options(
+        solver=solver,
+        time_limit=time_limit,
+        seed=seed,
+        extra=options,
+        pools=None if pools is None else list(pools),
+        pool_strategy=pool_strategy,
+    )
     # The latest calls' reports (a compiler may plan many graphs).
     reports: "deque[List[ArenaReport]]" = deque(maxlen=256)
 

@@ -28,7 +28,11 @@ pub fn write_plan<W: Write>(
             ),
         ));
     }
-    write_rows(out, problem, lifetimes, true, |i| Some(plan.offsets()[i]))
+    let mut w = csv::Writer::from_writer(out);
+    write_rows(&mut w, problem, lifetimes, true, None, |i| {
+        Some(plan.offsets()[i])
+    })?;
+    w.flush()
 }
 
 /// Reads a plan CSV for `problem`: it needs an `id` column (or an alias) and

@@ -721,6 +721,7 @@ impl Guided<'_> {
             cancel: self.options.cancel.clone(),
             progress: Default::default(),
             effort: None,
+            ignore_hints: self.options.ignore_hints,
         };
         self.effort.probes += 1;
         match crate::solver::run(&Auto::default(), &sub, &options) {

@@ -198,6 +198,13 @@ pub fn read_pool_problem_from(
             .collect();
         names.join(", ")
     };
+    if columns.get(Field::Hint).is_some() {
+        return Err(at(
+            Some(1),
+            Some(Field::Hint),
+            InputErrorKind::HintWithPools,
+        ));
+    }
     let mut pins = Vec::with_capacity(rows.buffers.len());
     for (i, line) in rows.lines.iter().enumerate() {
         let cell = rows.pools.get(i).map_or("", String::as_str);
@@ -561,7 +568,7 @@ mod tests {
             read("id,pool,offset\na,sram,0\nb,hbm,0\n"),
             "plan.csv:3: column `pool`: unknown pool `hbm` (pools: `sram`, `dram`)"
         );
-        assert_eq!(read("id,offset\na,0\n"), "plan.csv:1: missing required column `pool` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, gaps, pool)");
+        assert_eq!(read("id,offset\na,0\n"), "plan.csv:1: missing required column `pool` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, hint, gaps, pool)");
         assert_eq!(
             read("id,pool,offset\na,sram,0\n"),
             "plan.csv: no offset for buffer `b`"

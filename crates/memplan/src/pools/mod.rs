@@ -32,7 +32,9 @@ pub mod validate;
 use std::fmt;
 
 pub use bounds::Infeasible;
-pub use io::{read_pool_plan, read_pool_problem, read_pools, write_pool_plan};
+pub use io::{
+    read_pool_plan, read_pool_problem, read_pool_problem_from, read_pools, write_pool_plan,
+};
 pub use solve::{solve_pools, PoolSolution, PoolSolveError, PoolUsage, Strategy};
 pub use validate::{validate_pools, PoolPlanError};
 

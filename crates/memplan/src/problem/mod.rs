@@ -1,11 +1,13 @@
 //! The problem model: buffers with half-open lifetimes, sizes, alignments and
 //! optional fixed offsets, plus an optional capacity.
 
+pub(crate) mod hints;
 pub(crate) mod read;
 pub(crate) mod write;
 
 use rayon::prelude::*;
 
+pub use hints::Hints;
 pub use read::{parse_gaps, read_problem, read_problem_from, InputError, InputErrorKind};
 pub use write::write_problem;
 
@@ -110,6 +112,22 @@ pub enum ProblemError {
         id: String,
         error: GapError,
     },
+    #[error("{got} hints for {expected} buffers")]
+    HintCount { expected: usize, got: usize },
+    #[error("hint {hint} is not a multiple of alignment {alignment}")]
+    MisalignedHint {
+        buffer: BufferIdx,
+        hint: u64,
+        alignment: u64,
+    },
+    #[error("hint {hint} differs from the fixed offset {offset}")]
+    HintNotFixedOffset {
+        buffer: BufferIdx,
+        hint: u64,
+        offset: u64,
+    },
+    #[error("hint {hint} is too large: with the sizes (and alignment padding and fixed offsets) addresses could overflow 64 bits")]
+    HintTooLarge { buffer: BufferIdx, hint: u64 },
 }
 
 impl From<GapTableError> for ProblemError {
@@ -123,7 +141,7 @@ impl ProblemError {
     pub fn buffer(&self) -> Option<BufferIdx> {
         use ProblemError::*;
         match self {
-            TooManyBuffers(_) | GapTableSize { .. } => None,
+            TooManyBuffers(_) | GapTableSize { .. } | HintCount { .. } => None,
             ZeroAlignment(b) | SizeSumOverflow(b) => Some(*b),
             GapTable(GapTableError::UnknownBuffer { buffer, .. }) | Gap { buffer, .. } => {
                 Some(*buffer)
@@ -131,7 +149,10 @@ impl ProblemError {
             GapTable(GapTableError::TooManyGaps(_)) => None,
             EmptyLifetime { buffer, .. }
             | MisalignedOffset { buffer, .. }
-            | FixedEndOverflow { buffer, .. } => Some(*buffer),
+            | FixedEndOverflow { buffer, .. }
+            | MisalignedHint { buffer, .. }
+            | HintNotFixedOffset { buffer, .. }
+            | HintTooLarge { buffer, .. } => Some(*buffer),
             DuplicateId { second, .. } | FixedOverlap { second, .. } => Some(*second),
         }
     }
@@ -147,6 +168,9 @@ pub struct Problem {
     gaps: Gaps,
     /// Hard limit on the makespan, if any.
     pub capacity: Option<u64>,
+    /// Preferred offsets, when some buffer has one (a side table, so that
+    /// problems without hints take no memory for them).
+    hints: Option<Hints>,
 }
 
 impl Problem {
@@ -194,6 +218,7 @@ impl Problem {
             buffers,
             gaps,
             capacity,
+            hints: None,
         })
     }
 
@@ -204,19 +229,7 @@ impl Problem {
             buffers,
             gaps: Gaps::default(),
             capacity,
-        }
-    }
-
-    /// [`Problem::from_valid`] with gaps already checked for `buffers`.
-    pub(crate) fn from_valid_with_gaps(
-        buffers: Vec<Buffer>,
-        gaps: Gaps,
-        capacity: Option<u64>,
-    ) -> Self {
-        Problem {
-            buffers,
-            gaps,
-            capacity,
+            hints: None,
         }
     }
 
@@ -248,6 +261,54 @@ impl Problem {
     /// What buffer `b` occupies over time ([`crate::geometry::gaps::pieces`]).
     pub fn pieces(&self, b: BufferIdx) -> Pieces<'_> {
         crate::geometry::gaps::pieces(self.buffer(b), self.gaps.of(b))
+    }
+
+    /// This problem with a preferred offset per buffer (`None`: no hint);
+    /// see [`crate::hints`]. Each hint must be a multiple of the buffer's
+    /// alignment, equal its fixed offset if it has one, and end (with the
+    /// size) where no address computation can overflow. A table without
+    /// any hint removes the hints.
+    pub fn with_hints(mut self, hints: &[Option<u64>]) -> Result<Self, ProblemError> {
+        if hints.len() != self.buffers.len() {
+            return Err(ProblemError::HintCount {
+                expected: self.buffers.len(),
+                got: hints.len(),
+            });
+        }
+        check_hints(&self.buffers, hints)?;
+        self.hints = hints.iter().any(Option::is_some).then(|| Hints::new(hints));
+        Ok(self)
+    }
+
+    /// This problem without its hints.
+    pub fn without_hints(mut self) -> Self {
+        self.hints = None;
+        self
+    }
+
+    /// The hints, if some buffer has one.
+    #[inline]
+    pub fn hints(&self) -> Option<&Hints> {
+        self.hints.as_ref()
+    }
+
+    /// The hint of buffer `b`, if any.
+    #[inline]
+    pub fn hint(&self, b: BufferIdx) -> Option<u64> {
+        self.hints.as_ref().and_then(|h| h.get(b))
+    }
+
+    /// The buffers `kept` (in that order) as a problem with the same
+    /// capacity and their hints: a subset of a valid problem is valid
+    /// (ids stay unique, fixed buffers do not overlap, sums only shrink).
+    pub(crate) fn subset(&self, kept: &[BufferIdx]) -> Self {
+        let buffers = kept.iter().map(|b| self.buffer(*b).clone()).collect();
+        Problem {
+            buffers,
+            gaps: self.gaps.subset(kept),
+            capacity: self.capacity,
+            hints: self.hints.as_ref().and_then(|h| h.select(kept)),
+        }
     }
 
     /// The buffers, indexed by [`BufferIdx`].
@@ -344,6 +405,47 @@ impl Problem {
             crate::geometry::sweep::max_load(&self.buffers)
         }
     }
+}
+
+/// The checks of [`Problem::with_hints`]: alignment, agreement with a
+/// fixed offset, and the highest hinted end plus the address budget of
+/// [`check_buffers`] within 64 bits (so that solvers placing buffers above
+/// a kept hint never overflow).
+fn check_hints(buffers: &[Buffer], hints: &[Option<u64>]) -> Result<(), ProblemError> {
+    let budget = buffers.iter().try_fold(0u64, |s, b| {
+        s.checked_add(b.size)?.checked_add(b.alignment - 1)
+    });
+    let fixed_end = buffers
+        .iter()
+        .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
+        .max()
+        .unwrap_or(0);
+    for (i, (b, hint)) in buffers.iter().zip(hints).enumerate() {
+        let Some(hint) = *hint else { continue };
+        let buffer = BufferIdx::new(i);
+        if hint % b.alignment != 0 {
+            return Err(ProblemError::MisalignedHint {
+                buffer,
+                hint,
+                alignment: b.alignment,
+            });
+        }
+        if let Some(offset) = b.fixed_offset.filter(|&o| o != hint) {
+            return Err(ProblemError::HintNotFixedOffset {
+                buffer,
+                hint,
+                offset,
+            });
+        }
+        let total = budget
+            .and_then(|s| s.checked_add(fixed_end))
+            .and_then(|s| s.checked_add(hint))
+            .and_then(|s| s.checked_add(b.size));
+        if total.is_none_or(|t| t == u64::MAX) {
+            return Err(ProblemError::HintTooLarge { buffer, hint });
+        }
+    }
+    Ok(())
 }
 
 fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {

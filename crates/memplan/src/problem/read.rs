@@ -149,6 +149,10 @@ pub enum InputErrorKind {
     GapWindow { entry: String, size: u64 },
     #[error("a `gaps` column is not supported with pools")]
     GapsWithPools,
+    #[error("expected an offset or -1 (no hint), got `{}`", quoted(.0))]
+    BadHint(String),
+    #[error("hints are not supported with pools (yet): remove the `hint` column")]
+    HintWithPools,
 }
 
 /// The columns of a pool file, for messages.
@@ -217,7 +221,7 @@ fn unterminated_quote(bytes: &[u8]) -> Option<u64> {
 }
 
 const COLUMNS_HELP: &str =
-    "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, gaps, pool";
+    "id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, hint, gaps, pool";
 
 /// A column of the input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,6 +236,8 @@ pub(crate) enum Field {
     Pool,
     /// Gaps in the lifetime ([`crate::geometry::gaps`]).
     Gaps,
+    /// A preferred offset (MiniMalloc's `hint`; empty or -1: none).
+    Hint,
 }
 
 impl Field {
@@ -245,6 +251,7 @@ impl Field {
             "offset" => Some(Field::Offset),
             "pool" => Some(Field::Pool),
             "gaps" => Some(Field::Gaps),
+            "hint" => Some(Field::Hint),
             _ => None,
         }
     }
@@ -259,6 +266,7 @@ impl Field {
             Field::Offset => "offset",
             Field::Pool => "pool",
             Field::Gaps => "gaps",
+            Field::Hint => "hint",
         }
     }
 }
@@ -266,7 +274,7 @@ impl Field {
 /// Positions of the known columns in a header, by [`Field`].
 #[derive(Default)]
 pub(crate) struct Columns {
-    pos: [Option<usize>; 8],
+    pos: [Option<usize>; 9],
     names: Vec<String>,
 }
 
@@ -322,7 +330,13 @@ pub fn read_problem_from(
     }
     let gaps = crate::geometry::gaps::Gaps::new(rows.buffers.len(), rows.gaps)
         .map_err(|e| locate(e.into(), path, &rows.lines, &rows.columns))?;
-    Problem::new_with_gaps(rows.buffers, gaps, None)
+    let problem = Problem::new_with_gaps(rows.buffers, gaps, None)
+        .map_err(|e| locate(e, path, &rows.lines, &rows.columns))?;
+    if rows.hints.is_empty() {
+        return Ok(problem);
+    }
+    problem
+        .with_hints(&rows.hints)
         .map_err(|e| locate(e, path, &rows.lines, &rows.columns))
 }
 
@@ -336,6 +350,8 @@ pub(crate) struct Rows {
     pub pools: Vec<String>,
     /// The gaps of the buffers that have some, in file order.
     pub gaps: Vec<(crate::BufferIdx, Gap)>,
+    /// The hint of each buffer (empty when the column is absent).
+    pub hints: Vec<Option<u64>>,
     /// The header.
     pub columns: Columns,
 }
@@ -393,6 +409,10 @@ pub(crate) fn read_rows(
     let mut lines = Vec::with_capacity(n);
     let mut pools = Vec::new();
     let mut gaps = Vec::new();
+    let mut hints = Vec::new();
+    if columns.get(Field::Hint).is_some() {
+        hints.reserve_exact(n);
+    }
     for chunk in parsed {
         for row in chunk? {
             let b = crate::BufferIdx::new(buffers.len());
@@ -402,6 +422,9 @@ pub(crate) fn read_rows(
             if columns.get(Field::Pool).is_some() {
                 pools.push(row.pool);
             }
+            if columns.get(Field::Hint).is_some() {
+                hints.push(row.hint);
+            }
         }
     }
     Ok(Rows {
@@ -409,6 +432,7 @@ pub(crate) fn read_rows(
         lines,
         pools,
         gaps,
+        hints,
         columns,
     })
 }
@@ -427,6 +451,9 @@ pub(crate) fn locate(e: ProblemError, path: &Path, lines: &[u64], columns: &Colu
         ProblemError::MisalignedOffset { .. } | ProblemError::FixedEndOverflow { .. } => {
             (Some(Field::Offset), InputErrorKind::Problem(e))
         }
+        ProblemError::MisalignedHint { .. }
+        | ProblemError::HintNotFixedOffset { .. }
+        | ProblemError::HintTooLarge { .. } => (Some(Field::Hint), InputErrorKind::Problem(e)),
         ProblemError::DuplicateId { id, first, .. } => (
             Some(Field::Id),
             InputErrorKind::DuplicateId {
@@ -458,12 +485,13 @@ pub(crate) fn locate(e: ProblemError, path: &Path, lines: &[u64], columns: &Colu
 }
 
 /// One parsed row: the buffer, its line, its `pool` cell (empty when
-/// the column is absent) and its gaps.
+/// the column is absent), its gaps and its hint.
 struct Row {
     buffer: Buffer,
     line: u64,
     pool: String,
     gaps: Vec<Gap>,
+    hint: Option<u64>,
 }
 
 /// What parsing a row needs to know.
@@ -551,6 +579,8 @@ impl RowContext<'_> {
                 Some(_) => String::from_utf8_lossy(cell(Field::Pool)).into_owned(),
                 None => String::new(),
             };
+            let hint =
+                parse_hint(cell(Field::Hint)).map_err(|kind| field_err(Field::Hint, kind))?;
             let buffer = Buffer {
                 id,
                 start,
@@ -569,6 +599,7 @@ impl RowContext<'_> {
                 line,
                 pool,
                 gaps,
+                hint,
             });
         }
         Ok(out)
@@ -757,6 +788,18 @@ fn parse_header(header: &csv::ByteRecord) -> Result<Columns, (Option<String>, In
     Ok(columns)
 }
 
+/// Parses a `hint` cell as MiniMalloc writes it: an offset, or `-1` (or
+/// an empty cell) for none. Other negative numbers are refused.
+pub(crate) fn parse_hint(cell: &[u8]) -> Result<Option<u64>, InputErrorKind> {
+    if cell == b"-1" {
+        return Ok(None);
+    }
+    parse_u64(cell).map_err(|kind| match kind {
+        InputErrorKind::NotInteger(s) | InputErrorKind::Negative(s) => InputErrorKind::BadHint(s),
+        other => other,
+    })
+}
+
 /// Parses a decimal `u64` cell; `Ok(None)` for an empty cell.
 pub(crate) fn parse_u64(cell: &[u8]) -> Result<Option<u64>, InputErrorKind> {
     if cell.is_empty() {
@@ -810,6 +853,26 @@ mod tests {
         );
     }
 
+    /// MiniMalloc's full format: gaps and hints together, in any order,
+    /// and both survive a write and a read.
+    #[test]
+    fn reads_gaps_and_hints_together() {
+        let text = "id,lower,upper,size,hint,gaps\na,0,10,4,0,3-7\nb,3,7,4,0,\nc,0,2,2,-1,\n";
+        let p = read(text).unwrap();
+        assert_eq!(p.gaps().of(crate::BufferIdx(0)).len(), 1);
+        assert!(p.gaps().of(crate::BufferIdx(1)).is_empty());
+        let hints: Vec<Option<u64>> = p.indices().map(|b| p.hint(b)).collect();
+        assert_eq!(hints, [Some(0), Some(0), None]);
+        // `b` lives in `a`'s gap: both keep their hint 0, a valid plan.
+        let plan = crate::Plan::from_offsets(vec![0, 0, 4]);
+        assert_eq!(crate::validate(&p, &plan), Ok(()));
+        let mut out = Vec::new();
+        crate::problem::write_problem(&mut out, &p, Lifetimes::HalfOpen).unwrap();
+        let q = read(std::str::from_utf8(&out).unwrap()).unwrap();
+        assert_eq!(q.gaps(), p.gaps());
+        assert_eq!(q.hints(), p.hints());
+    }
+
     #[test]
     fn reads_zero_size_buffers() {
         let p = read("id,lower,upper,size,offset\na,0,2,0,\nb,1,3,0,12\nc,0,3,4,\n").unwrap();
@@ -847,7 +910,7 @@ mod tests {
     fn errors_name_file_line_and_column() {
         assert_eq!(
             error("id,lower,upper\na,0,1\n"),
-            "in.csv:1: missing required column `size` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, gaps, pool)"
+            "in.csv:1: missing required column `size` (expected columns: id|buffer|buffer_id, lower|start|begin, upper|end, size, and optionally alignment, offset, hint, gaps, pool)"
         );
         assert_eq!(
             error("id,start,lower,upper,size\n"),

@@ -34,6 +34,10 @@ pub struct SolveOptions {
     /// Where solvers that improve over time publish their best makespan
     /// and lower bound, for a caller to display while they run.
     pub progress: Progress,
+    /// Solve as if the problem had no hints ([`crate::hints`]): by
+    /// default every solver tries a buffer's hint before its own choice
+    /// (CLI `--ignore-hints` sets this).
+    pub ignore_hints: bool,
 }
 
 impl SolveOptions {
@@ -421,8 +425,15 @@ pub trait Solver: Send + Sync {
     /// Plans `problem`: its zero-size buffers get offset 0 (or their fixed
     /// offset) and the others are planned by [`Solver::solve_positive`]
     /// (their hulls, if the problem has gaps and the solver is not
-    /// gap-aware).
+    /// gap-aware). With [`SolveOptions::ignore_hints`], the hints are
+    /// dropped first.
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        if options.ignore_hints && problem.hints().is_some() {
+            let bare = problem.clone().without_hints();
+            return crate::solver::zero_size::solve_apart(&bare, |positive| {
+                self.solve_positive(positive, options)
+            });
+        }
         crate::solver::zero_size::solve_apart(problem, |positive| {
             if positive.has_gaps() && !self.gap_aware() {
                 // The hulls' bounds are not the problem's: their progress

@@ -86,20 +86,11 @@ pub fn solve_apart(
 /// The buffers of positive size as a problem (same capacity), and the
 /// index in `problem` of each of them.
 pub fn positive_part(problem: &Problem) -> (Problem, Vec<BufferIdx>) {
-    let (buffers, kept): (Vec<_>, Vec<BufferIdx>) = problem
-        .buffers()
-        .iter()
-        .zip(problem.indices())
-        .filter(|(b, _)| b.size > 0)
-        .map(|(b, i)| (b.clone(), i))
-        .unzip();
-    // A subset of a valid problem is valid: ids stay unique, fixed buffers
-    // still do not overlap, sums only shrink, gaps stay with their buffers.
-    let gaps = problem.gaps().subset(&kept);
-    (
-        Problem::from_valid_with_gaps(buffers, gaps, problem.capacity),
-        kept,
-    )
+    let kept: Vec<BufferIdx> = problem
+        .indices()
+        .filter(|b| problem.buffer(*b).size > 0)
+        .collect();
+    (problem.subset(&kept), kept)
 }
 
 /// The plan of `problem` made of `part`'s offsets for the buffers `kept`

@@ -21,6 +21,7 @@ use crate::geometry::occupancy::{Occupancy, Span};
 use crate::geometry::sweep::LoadProfile;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
+use crate::problem::Hints;
 use crate::problem::{Buffer, Problem};
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 
@@ -512,6 +513,8 @@ impl<'p> Placer<'p> {
             stamps: &stamps,
             fit: self.fit,
             aligned: self.aligned,
+            hints: self.problem.hints(),
+            hint_limit: limit.or(self.problem.capacity),
             limit,
             stop: &stop,
         };
@@ -568,6 +571,10 @@ struct GroupContext<'a> {
     stamps: &'a [(u32, u32)],
     fit: Fit,
     aligned: bool,
+    /// Preferred offsets, tried before the fit ([`crate::hints`]).
+    hints: Option<&'a Hints>,
+    /// Hints ending above this are not tried (the limit or the capacity).
+    hint_limit: Option<u64>,
     limit: Option<u64>,
     stop: &'a (dyn Fn() -> bool + Sync),
 }
@@ -588,6 +595,14 @@ impl GroupContext<'_> {
             Some(tree) => self.place_in_tree(ranges, from, work, tree.clone()),
             None => self.place_in_batches(ranges, from, work),
         }
+    }
+
+    /// The hint of buffer `b` (of `size` bytes) if it has one that ends
+    /// within the limit and the capacity.
+    #[inline]
+    fn hint(&self, b: u32, size: u64) -> Option<u64> {
+        let h = self.hints?.at(b as usize)?;
+        (self.hint_limit.is_none_or(|l| h + size <= l)).then_some(h)
     }
 
     fn alignment(&self, b: u32) -> u64 {
@@ -612,7 +627,13 @@ impl GroupContext<'_> {
             }
             let local = (p - from) as usize;
             let size = ranges[local].1 - ranges[local].0;
-            let offset = tree.first_fit(local as u32, size, self.alignment(b), 0);
+            let alignment = self.alignment(b);
+            // The hint when it is free: the first fit at or above it is
+            // the hint itself.
+            let offset = match self.hint(b, size) {
+                Some(h) if tree.first_fit(local as u32, size, alignment, h) == h => h,
+                _ => tree.first_fit(local as u32, size, alignment, 0),
+            };
             if self.limit.is_some_and(|l| offset + size > l) {
                 return GroupEnd::OverLimit;
             }
@@ -623,8 +644,8 @@ impl GroupContext<'_> {
     }
 
     /// The offset of the buffer at position `p` among the buffers of rank
-    /// below `r`, by the group's fit; `top` is at least the end of every
-    /// one of them.
+    /// below `r`: its hint if free, else by the group's fit; `top` is at
+    /// least the end of every one of them.
     fn fit(
         &self,
         ranges: &[(u64, u64)],
@@ -640,6 +661,15 @@ impl GroupContext<'_> {
         let positions = &mut conflicts.positions;
         positions.clear();
         self.occupancy.occupied_during(p, r, self.stamps, positions);
+        if let Some(h) = self.hint(b, size) {
+            let free = positions.iter().all(|&c| {
+                let (o, e) = ranges[(c - from) as usize];
+                e <= h || h + size <= o
+            });
+            if free {
+                return h;
+            }
+        }
         if self.fit != Fit::BestFit && top <= u64::from(u32::MAX) {
             // Both ends fit in 32 bits: sort them as one word.
             let packed = &mut conflicts.packed;
