@@ -222,14 +222,16 @@ impl Problem {
         })
     }
 
-    /// A problem from buffers already known to satisfy [`Problem::new`]'s
-    /// checks (e.g. a subset of a problem's buffers), without gaps.
-    pub(crate) fn from_valid(buffers: Vec<Buffer>, capacity: Option<u64>) -> Self {
+    /// The same buffers, capacity and hints without the gaps: the hulls
+    /// (every buffer over its whole lifetime). Valid as the problem is:
+    /// dropping gaps only adds conflicts, and fixed buffers that met only
+    /// in gaps are still accepted as given.
+    pub(crate) fn without_gaps(&self) -> Self {
         Problem {
-            buffers,
+            buffers: self.buffers.clone(),
             gaps: Gaps::default(),
-            capacity,
-            hints: None,
+            capacity: self.capacity,
+            hints: self.hints.clone(),
         }
     }
 

@@ -12,9 +12,9 @@ use crate::solver::solution::{NotFoundReason, Solution, SolveError};
 /// lifetime. Its plans are valid for `problem`. Fixed buffers that share
 /// addresses only in their gaps overlap in the hulls: the solvers keep
 /// them where they are and avoid them, which is all the gapped problem
-/// asks.
+/// asks. Hints are kept.
 pub fn hulls(problem: &Problem) -> Problem {
-    Problem::from_valid(problem.buffers().to_vec(), problem.capacity)
+    problem.without_gaps()
 }
 
 /// Plans `problem` (which may have gaps) by planning its hulls with
@@ -61,5 +61,30 @@ pub fn solve_hulls(
                 counters,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::problem::{read_problem_from, Lifetimes};
+
+    /// The hulls drop the gaps (and their lower max load) but keep the
+    /// buffers, capacity and hints.
+    #[test]
+    fn hulls_drop_gaps_and_keep_hints() {
+        let text = b"id,lower,upper,size,gaps,hint\na,0,10,4,3-7,0\nb,3,7,4,,0\n";
+        let p = read_problem_from(text, Path::new("in.csv"), Lifetimes::HalfOpen)
+            .unwrap()
+            .with_capacity(Some(8));
+        let h = hulls(&p);
+        assert!(p.has_gaps() && !h.has_gaps());
+        assert_eq!((p.max_load(), h.max_load()), (4, 8));
+        assert_eq!(h.buffers(), p.buffers());
+        assert_eq!(h.capacity, Some(8));
+        assert_eq!(h.hints(), p.hints());
+        assert!(h.hints().is_some());
     }
 }
