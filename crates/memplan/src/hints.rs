@@ -8,8 +8,9 @@
 //! (8 bytes per buffer when they do). A hint is a preference, never a
 //! constraint: a plan is valid whatever it does with them. The solvers try
 //! a buffer's hint before their own choice (greedy: before first fit or
-//! best fit, when the hint is free; search: as the first candidate offset),
-//! unless [`SolveOptions::ignore_hints`](crate::SolveOptions::ignore_hints)
+//! best fit, when the hint is free; search and the portfolio: through the
+//! greedy plan they start from, as the search's own candidate order is
+//! what its pruning relies on), unless [`SolveOptions::ignore_hints`](crate::SolveOptions::ignore_hints)
 //! is set. [`crate::stable`] minimises the number of hints not kept.
 //!
 //! Invariants (checked by [`Problem::with_hints`]): a hint is a multiple of
