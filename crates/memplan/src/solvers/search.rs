@@ -555,6 +555,36 @@ struct Group {
     complete: bool,
 }
 
+/// A group's members with their fixed offsets, and the member positions
+/// of its free buffers.
+fn split_members(
+    buffers: &[Buffer],
+    members: &[BufferIdx],
+) -> (Vec<(BufferIdx, Option<u64>)>, Vec<usize>) {
+    let members: Vec<(BufferIdx, Option<u64>)> = members
+        .iter()
+        .map(|&b| (b, buffers[b.index()].fixed_offset))
+        .collect();
+    let free = (0..members.len())
+        .filter(|&i| members[i].1.is_none())
+        .collect();
+    (members, free)
+}
+
+/// The time layout of a group's free buffers, as [`Group`]'s fields of the
+/// same names (with or without gaps).
+struct Layout {
+    sections: Vec<(u32, u32)>,
+    section_count: usize,
+    adj_start: Vec<u32>,
+    adj: Vec<u32>,
+    adj_size: Vec<u64>,
+    section_load: Vec<u64>,
+    contention: Vec<u64>,
+    piece_start: Vec<u32>,
+    pieces: Vec<(u32, u32, u64, u64)>,
+}
+
 impl Group {
     /// The group's data, or `None` when the deadline passes first.
     fn new(problem: &Problem, members: &[BufferIdx], deadline: &Deadline) -> Option<Self> {
@@ -562,15 +592,8 @@ impl Group {
             return Self::with_gaps(problem, members, deadline);
         }
         let buffers = problem.buffers();
-        let members: Vec<(BufferIdx, Option<u64>)> = members
-            .iter()
-            .map(|&b| (b, buffers[b.index()].fixed_offset))
-            .collect();
-        let free: Vec<usize> = (0..members.len())
-            .filter(|&i| members[i].1.is_none())
-            .collect();
+        let (members, free) = split_members(buffers, members);
         let buf = |i: usize| &buffers[members[free[i]].0.index()];
-        let n = free.len();
         // Sections of every member (fixed ones too), kept for free buffers.
         let (spans, section_count) =
             section_spans(members.iter().map(|(b, _)| &buffers[b.index()]));
@@ -589,44 +612,25 @@ impl Group {
             .iter()
             .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
             .collect();
-        let fixed_members: Vec<(&Buffer, u64)> = members
-            .iter()
-            .filter_map(|(b, o)| o.map(|o| (&buffers[b.index()], o)))
-            .collect();
         let (adj_start, adj) = overlap_csr(&sections, &|| deadline.passed())?;
-        let mut fixed_start = vec![0u32];
-        let mut fixed = Vec::new();
-        for i in 0..n {
-            let from = fixed.len();
-            for &(f, o) in &fixed_members {
-                if f.overlaps_in_time(buf(i)) {
-                    fixed.push((o, o + f.size));
-                }
-            }
-            fixed[from..].sort_unstable();
-            fixed_start.push(fixed.len() as u32);
-        }
         let complete = members.iter().all(|(_, o)| o.is_none());
-        Some(Group {
-            plain: fixed.is_empty() && (0..n).all(|i| buf(i).alignment == 1),
-            size: (0..n).map(|i| buf(i).size).collect(),
-            align: (0..n).map(|i| buf(i).alignment).collect(),
-            lifetime: (0..n).map(|i| buf(i).lifetime()).collect(),
+        Some(Group::assemble(
+            buffers,
             members,
             free,
-            sections,
-            section_count,
-            adj_start,
-            adj,
-            fixed_start,
-            fixed,
-            section_load,
-            contention,
-            adj_size: Vec::new(),
-            piece_start: Vec::new(),
-            pieces: Vec::new(),
+            Layout {
+                sections,
+                section_count,
+                adj_start,
+                adj,
+                adj_size: Vec::new(),
+                section_load,
+                contention,
+                piece_start: Vec::new(),
+                pieces: Vec::new(),
+            },
             complete,
-        })
+        ))
     }
 
     /// [`Group::new`] with gaps: sections cut at every piece boundary,
@@ -637,13 +641,7 @@ impl Group {
     /// stays complete: conflicts are then between whole address ranges.
     fn with_gaps(problem: &Problem, members: &[BufferIdx], deadline: &Deadline) -> Option<Self> {
         let buffers = problem.buffers();
-        let members: Vec<(BufferIdx, Option<u64>)> = members
-            .iter()
-            .map(|&b| (b, buffers[b.index()].fixed_offset))
-            .collect();
-        let free: Vec<usize> = (0..members.len())
-            .filter(|&i| members[i].1.is_none())
-            .collect();
+        let (members, free) = split_members(buffers, members);
         let idx = |i: usize| members[free[i]].0;
         let buf = |i: usize| &buffers[idx(i).index()];
         let n = free.len();
@@ -725,6 +723,41 @@ impl Group {
         }
         let adj = pairs.iter().map(|p| p.1).collect();
         let adj_size = pairs.iter().map(|p| p.2).collect();
+        let windows = members
+            .iter()
+            .any(|&(b, _)| problem.gaps().of(b).iter().any(|g| g.window.is_some()));
+        let complete = members.iter().all(|(_, o)| o.is_none()) && !windows;
+        Some(Group::assemble(
+            buffers,
+            members,
+            free,
+            Layout {
+                sections,
+                section_count,
+                adj_start,
+                adj,
+                adj_size,
+                section_load,
+                contention,
+                piece_start,
+                pieces,
+            },
+            complete,
+        ))
+    }
+
+    /// The group from its members, free buffers and time layout: the
+    /// per-buffer columns and the fixed members' ranges each free buffer
+    /// meets in time (CSR, sorted), shared by both constructors.
+    fn assemble(
+        buffers: &[Buffer],
+        members: Vec<(BufferIdx, Option<u64>)>,
+        free: Vec<usize>,
+        layout: Layout,
+        complete: bool,
+    ) -> Self {
+        let buf = |i: usize| &buffers[members[free[i]].0.index()];
+        let n = free.len();
         let fixed_members: Vec<(&Buffer, u64)> = members
             .iter()
             .filter_map(|(b, o)| o.map(|o| (&buffers[b.index()], o)))
@@ -741,30 +774,26 @@ impl Group {
             fixed[from..].sort_unstable();
             fixed_start.push(fixed.len() as u32);
         }
-        let windows = members
-            .iter()
-            .any(|&(b, _)| problem.gaps().of(b).iter().any(|g| g.window.is_some()));
-        let complete = fixed_members.is_empty() && !windows;
-        Some(Group {
+        Group {
             plain: fixed.is_empty() && (0..n).all(|i| buf(i).alignment == 1),
             size: (0..n).map(|i| buf(i).size).collect(),
             align: (0..n).map(|i| buf(i).alignment).collect(),
             lifetime: (0..n).map(|i| buf(i).lifetime()).collect(),
-            members,
-            free,
-            sections,
-            section_count,
-            adj_start,
-            adj,
+            sections: layout.sections,
+            section_count: layout.section_count,
+            adj_start: layout.adj_start,
+            adj: layout.adj,
             fixed_start,
             fixed,
-            section_load,
-            contention,
-            adj_size,
-            piece_start,
-            pieces,
+            section_load: layout.section_load,
+            contention: layout.contention,
+            adj_size: layout.adj_size,
+            piece_start: layout.piece_start,
+            pieces: layout.pieces,
+            members,
+            free,
             complete,
-        })
+        }
     }
 
     /// The pieces of free buffer `i`: `(section lo, section hi, wlo, whi)`.
