@@ -1,0 +1,71 @@
+//! The search's options: one documented switch per technique.
+
+use super::preorder::Preorder;
+
+/// The paper's techniques, each switchable for ablation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// Only canonical partial solutions: offset and index monotonic (§6.1).
+    pub canonical: bool,
+    /// Cross-section inference, eq. 3 with the max-offset floor (§6.2).
+    pub section_inference: bool,
+    /// Use the effective section height in eq. 3 (§6.2).
+    pub effective_height: bool,
+    /// Prune extensions with `o_i >= h_min` (§6.3).
+    pub dominance: bool,
+    /// Expand the lowest offsets first, then the static preorder (§7);
+    /// without it, candidates follow the preorder alone.
+    pub dynamic_order: bool,
+    /// Static preorders, each searched on its own; the first (in this
+    /// order) to decide gives the answer, as arranged by `schedule`.
+    pub preorders: Vec<Preorder>,
+    /// How the preorders share the work.
+    pub schedule: Schedule,
+    /// Solve independent time ranges separately (§7), at the root and
+    /// whenever the unplaced buffers split during the search.
+    pub decompose: bool,
+    /// When the unplaced buffers split during the search, order each
+    /// part's buffers by the preorder's keys recomputed from the part's
+    /// *remaining* (unplaced) load (the section total T), as MiniMalloc's
+    /// reference does, rather than by the ranks computed once from the
+    /// whole problem. Each part then starts its own canonical sequence
+    /// (index monotonicity restarts with the new ranks).
+    pub rerank_parts: bool,
+    /// Hatless pruning (from MiniMalloc's reference implementation): when a
+    /// buffer fails at a node without having raised any unplaced buffer's
+    /// floor, the node fails.
+    pub hatless: bool,
+}
+
+/// How the searches of several preorders share the work. Both are
+/// deterministic: the answer is that of the first preorder (in the given
+/// order) to decide within the same node count, whatever the thread timing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// One thread per preorder; the searches meet at fixed step counts
+    /// (64, 128, 256... then every [`LOCKSTEP_STEPS`](super::LOCKSTEP_STEPS)) and stop at the
+    /// first meeting by which one has decided. No work is repeated.
+    Lockstep,
+    /// One search at a time (MiniMalloc's reference): each preorder in turn
+    /// gets a node limit, starting at twice the number of buffers and
+    /// doubled after every round; a search that reaches it is abandoned
+    /// and restarted from scratch in the next round.
+    RoundRobin,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            canonical: true,
+            section_inference: true,
+            effective_height: true,
+            dominance: true,
+            dynamic_order: true,
+            preorders: Preorder::DEFAULT.to_vec(),
+            schedule: Schedule::Lockstep,
+            decompose: true,
+            rerank_parts: true,
+            hatless: true,
+        }
+    }
+}
