@@ -1,14 +1,16 @@
 //! Deciding a capacity: one group with one preorder, or the preorders by
 //! schedule (lockstep threads or a node-limited round robin), and all groups.
 
-use super::decision::{Counters, Decision};
+use super::counters::Counters;
 use super::group::{Group, Groups};
 use super::lockstep::Lockstep;
 use super::options::{Schedule, SearchOptions};
 use super::preorder::Preorder;
 use super::state::{Outcome, State};
+use crate::plan::Plan;
 use crate::problem::Problem;
 use crate::solver::Deadline;
+use crate::solver::Probe;
 use std::sync::atomic::AtomicU64;
 use std::sync::Barrier;
 
@@ -23,21 +25,21 @@ impl Groups {
         deadline: &Deadline,
         step_limit: u64,
         counters: &mut Counters,
-    ) -> Decision {
+    ) -> Probe {
         let mut offsets = vec![0u64; problem.len()];
         let start = counters.steps;
         for (members, group) in self.members.iter().zip(&self.groups) {
             let left = step_limit.saturating_sub(counters.steps - start);
             match group.decide(capacity, options, deadline, left, counters) {
-                Decision::Fits(local) => {
-                    for (b, o) in members.iter().zip(local) {
+                Probe::Fits(local) => {
+                    for (b, &o) in members.iter().zip(local.offsets()) {
                         offsets[b.index()] = o;
                     }
                 }
                 other => return other,
             }
         }
-        Decision::Fits(offsets)
+        Probe::Fits(Plan::from_offsets(offsets))
     }
 }
 
@@ -52,7 +54,7 @@ impl Group {
         deadline: &Deadline,
         step_limit: u64,
         counters: &mut Counters,
-    ) -> Decision {
+    ) -> Probe {
         let preorders = if options.preorders.is_empty() {
             vec![Preorder::Twa]
         } else {
@@ -71,7 +73,7 @@ impl Group {
                 let mut quick = self.decide_round_robin(
                     capacity, options, &preorders, deadline, step_limit, 1, counters,
                 );
-                if quick == Decision::Unknown && options.decompose {
+                if quick == Probe::Unknown && options.decompose {
                     let other = SearchOptions {
                         rerank_parts: !options.rerank_parts,
                         ..options.clone()
@@ -82,7 +84,7 @@ impl Group {
                     );
                 }
                 let left = step_limit.saturating_sub(counters.steps - start);
-                if quick != Decision::Unknown || left == 0 || deadline.passed() {
+                if quick != Probe::Unknown || left == 0 || deadline.passed() {
                     return quick;
                 }
                 let no_pause = |_: usize, _: u64| {};
@@ -109,7 +111,7 @@ impl Group {
     }
 
     /// The answer of a search that ended with `outcome`.
-    pub(super) fn decision(&self, outcome: &Outcome, state: &State) -> Option<Decision> {
+    pub(super) fn decision(&self, outcome: &Outcome, state: &State) -> Option<Probe> {
         match outcome {
             Outcome::Found => {
                 let mut offsets: Vec<u64> =
@@ -117,12 +119,12 @@ impl Group {
                 for (i, &m) in self.free.iter().enumerate() {
                     offsets[m] = state.offset[i];
                 }
-                Some(Decision::Fits(offsets))
+                Some(Probe::Fits(Plan::from_offsets(offsets)))
             }
             // Placing buffers above fixed ones (or by effective sizes, with
             // gap windows) is sound but not complete.
-            Outcome::Exhausted if self.complete => Some(Decision::Infeasible),
-            Outcome::Exhausted | Outcome::OutOfTime => Some(Decision::Unknown),
+            Outcome::Exhausted if self.complete => Some(Probe::Infeasible),
+            Outcome::Exhausted | Outcome::OutOfTime => Some(Probe::Unknown),
             Outcome::OutOfBudget | Outcome::Stopped => None,
         }
     }
@@ -146,14 +148,14 @@ impl Group {
         step_limit: u64,
         counters: &mut Counters,
         pause: &(dyn Fn(usize, u64) + Sync),
-    ) -> Decision {
+    ) -> Probe {
         let lockstep = Lockstep {
             barrier: Barrier::new(preorders.len()),
             decided_at: AtomicU64::new(u64::MAX),
             pause,
         };
         let share = (step_limit / preorders.len() as u64).max(1);
-        let results: Vec<(Option<Decision>, Counters)> = std::thread::scope(|scope| {
+        let results: Vec<(Option<Probe>, Counters)> = std::thread::scope(|scope| {
             let handles: Vec<_> = preorders
                 .iter()
                 .enumerate()
@@ -179,7 +181,7 @@ impl Group {
                 .into_iter()
                 .map(|h| {
                     h.join().unwrap_or((
-                        Some(Decision::Unknown),
+                        Some(Probe::Unknown),
                         Counters {
                             timed_out: true,
                             ..Counters::default()
@@ -188,13 +190,11 @@ impl Group {
                 })
                 .collect()
         });
-        let mut answer = Decision::Unknown;
+        let mut answer = Probe::Unknown;
         for (decision, spent) in results {
             counters.add(&spent);
             match decision {
-                Some(d @ (Decision::Fits(_) | Decision::Infeasible))
-                    if answer == Decision::Unknown =>
-                {
+                Some(d @ (Probe::Fits(_) | Probe::Infeasible)) if answer == Probe::Unknown => {
                     answer = d
                 }
                 _ => {}
@@ -217,7 +217,7 @@ impl Group {
         step_limit: u64,
         rounds: u32,
         counters: &mut Counters,
-    ) -> Decision {
+    ) -> Probe {
         let mut limit = 2 * self.size.len().max(1) as u64;
         let mut left = step_limit;
         let single = preorders.len() == 1 && rounds == u32::MAX;
@@ -236,12 +236,12 @@ impl Group {
                     return decision;
                 }
                 if left == 0 {
-                    return Decision::Unknown;
+                    return Probe::Unknown;
                 }
                 counters.restarts += 1;
             }
             limit = limit.saturating_mul(2);
         }
-        Decision::Unknown
+        Probe::Unknown
     }
 }

@@ -66,7 +66,7 @@
 //! ```text
 //! preorder   MiniMalloc's preordering keys (§6.3)
 //! options    one documented switch per technique
-//! decision   Fits / Infeasible / Unknown, and the counters
+//! counters   what a search counted (nodes, steps, backtracks)
 //! lockstep   meeting points of the lockstep threads
 //! group      static data of one independent time group (§7)
 //! state      the incremental state: offsets, floors, undo log (§5–6)
@@ -87,8 +87,8 @@ use crate::solver::{
 use crate::solvers::greedy::{Fit, Order, Placer};
 use group::Groups;
 
+mod counters;
 mod decide;
-mod decision;
 mod expand;
 mod group;
 mod lockstep;
@@ -98,7 +98,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use decision::{Counters, Decision};
+pub use counters::Counters;
 pub use lockstep::LOCKSTEP_STEPS;
 pub use options::{Schedule, SearchOptions};
 pub use preorder::Preorder;
@@ -196,7 +196,7 @@ impl Search {
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
         let decide = |c: u64, d: &Deadline, limit: u64, counters: &mut Counters| {
-            groups.as_ref().map_or(Decision::Unknown, |g| {
+            groups.as_ref().map_or(Probe::Unknown, |g| {
                 g.decide(problem, c, &self.options, d, limit, counters)
             })
         };
@@ -211,13 +211,13 @@ impl Search {
             )
         };
         let reason = match decision {
-            Decision::Fits(offsets) => return fits(Plan::from_offsets(offsets), &counters),
-            Decision::Infeasible => NotFoundReason::ProvenInfeasible,
-            Decision::Unknown if deadline.stopped().is_some() => NotFoundReason::TimeLimit,
-            Decision::Unknown if counters.incomplete => NotFoundReason::Incomplete,
-            Decision::Unknown if budget.is_some() => NotFoundReason::WorkLimit,
+            Probe::Fits(plan) => return fits(plan, &counters),
+            Probe::Infeasible => NotFoundReason::ProvenInfeasible,
+            Probe::Unknown if deadline.stopped().is_some() => NotFoundReason::TimeLimit,
+            Probe::Unknown if counters.incomplete => NotFoundReason::Incomplete,
+            Probe::Unknown if budget.is_some() => NotFoundReason::WorkLimit,
             // Without a budget, only the clock (or a cancel flag) stops it.
-            Decision::Unknown => NotFoundReason::TimeLimit,
+            Probe::Unknown => NotFoundReason::TimeLimit,
         };
         // The best greedy variant: the best makespan to report (and a plan
         // when the search ran out of time first).
@@ -256,13 +256,9 @@ impl Search {
             budget,
             |c, d, limit| {
                 let before = counters.steps;
-                let probe = match groups.as_ref().map_or(Decision::Unknown, |g| {
+                let probe = groups.as_ref().map_or(Probe::Unknown, |g| {
                     g.decide(problem, c, &self.options, d, limit, &mut counters)
-                }) {
-                    Decision::Fits(offsets) => Probe::Fits(Plan::from_offsets(offsets)),
-                    Decision::Infeasible => Probe::Infeasible,
-                    Decision::Unknown => Probe::Unknown,
-                };
+                });
                 (probe, counters.steps - before)
             },
         );
@@ -283,8 +279,8 @@ fn take_turns(
     budget: Option<u64>,
     deadline: &Deadline,
     counters: &mut Counters,
-    mut decide: impl FnMut(u64, &Deadline, u64, &mut Counters) -> Decision,
-) -> Decision {
+    mut decide: impl FnMut(u64, &Deadline, u64, &mut Counters) -> Probe,
+) -> Probe {
     let start = counters.steps;
     let first_time = deadline
         .remaining()
@@ -312,28 +308,28 @@ fn take_turns(
             }
         };
         let Some((d, limit)) = slice(counters) else {
-            return Decision::Unknown;
+            return Probe::Unknown;
         };
         // An answer of "unknown" before the slice ran out is final: the
         // search ended without deciding (it is incomplete with fixed
         // buffers), and a longer slice would answer the same.
         counters.incomplete = false;
         match decide(capacity, &d, limit, counters) {
-            Decision::Unknown if !counters.incomplete => {}
+            Probe::Unknown if !counters.incomplete => {}
             other => return other,
         }
         if try_tight {
             let Some((d, limit)) = slice(counters) else {
-                return Decision::Unknown;
+                return Probe::Unknown;
             };
             counters.incomplete = false;
             match decide(tight, &d, limit, counters) {
-                fits @ Decision::Fits(_) => return fits,
-                Decision::Infeasible => try_tight = false,
-                Decision::Unknown if !counters.incomplete => {}
-                Decision::Unknown => try_tight = false,
+                fits @ Probe::Fits(_) => return fits,
+                Probe::Infeasible => try_tight = false,
+                Probe::Unknown if !counters.incomplete => {}
+                Probe::Unknown => try_tight = false,
             }
         }
     }
-    Decision::Unknown
+    Probe::Unknown
 }

@@ -1,7 +1,7 @@
 //! The incremental search state of one group at one capacity: offsets,
 //! floors, section floors and the undo log (MiniMalloc §5–6).
 
-use super::decision::Counters;
+use super::counters::Counters;
 use super::group::Group;
 use super::lockstep::{next_meeting, Lockstep};
 use super::options::SearchOptions;

@@ -1,10 +1,11 @@
 //! Tests of the search on small instances, every plan validated.
 
-use super::decision::{Counters, Decision};
+use super::counters::Counters;
 use super::group::Groups;
 use super::*;
 use crate::plan::validate;
 use crate::problem::Buffer;
+use crate::solver::Probe;
 use proptest::prelude::*;
 use std::sync::atomic::Ordering;
 
@@ -25,7 +26,7 @@ fn running_example() -> Problem {
 }
 
 /// Decides `problem` at `capacity` with the search alone (no greedy).
-fn decide(problem: &Problem, capacity: u64, options: &SearchOptions) -> (Decision, Counters) {
+fn decide(problem: &Problem, capacity: u64, options: &SearchOptions) -> (Probe, Counters) {
     let mut effort = Counters::default();
     let groups = Groups::new(problem, options.decompose, &Deadline::default()).unwrap();
     (
@@ -52,13 +53,12 @@ fn running_example_fits_12_and_not_11() {
         },
     ] {
         let (d, effort) = decide(&p, 12, &options);
-        let Decision::Fits(offsets) = d else {
+        let Probe::Fits(plan) = d else {
             panic!("{d:?}")
         };
-        let plan = Plan::from_offsets(offsets);
         validate(&p.clone().with_capacity(Some(12)), &plan).unwrap();
         assert!(effort.nodes >= 1);
-        assert_eq!(decide(&p, 11, &options).0, Decision::Infeasible);
+        assert_eq!(decide(&p, 11, &options).0, Probe::Infeasible);
     }
     // Through the solver interface.
     let s = Search::default()
@@ -123,14 +123,10 @@ fn every_ablation_still_decides_the_example() {
     ];
     for options in variants {
         assert!(
-            matches!(decide(&p, 12, &options).0, Decision::Fits(_)),
+            matches!(decide(&p, 12, &options).0, Probe::Fits(_)),
             "{options:?}"
         );
-        assert_eq!(
-            decide(&p, 11, &options).0,
-            Decision::Infeasible,
-            "{options:?}"
-        );
+        assert_eq!(decide(&p, 11, &options).0, Probe::Infeasible, "{options:?}");
     }
 }
 
@@ -161,17 +157,13 @@ fn time_limit_gives_unknown_not_a_wrong_answer() {
 fn lockstep_search_is_deterministic_and_splits_independent_parts() {
     let g = crate::generate::generate(crate::generate::Kind::Perfect, 120, 3).problem;
     let load = g.max_load();
-    let runs: Vec<(Decision, Counters)> = (0..3)
+    let runs: Vec<(Probe, Counters)> = (0..3)
         .map(|_| decide(&g, load, &SearchOptions::default()))
         .collect();
-    let Decision::Fits(offsets) = &runs[0].0 else {
+    let Probe::Fits(plan) = &runs[0].0 else {
         panic!("{:?}", runs[0].0)
     };
-    validate(
-        &g.clone().with_capacity(Some(load)),
-        &Plan::from_offsets(offsets.clone()),
-    )
-    .unwrap();
+    validate(&g.clone().with_capacity(Some(load)), plan).unwrap();
     assert!(runs.iter().all(|r| r == &runs[0]));
 }
 
@@ -220,9 +212,9 @@ fn lockstep_answer_does_not_depend_on_thread_timing() {
             assert_eq!(run(*pause, limit), expected, "limit {limit}");
         }
         if limit == u64::MAX {
-            assert!(matches!(expected.0, Decision::Fits(_)), "{:?}", expected.0);
+            assert!(matches!(expected.0, Probe::Fits(_)), "{:?}", expected.0);
         } else {
-            assert_eq!(expected.0, Decision::Unknown);
+            assert_eq!(expected.0, Probe::Unknown);
         }
     }
 }
@@ -280,11 +272,7 @@ fn minimising_rounds_capacities_to_the_granularity() {
         &crate::solver::Progress::default(),
         |c, _| {
             asked.push(c);
-            match decide(&p, c, &SearchOptions::default()).0 {
-                Decision::Fits(o) => Probe::Fits(Plan::from_offsets(o)),
-                Decision::Infeasible => Probe::Infeasible,
-                Decision::Unknown => Probe::Unknown,
-            }
+            decide(&p, c, &SearchOptions::default()).0
         },
     );
     assert_eq!((s.makespan, s.lower_bound, s.optimal), (12, 12, true));
@@ -317,12 +305,12 @@ proptest! {
         let expected = decide(&p, capacity, &plain).0;
         let got = decide(&p, capacity, &SearchOptions::default()).0;
         prop_assert_eq!(
-            matches!(expected, Decision::Fits(_)),
-            matches!(got, Decision::Fits(_))
+            matches!(expected, Probe::Fits(_)),
+            matches!(got, Probe::Fits(_))
         );
-        if let Decision::Fits(offsets) = got {
+        if let Probe::Fits(plan) = got {
             prop_assert_eq!(
-                validate(&p.clone().with_capacity(Some(capacity)), &Plan::from_offsets(offsets)),
+                validate(&p.clone().with_capacity(Some(capacity)), &plan),
                 Ok(())
             );
         }
@@ -369,18 +357,18 @@ proptest! {
         let expected = decide(&p, capacity, &plain).0;
         let got = decide(&p, capacity, &options).0;
         prop_assert_eq!(
-            matches!(expected, Decision::Fits(_)),
-            matches!(got, Decision::Fits(_)),
+            matches!(expected, Probe::Fits(_)),
+            matches!(got, Probe::Fits(_)),
             "{:?}", options
         );
         prop_assert_eq!(
-            expected == Decision::Infeasible,
-            got == Decision::Infeasible,
+            expected == Probe::Infeasible,
+            got == Probe::Infeasible,
             "{:?}", options
         );
-        if let Decision::Fits(offsets) = got {
+        if let Probe::Fits(plan) = got {
             prop_assert_eq!(
-                validate(&p.clone().with_capacity(Some(capacity)), &Plan::from_offsets(offsets)),
+                validate(&p.clone().with_capacity(Some(capacity)), &plan),
                 Ok(())
             );
         }
@@ -417,13 +405,12 @@ proptest! {
         ];
         for options in &variants {
             let d = decide(&p, opt, options).0;
-            let Decision::Fits(offsets) = d else {
+            let Probe::Fits(plan) = d else {
                 return Err(TestCaseError::fail(format!("{options:?}: {d:?}")));
             };
-            let plan = Plan::from_offsets(offsets);
-            prop_assert_eq!(validate(&p.clone().with_capacity(Some(opt)), &plan), Ok(()));
+                prop_assert_eq!(validate(&p.clone().with_capacity(Some(opt)), &plan), Ok(()));
             if opt > 0 {
-                prop_assert_eq!(decide(&p, opt - 1, options).0, Decision::Infeasible, "{:?}", options);
+                prop_assert_eq!(decide(&p, opt - 1, options).0, Probe::Infeasible, "{:?}", options);
             }
         }
     }

@@ -1,15 +1,4 @@
-//! What a search decides at a capacity, and what it counted.
-
-/// The answer for one capacity.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// Offsets of the group's buffers, within the capacity.
-    Fits(Vec<u64>),
-    /// No plan within the capacity exists.
-    Infeasible,
-    /// The time limit ran out first (or completeness is not guaranteed).
-    Unknown,
-}
+//! What a search counted: nodes, steps, backtracks, restarts.
 
 /// What a search did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
