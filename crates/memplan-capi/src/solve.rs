@@ -102,6 +102,7 @@ pub unsafe extern "C" fn memplan_solve(
             cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
             progress: Progress::default(),
             ignore_hints: options.ignore_hints,
+            ..SolveOptions::default()
         };
         let stable = planner::stable::Stable {
             solver: options.solver.as_ref(),

@@ -277,6 +277,7 @@ impl SearchArgs {
             decompose: !self.no_decompose,
             rerank_parts: !self.no_rerank_parts,
             hatless: !self.no_hatless,
+            warm_start: None,
         }
     }
 }

@@ -90,6 +90,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),
         ignore_hints: args.ignore_hints,
+        ..SolveOptions::default()
     };
     let spinner = Spinner::start(&options.progress, args.quiet);
     let started = Instant::now();

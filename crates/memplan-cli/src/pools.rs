@@ -75,6 +75,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         progress: Progress::default(),
         effort: None,
         ignore_hints: args.ignore_hints,
+        ..SolveOptions::default()
     };
     let started = Instant::now();
     let result = solve_pools(&problem, strategy, &options);

@@ -190,6 +190,7 @@ impl SolverArgs<'_> {
                     rerank_parts: self.rerank_parts,
                     decompose: self.decompose,
                     hatless: self.hatless,
+                    warm_start: None,
                 },
             }),
             Name::Boxing => Box::new(Boxing {

@@ -722,6 +722,7 @@ impl Guided<'_> {
             progress: Default::default(),
             effort: None,
             ignore_hints: self.options.ignore_hints,
+            prepared: None,
         };
         self.effort.probes += 1;
         match crate::solver::run(&Auto::default(), &sub, &options) {

@@ -1,9 +1,11 @@
 //! The interface every solver implements.
 
 pub mod hulls;
+mod prepared;
 mod solution;
 pub mod zero_size;
 
+pub use prepared::{starting_plan, Prepared};
 pub use solution::{NotFoundReason, Solution, SolveError, Stopped};
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -38,9 +40,32 @@ pub struct SolveOptions {
     /// default every solver tries a buffer's hint before its own choice
     /// (CLI `--ignore-hints` sets this).
     pub ignore_hints: bool,
+    /// Bounds and a greedy plan of this very problem, computed once by a
+    /// portfolio for its members; `None`: each solver computes what it
+    /// needs. [`Solver::solve`] drops them when it solves a transformed
+    /// problem.
+    pub prepared: Option<Arc<Prepared>>,
 }
 
 impl SolveOptions {
+    /// The prepared facts of `problem`: the caller's, else computed now
+    /// (bounds only).
+    pub fn prepared(&self, problem: &Problem) -> Arc<Prepared> {
+        match &self.prepared {
+            Some(p) => p.clone(),
+            None => Arc::new(Prepared::bounds(problem)),
+        }
+    }
+
+    /// These options for a problem derived from the one they came with:
+    /// without its prepared facts.
+    fn for_derived_problem(&self) -> SolveOptions {
+        SolveOptions {
+            prepared: None,
+            ..self.clone()
+        }
+    }
+
     /// The point at which the solver must stop, measured from now. A limit
     /// too far away to represent (e.g. `Duration::MAX`) means no limit: the
     /// arithmetic saturates, it never overflows.
@@ -430,17 +455,27 @@ pub trait Solver: Send + Sync {
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         if options.ignore_hints && problem.hints().is_some() {
             let bare = problem.clone().without_hints();
+            let options = options.for_derived_problem();
             return crate::solver::zero_size::solve_apart(&bare, |positive| {
-                self.solve_positive(positive, options)
+                self.solve_positive(positive, &options)
             });
         }
         crate::solver::zero_size::solve_apart(problem, |positive| {
+            // Another problem than the caller's: its prepared facts are not
+            // this one's.
+            let derived;
+            let options = if std::ptr::eq(positive, problem) {
+                options
+            } else {
+                derived = options.for_derived_problem();
+                &derived
+            };
             if positive.has_gaps() && !self.gap_aware() {
                 // The hulls' bounds are not the problem's: their progress
                 // is kept apart, only plans are forwarded.
                 let inner = SolveOptions {
                     progress: Progress::default(),
-                    ..options.clone()
+                    ..options.for_derived_problem()
                 };
                 let result =
                     hulls::solve_hulls(positive, |hulls| self.solve_positive(hulls, &inner));
@@ -458,6 +493,85 @@ pub trait Solver: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geometry::gaps::{Gap, Gaps};
+    use crate::problem::Buffer;
+    use std::sync::Mutex;
+
+    /// Records whether `solve_positive` got prepared facts, and of how
+    /// many buffers; places buffers one above the other.
+    struct Spy {
+        gap_aware: bool,
+        seen: Mutex<Vec<(usize, bool)>>,
+    }
+
+    impl Solver for Spy {
+        fn name(&self) -> String {
+            "spy".into()
+        }
+        fn gap_aware(&self) -> bool {
+            self.gap_aware
+        }
+        fn solve_positive(
+            &self,
+            problem: &Problem,
+            options: &SolveOptions,
+        ) -> Result<Solution, SolveError> {
+            let mut seen = self.seen.lock().unwrap();
+            seen.push((problem.len(), options.prepared.is_some()));
+            let mut end = 0u64;
+            let offsets = problem
+                .buffers()
+                .iter()
+                .map(|b| {
+                    let o = end.div_ceil(b.alignment) * b.alignment;
+                    end = o + b.size;
+                    o
+                })
+                .collect();
+            Solution::within_capacity(
+                problem,
+                Plan::from_offsets(offsets),
+                problem.max_load(),
+                NotFoundReason::Heuristic,
+            )
+        }
+    }
+
+    /// What `Spy` saw of `problem` solved with prepared facts of it.
+    fn seen(problem: &Problem, gap_aware: bool, ignore_hints: bool) -> Vec<(usize, bool)> {
+        let spy = Spy {
+            gap_aware,
+            seen: Mutex::new(Vec::new()),
+        };
+        let options = SolveOptions {
+            prepared: Some(Arc::new(Prepared::bounds(problem))),
+            ignore_hints,
+            ..SolveOptions::default()
+        };
+        let s = spy.solve(problem, &options).unwrap();
+        crate::plan::validate(problem, &s.plan).unwrap();
+        spy.seen.into_inner().unwrap()
+    }
+
+    #[test]
+    fn prepared_facts_reach_only_the_problem_they_describe() {
+        let b = |id: &str, size| Buffer::new(id, 0, 4, size);
+        let plain = Problem::new(vec![b("a", 4), b("b", 8)], None).unwrap();
+        assert_eq!(seen(&plain, false, false), vec![(2, true)]);
+        // Zero-size buffers set aside: another problem.
+        let zero = Problem::new(vec![b("a", 4), b("z", 0), b("b", 8)], None).unwrap();
+        assert_eq!(seen(&zero, false, false), vec![(2, false)]);
+        // Hints ignored: another problem.
+        let hinted = plain.clone().with_hints(&[Some(8), None]).unwrap();
+        assert_eq!(seen(&hinted, false, true), vec![(2, false)]);
+        assert_eq!(seen(&hinted, false, false), vec![(2, true)]);
+        // Gaps: the hulls for a solver blind to gaps, the problem itself
+        // for one that sees them.
+        let gaps = Gaps::from_lists(&[vec![Gap::idle(1, 2)], vec![]]).unwrap();
+        let gapped = Problem::new_with_gaps(vec![b("a", 4), b("b", 8)], gaps, None).unwrap();
+        assert_eq!(seen(&gapped, false, false), vec![(2, false)]);
+        assert_eq!(seen(&gapped, true, false), vec![(2, true)]);
+    }
 
     #[test]
     fn poll_is_due_first_then_once_per_period() {

@@ -24,7 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::problem::Problem;
-use crate::solver::{Effort, NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stopped};
+use crate::solver::{
+    Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
+};
 use crate::solvers::boxing::{Boxing, BoxingOptions};
 use crate::solvers::greedy::{Fit, Greedy, Order};
 use crate::solvers::search::{Search, SearchOptions};
@@ -114,13 +116,15 @@ impl Solver for Auto {
         let started = Instant::now();
         let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
         let effort = options.effort.unwrap_or(Effort::DEFAULT);
-        let max_load = problem.max_load();
-        let lower_bound = max_load.max(problem.fixed_end());
+        // The bounds, once for every member.
+        let prepared = options.prepared(problem);
+        let lower_bound = prepared.lower_bound;
         options.progress.raise_lower_bound(lower_bound);
         // Members run with the whole budget; the clock only caps them.
         let member_options = SolveOptions {
             time_limit: Some(limit),
             effort: Some(effort),
+            prepared: Some(prepared),
             ..options.clone()
         };
         let deadline = member_options.deadline();
@@ -149,7 +153,8 @@ impl Auto {
         limit: Duration,
         started: Instant,
     ) -> Result<Solution, SolveError> {
-        let max_load = problem.max_load();
+        let prepared = options.prepared(problem);
+        let max_load = prepared.max_load;
         let deadline = options.deadline();
         // Every variant runs to the end, unless the safety cap passes; with
         // a limit of 0 (greedy only), every variant runs.
@@ -196,6 +201,15 @@ impl Auto {
                 other => other,
             });
         }
+        // The members start from the greedy plan (search, once more, does
+        // not run the variants again).
+        let options = &SolveOptions {
+            prepared: Some(Arc::new(Prepared {
+                greedy: Some((greedy.name(), greedy_plan.clone())),
+                ..(*prepared).clone()
+            })),
+            ..options.clone()
+        };
         let search = Search {
             options: SearchOptions::default(),
         };
@@ -301,7 +315,7 @@ impl Solver for Skylines {
         let mut s = Solution::within_capacity(
             problem,
             plan,
-            problem.max_load(),
+            options.prepared(problem).max_load,
             NotFoundReason::Heuristic,
         )?;
         s.found_by = Some(greedy.name());

@@ -81,8 +81,8 @@ use std::time::Duration;
 use crate::plan::Plan;
 use crate::problem::Problem;
 use crate::solver::{
-    minimise_within, Deadline, Effort, NotFoundReason, Probe, Solution, SolveError, SolveOptions,
-    Solver,
+    minimise_within, starting_plan, Deadline, Effort, NotFoundReason, Prepared, Probe, Solution,
+    SolveError, SolveOptions, Solver,
 };
 use crate::solvers::greedy::{Fit, Order, Placer};
 use group::Groups;
@@ -138,11 +138,11 @@ impl Solver for Search {
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
-        let lower = problem.max_load().max(problem.fixed_end());
-        options.progress.raise_lower_bound(lower);
+        let prepared = options.prepared(problem);
+        options.progress.raise_lower_bound(prepared.lower_bound);
         match problem.capacity {
-            Some(capacity) => self.decide_capacity(problem, capacity, &deadline, budget),
-            None => Ok(self.minimise(problem, options, &deadline, budget)),
+            Some(capacity) => self.decide_capacity(problem, capacity, &prepared, &deadline, budget),
+            None => Ok(self.minimise(problem, options, &prepared, &deadline, budget)),
         }
     }
 }
@@ -158,16 +158,27 @@ fn report(c: &Counters) -> Vec<(&'static str, u64)> {
 }
 
 impl Search {
+    /// The plan to improve on: the warm start, else the portfolio's greedy
+    /// plan, else the best greedy variant.
+    fn start(&self, problem: &Problem, prepared: &Prepared, deadline: &Deadline) -> Plan {
+        starting_plan(
+            problem,
+            self.options.warm_start.as_ref(),
+            Some(prepared),
+            || crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
+        )
+    }
+
     /// A plan within `capacity`, or why there is none.
     fn decide_capacity(
         &self,
         problem: &Problem,
         capacity: u64,
+        prepared: &Prepared,
         deadline: &Deadline,
         budget: Option<u64>,
     ) -> Result<Solution, SolveError> {
-        let max_load = problem.max_load();
-        let lower = max_load.max(problem.fixed_end());
+        let (max_load, lower) = (prepared.max_load, prepared.lower_bound);
         if lower > capacity {
             return Err(SolveError::NotFound {
                 capacity,
@@ -219,9 +230,9 @@ impl Search {
             // Without a budget, only the clock (or a cancel flag) stops it.
             Probe::Unknown => NotFoundReason::TimeLimit,
         };
-        // The best greedy variant: the best makespan to report (and a plan
-        // when the search ran out of time first).
-        let (_, best) = crate::solvers::greedy::best_variant(problem, &|| deadline.passed());
+        // The starting plan: the best makespan to report (and a plan when
+        // the search ran out of time first).
+        let best = self.start(problem, prepared, deadline);
         let best_makespan = best.makespan(problem);
         if reason != NotFoundReason::ProvenInfeasible && best.makespan(problem) <= capacity {
             return fits(best, &counters);
@@ -239,11 +250,12 @@ impl Search {
         &self,
         problem: &Problem,
         options: &SolveOptions,
+        prepared: &Prepared,
         deadline: &Deadline,
         budget: Option<u64>,
     ) -> Solution {
-        let lower = problem.max_load().max(problem.fixed_end());
-        let (_, greedy) = crate::solvers::greedy::best_variant(problem, &|| deadline.passed());
+        let lower = prepared.lower_bound;
+        let greedy = self.start(problem, prepared, deadline);
         options.progress.improve(greedy.makespan(problem));
         let groups = Groups::new(problem, self.options.decompose, deadline);
         let mut counters = Counters::default();

@@ -1,6 +1,7 @@
 //! The search's options: one documented switch per technique.
 
 use super::preorder::Preorder;
+use crate::plan::Plan;
 
 /// The paper's techniques, each switchable for ablation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +36,14 @@ pub struct SearchOptions {
     /// buffer fails at a node without having raised any unplaced buffer's
     /// floor, the node fails.
     pub hatless: bool,
+    /// The plan to start from (a warm start, like boxing's §5.5
+    /// bootstrap): the upper bound the minimisation improves on, and the
+    /// plan returned when the search cannot better it. `None`: the
+    /// portfolio's greedy plan ([`SolveOptions::prepared`](crate::solver::SolveOptions::prepared))
+    /// when given, else the best greedy variant. Not a technique: a plan
+    /// for these very buffers (its length is checked, its validity is the
+    /// caller's promise and is checked by the validator in debug builds).
+    pub warm_start: Option<Plan>,
 }
 
 /// How the searches of several preorders share the work. Both are
@@ -66,6 +75,7 @@ impl Default for SearchOptions {
             decompose: true,
             rerank_parts: true,
             hatless: true,
+            warm_start: None,
         }
     }
 }

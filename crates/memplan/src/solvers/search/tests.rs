@@ -353,6 +353,7 @@ proptest! {
             hatless: switches[7],
             schedule: if switches[8] { Schedule::Lockstep } else { Schedule::RoundRobin },
             preorders,
+            warm_start: None,
         };
         let expected = decide(&p, capacity, &plain).0;
         let got = decide(&p, capacity, &options).0;
@@ -414,4 +415,45 @@ proptest! {
             }
         }
     }
+}
+
+/// Two buffers alive together, sizes 4 and 4, and a plan of them.
+fn pair_and(offsets: [u64; 2]) -> (Problem, Plan) {
+    let p = Problem::new(
+        vec![Buffer::new("a", 0, 2, 4), Buffer::new("b", 0, 2, 4)],
+        None,
+    )
+    .unwrap();
+    (p, Plan::from_offsets(offsets.to_vec()))
+}
+
+fn minimise_from(problem: &Problem, warm_start: Option<Plan>) -> Plan {
+    let search = Search {
+        options: SearchOptions {
+            warm_start,
+            ..SearchOptions::default()
+        },
+    };
+    let s = search.solve(problem, &SolveOptions::default()).unwrap();
+    validate(problem, &s.plan).unwrap();
+    s.plan
+}
+
+#[test]
+fn an_optimal_warm_start_is_returned_as_is() {
+    // The greedy plan puts `a` below `b`; the warm start, as good, the
+    // other way round.
+    let (p, warm) = pair_and([4, 0]);
+    assert_eq!(minimise_from(&p, None).offsets(), &[0, 4]);
+    assert_eq!(minimise_from(&p, Some(warm.clone())), warm);
+}
+
+#[test]
+fn a_poor_warm_start_is_improved_and_an_invalid_one_passed_over() {
+    let (p, poor) = pair_and([0, 8]);
+    assert_eq!(minimise_from(&p, Some(poor)).makespan(&p), 8);
+    let (p, overlapping) = pair_and([0, 0]);
+    assert_eq!(minimise_from(&p, Some(overlapping)).offsets(), &[0, 4]);
+    let short = Plan::from_offsets(vec![4]);
+    assert_eq!(minimise_from(&p, Some(short)).offsets(), &[0, 4]);
 }
