@@ -4,6 +4,7 @@
 //! - [`overlap`]: whether placed buffers collide (the validator's sweep);
 //! - [`sweep`]: event traversal (max load, load profile, time groups,
 //!   sections, contention);
+//! - [`groups`]: split into independent time groups, solve each, scatter;
 //! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the
 //!   fitting step;
 //! - [`gaps`]: lifetimes with gaps (MiniMalloc's `gaps` column): the
@@ -11,6 +12,7 @@
 
 pub mod fit;
 pub mod gaps;
+pub mod groups;
 pub mod occupancy;
 pub mod overlap;
 pub mod sweep;

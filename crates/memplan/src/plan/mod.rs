@@ -27,6 +27,11 @@ impl Plan {
         &self.offsets
     }
 
+    /// The offsets in buffer order, by value.
+    pub fn into_offsets(self) -> Vec<u64> {
+        self.offsets
+    }
+
     /// The offset of buffer `b`.
     #[inline]
     pub fn offset(&self, b: BufferIdx) -> u64 {

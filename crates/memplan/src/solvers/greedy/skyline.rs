@@ -22,11 +22,11 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::buffer::BufferIdx;
 use crate::geometry::fit::{align_up, first_fit_from};
-use crate::geometry::sweep::{section_spans, time_groups, MaxTree};
+use crate::geometry::groups::TimeGroups;
+use crate::geometry::sweep::{section_spans, MaxTree};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::Poll;
-use rayon::prelude::*;
 
 /// Height of a segment of the skyline that no waiting buffer lives in: it is
 /// never raised nor filled, and never a neighbour to raise a gap to.
@@ -60,25 +60,11 @@ pub fn place(
     }
     // Independent time groups share no section: each has a skyline of its
     // own, placed in parallel.
-    let (group_of, groups) = time_groups(buffers, GROUP);
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
-    for (i, &g) in group_of.iter().enumerate() {
-        members[g as usize].push(i);
-    }
-    let placed: Vec<Vec<u64>> = members
-        .par_iter()
-        .map(|m| {
-            let group: Vec<&Buffer> = m.iter().map(|&i| &buffers[i]).collect();
-            let rank: Vec<u32> = m.iter().map(|&i| rank[i]).collect();
-            place_group(&group, &rank, limit, stop)
-        })
-        .collect::<Option<_>>()?;
-    let mut offsets = vec![0u64; buffers.len()];
-    for (m, local) in members.iter().zip(placed) {
-        for (&i, o) in m.iter().zip(local) {
-            offsets[i] = o;
-        }
-    }
+    let offsets = TimeGroups::new(buffers, GROUP).solve_each(|m| {
+        let group: Vec<&Buffer> = m.iter().map(|b| &buffers[b.index()]).collect();
+        let rank: Vec<u32> = m.iter().map(|b| rank[b.index()]).collect();
+        place_group(&group, &rank, limit, stop)
+    })?;
     Some(Plan::from_offsets(offsets))
 }
 

@@ -8,7 +8,6 @@ use super::options::{Schedule, SearchOptions};
 use super::preorder::Preorder;
 use super::state::{Outcome, State};
 use crate::plan::Plan;
-use crate::problem::Problem;
 use crate::solver::Deadline;
 use crate::solver::Probe;
 use std::sync::atomic::AtomicU64;
@@ -19,27 +18,22 @@ impl Groups {
     /// the plan is the union.
     pub(super) fn decide(
         &self,
-        problem: &Problem,
         capacity: u64,
         options: &SearchOptions,
         deadline: &Deadline,
         step_limit: u64,
         counters: &mut Counters,
     ) -> Probe {
-        let mut offsets = vec![0u64; problem.len()];
         let start = counters.steps;
-        for (members, group) in self.members.iter().zip(&self.groups) {
+        let mut local = Vec::with_capacity(self.groups.len());
+        for group in &self.groups {
             let left = step_limit.saturating_sub(counters.steps - start);
             match group.decide(capacity, options, deadline, left, counters) {
-                Probe::Fits(local) => {
-                    for (b, &o) in members.iter().zip(local.offsets()) {
-                        offsets[b.index()] = o;
-                    }
-                }
+                Probe::Fits(plan) => local.push(plan.into_offsets()),
                 other => return other,
             }
         }
-        Probe::Fits(Plan::from_offsets(offsets))
+        Probe::Fits(Plan::from_offsets(self.members.scatter(local)))
     }
 }
 

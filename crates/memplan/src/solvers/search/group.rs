@@ -4,14 +4,15 @@
 
 use super::preorder::{Preorder, PreorderKeys};
 use crate::buffer::BufferIdx;
-use crate::geometry::sweep::{overlap_csr, section_loads, section_spans, time_groups, MaxTree};
+use crate::geometry::groups::TimeGroups;
+use crate::geometry::sweep::{overlap_csr, section_loads, section_spans, MaxTree};
 use crate::problem::{Buffer, Problem};
 use crate::solver::Deadline;
 
 /// The independent time groups of a problem, each searched on its own.
 pub(super) struct Groups {
-    /// Global indices of each group's buffers.
-    pub(super) members: Vec<Vec<BufferIdx>>,
+    /// Each group's buffers.
+    pub(super) members: TimeGroups,
     /// Static data of each group, built once for every capacity tried.
     pub(super) groups: Vec<Group>,
 }
@@ -24,15 +25,11 @@ impl Groups {
         if deadline.passed() {
             return None;
         }
-        let (group_of, count) = if decompose {
-            time_groups(problem.buffers(), 1)
+        let members = if decompose {
+            TimeGroups::new(problem.buffers(), 1)
         } else {
-            (vec![0; problem.len()], usize::from(!problem.is_empty()))
+            TimeGroups::single(problem.len())
         };
-        let mut members = vec![Vec::new(); count];
-        for b in problem.indices() {
-            members[group_of[b.index()] as usize].push(b);
-        }
         let groups = members
             .iter()
             .map(|m| Group::new(problem, m, deadline))

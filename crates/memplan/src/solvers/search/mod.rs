@@ -208,7 +208,7 @@ impl Search {
         let tight = lower.div_ceil(unit) * unit;
         let decide = |c: u64, d: &Deadline, limit: u64, counters: &mut Counters| {
             groups.as_ref().map_or(Probe::Unknown, |g| {
-                g.decide(problem, c, &self.options, d, limit, counters)
+                g.decide(c, &self.options, d, limit, counters)
             })
         };
         let decision = if tight < capacity && (budget.is_some() || deadline.remaining().is_some()) {
@@ -269,7 +269,7 @@ impl Search {
             |c, d, limit| {
                 let before = counters.steps;
                 let probe = groups.as_ref().map_or(Probe::Unknown, |g| {
-                    g.decide(problem, c, &self.options, d, limit, &mut counters)
+                    g.decide(c, &self.options, d, limit, &mut counters)
                 });
                 (probe, counters.steps - before)
             },

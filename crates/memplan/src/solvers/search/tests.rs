@@ -31,7 +31,6 @@ fn decide(problem: &Problem, capacity: u64, options: &SearchOptions) -> (Probe, 
     let groups = Groups::new(problem, options.decompose, &Deadline::default()).unwrap();
     (
         groups.decide(
-            problem,
             capacity,
             options,
             &Deadline::default(),
