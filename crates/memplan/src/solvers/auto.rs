@@ -181,25 +181,7 @@ impl Auto {
             return best;
         }
         if limit.is_zero() || deadline.passed() {
-            // The exact members had no time: a miss is the clock's.
-            return best.map_err(|e| match e {
-                SolveError::NotFound {
-                    capacity,
-                    reason: NotFoundReason::Heuristic,
-                    best_makespan,
-                    counters,
-                } => SolveError::NotFound {
-                    capacity,
-                    reason: if options.cancel.is_raised() {
-                        NotFoundReason::Interrupted
-                    } else {
-                        NotFoundReason::TimeLimit
-                    },
-                    best_makespan,
-                    counters,
-                },
-                other => other,
-            });
+            return best.map_err(|e| clock_miss(e, options));
         }
         // The members start from the greedy plan (search, once more, does
         // not run the variants again).
@@ -273,6 +255,29 @@ impl Auto {
         let first = results.next().unwrap_or(none);
         let rest: Vec<_> = results.collect();
         pick(problem, first, rest, "auto")
+    }
+}
+
+/// The greedy plan's miss when the exact members had no time: the
+/// clock's (or the caller's), not the heuristic's.
+fn clock_miss(error: SolveError, options: &SolveOptions) -> SolveError {
+    match error {
+        SolveError::NotFound {
+            capacity,
+            reason: NotFoundReason::Heuristic,
+            best_makespan,
+            counters,
+        } => SolveError::NotFound {
+            capacity,
+            reason: if options.cancel.is_raised() {
+                NotFoundReason::Interrupted
+            } else {
+                NotFoundReason::TimeLimit
+            },
+            best_makespan,
+            counters,
+        },
+        other => other,
     }
 }
 

@@ -76,6 +76,9 @@ impl State<'_> {
         outcome
     }
 
+    /// The body of [`State::node`]: gathers the candidates, applies
+    /// section inference (§6.2), splits independent parts (§7), then
+    /// branches.
     pub(super) fn expand(
         &mut self,
         lo: u32,
@@ -114,30 +117,7 @@ impl State<'_> {
         }
         if opts.decompose && !candidates.is_empty() {
             if let Some(parts) = self.split(lo, hi, candidates) {
-                // Independent parts: each must be completed, whatever the
-                // others do, so the first that fails fails the node. As in
-                // the reference, the parts' roots are the nodes counted.
-                for (a, b) in parts {
-                    let outcome = if opts.rerank_parts {
-                        // New ranks: the canonical sequence of the part
-                        // starts afresh (offset 0, every rank), as in the
-                        // reference.
-                        let mark = self.undo.len();
-                        self.rerank(a, b, candidates);
-                        let outcome = self.node(a, b, 0, 0, None);
-                        if !matches!(outcome, Outcome::Found) {
-                            self.rollback(mark);
-                        }
-                        outcome
-                    } else {
-                        self.node(a, b, top, min_rank, None)
-                    };
-                    match outcome {
-                        Outcome::Found => {}
-                        other => return other,
-                    }
-                }
-                return Outcome::Found;
+                return self.solve_parts(&parts, top, min_rank, candidates);
             }
         }
         if let Some(stop) = self.count_node() {
@@ -146,6 +126,55 @@ impl State<'_> {
         if candidates.is_empty() {
             return Outcome::Found;
         }
+        self.branch(lo, hi, (top, min_rank), candidates, (h_min, highest))
+    }
+
+    /// Completes the independent `parts` of a node one after the other
+    /// (§7): each must be completed whatever the others do, so the first
+    /// that fails fails the node. As in the reference, the parts' roots are
+    /// the nodes counted.
+    fn solve_parts(
+        &mut self,
+        parts: &[(u32, u32)],
+        top: u64,
+        min_rank: u32,
+        candidates: &[Candidate],
+    ) -> Outcome {
+        for &(a, b) in parts {
+            let outcome = if self.options.rerank_parts {
+                // New ranks: the canonical sequence of the part starts
+                // afresh (offset 0, every rank), as in the reference.
+                let mark = self.undo.len();
+                self.rerank(a, b, candidates);
+                let outcome = self.node(a, b, 0, 0, None);
+                if !matches!(outcome, Outcome::Found) {
+                    self.rollback(mark);
+                }
+                outcome
+            } else {
+                self.node(a, b, top, min_rank, None)
+            };
+            match outcome {
+                Outcome::Found => {}
+                other => return other,
+            }
+        }
+        Outcome::Found
+    }
+
+    /// Tries the node's `candidates` in turn: canonical ones (§6.1, after
+    /// `(top, min_rank)`), undominated (§6.3, below `h_min`) and within
+    /// eq. 3's reach (at most `highest`); each placed, searched below and
+    /// undone.
+    fn branch(
+        &mut self,
+        lo: u32,
+        hi: u32,
+        (top, min_rank): (u64, u32),
+        candidates: &[Candidate],
+        (h_min, highest): (u64, u64),
+    ) -> Outcome {
+        let opts = self.options;
         let undominated = |o: u64| !opts.dominance || o < h_min;
         for &(o, r, i) in candidates.iter() {
             // Canonical (§6.1), undominated (§6.3), within eq. 3's reach.

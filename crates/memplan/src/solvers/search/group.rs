@@ -138,11 +138,7 @@ impl Group {
                 .map(|(i, &span)| (span, buf(i).size)),
             section_count,
         );
-        let loads = MaxTree::new(&section_load);
-        let contention = sections
-            .iter()
-            .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
-            .collect();
+        let contention = contention(&sections, &section_load);
         let (adj_start, adj) = overlap_csr(&sections, &|| deadline.passed())?;
         let complete = members.iter().all(|(_, o)| o.is_none());
         Some(Group::assemble(
@@ -177,87 +173,17 @@ impl Group {
     ) -> Option<Self> {
         let buffers = problem.buffers();
         let (members, free) = split_members(buffers, members);
-        let idx = |i: usize| members[free[i]].0;
-        let buf = |i: usize| &buffers[idx(i).index()];
         let n = free.len();
-        let mut times: Vec<u64> = Vec::new();
-        for &(b, _) in &members {
-            let x = &buffers[b.index()];
-            times.extend([x.start, x.end]);
-            for g in problem.gaps().of(b) {
-                times.extend([g.start, g.end]);
-            }
-        }
-        times.sort_unstable();
-        times.dedup();
-        let section_count = times.len().saturating_sub(1);
-        let seg = |t: u64| times.partition_point(|&x| x < t) as u32;
-        let sections: Vec<(u32, u32)> = (0..n)
-            .map(|i| (seg(buf(i).start), seg(buf(i).end)))
-            .collect();
-        let mut piece_start = vec![0u32];
-        let mut pieces = Vec::new();
-        for i in 0..n {
-            pieces.extend(
-                problem
-                    .pieces(idx(i))
-                    .map(|p| (seg(p.start), seg(p.end), p.lo, p.hi)),
-            );
-            piece_start.push(pieces.len() as u32);
-        }
+        let (sections, section_count, piece_start, pieces) =
+            piece_sections(problem, &members, &free);
         let section_load = section_loads(
             pieces
                 .iter()
                 .map(|&(lo, hi, wlo, whi)| ((lo, hi), whi - wlo)),
             section_count,
         );
-        let loads = MaxTree::new(&section_load);
-        let contention = sections
-            .iter()
-            .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
-            .collect();
-        // Meeting pieces, by a sweep in start order: (i, j, effective size
-        // of i below j), both ways, the highest per pair.
-        let mut by_start: Vec<(u32, u32, u32)> = Vec::new();
-        for i in 0..n {
-            for k in piece_start[i]..piece_start[i + 1] {
-                by_start.push((pieces[k as usize].0, i as u32, k));
-            }
-        }
-        by_start.sort_unstable();
-        let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
-        for (a, &(_, i, k)) in by_start.iter().enumerate() {
-            if a % 128 == 0 && deadline.passed() {
-                return None;
-            }
-            let (_, end, ilo, ihi) = pieces[k as usize];
-            for &(_, j, q) in by_start[a + 1..].iter().take_while(|x| x.0 < end) {
-                if i == j {
-                    continue;
-                }
-                let (_, _, jlo, jhi) = pieces[q as usize];
-                pairs.push((i, j, ihi.saturating_sub(jlo)));
-                pairs.push((j, i, jhi.saturating_sub(ilo)));
-            }
-        }
-        pairs.sort_unstable();
-        // The highest effective size of each pair is last of its run.
-        pairs.dedup_by(|later, earlier| {
-            let same = later.0 == earlier.0 && later.1 == earlier.1;
-            if same {
-                earlier.2 = earlier.2.max(later.2);
-            }
-            same
-        });
-        let mut adj_start = vec![0u32; n + 1];
-        for &(i, _, _) in &pairs {
-            adj_start[i as usize + 1] += 1;
-        }
-        for i in 0..n {
-            adj_start[i + 1] = adj_start[i].checked_add(adj_start[i + 1])?;
-        }
-        let adj = pairs.iter().map(|p| p.1).collect();
-        let adj_size = pairs.iter().map(|p| p.2).collect();
+        let contention = contention(&sections, &section_load);
+        let (adj_start, adj, adj_size) = meeting_pieces(n, &piece_start, &pieces, deadline)?;
         let windows = members
             .iter()
             .any(|&(b, _)| problem.gaps().of(b).iter().any(|g| g.window.is_some()));
@@ -375,4 +301,112 @@ impl Group {
         }
         rank
     }
+}
+
+/// The highest section load over each free buffer's sections (range
+/// maxima, O(n log n + sections)).
+fn contention(sections: &[(u32, u32)], section_load: &[u64]) -> Vec<u64> {
+    let loads = MaxTree::new(section_load);
+    sections
+        .iter()
+        .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
+        .collect()
+}
+
+/// The group's sections with gaps, cut at every lifetime and gap boundary
+/// of its members: each free buffer's section range, the number of
+/// sections, and its pieces `(first section, end section, lo, hi)` (CSR by
+/// free buffer).
+#[allow(clippy::type_complexity)]
+fn piece_sections(
+    problem: &Problem,
+    members: &[(BufferIdx, Option<u64>)],
+    free: &[usize],
+) -> (Vec<(u32, u32)>, usize, Vec<u32>, Vec<(u32, u32, u64, u64)>) {
+    let buffers = problem.buffers();
+    let idx = |i: usize| members[free[i]].0;
+    let buf = |i: usize| &buffers[idx(i).index()];
+    let mut times: Vec<u64> = Vec::new();
+    for &(b, _) in members {
+        let x = &buffers[b.index()];
+        times.extend([x.start, x.end]);
+        for g in problem.gaps().of(b) {
+            times.extend([g.start, g.end]);
+        }
+    }
+    times.sort_unstable();
+    times.dedup();
+    let section_count = times.len().saturating_sub(1);
+    let seg = |t: u64| times.partition_point(|&x| x < t) as u32;
+    let sections = (0..free.len())
+        .map(|i| (seg(buf(i).start), seg(buf(i).end)))
+        .collect();
+    let mut piece_start = vec![0u32];
+    let mut pieces = Vec::new();
+    for i in 0..free.len() {
+        pieces.extend(
+            problem
+                .pieces(idx(i))
+                .map(|p| (seg(p.start), seg(p.end), p.lo, p.hi)),
+        );
+        piece_start.push(pieces.len() as u32);
+    }
+    (sections, section_count, piece_start, pieces)
+}
+
+/// The neighbours of each of the `n` free buffers with gaps: the buffers
+/// whose pieces meet its own, each with its effective size below the
+/// neighbour (the highest over their meeting pieces), as CSR
+/// `(starts, neighbours, effective sizes)`; `None` when the deadline
+/// passes first.
+#[allow(clippy::type_complexity)]
+fn meeting_pieces(
+    n: usize,
+    piece_start: &[u32],
+    pieces: &[(u32, u32, u64, u64)],
+    deadline: &Deadline,
+) -> Option<(Vec<u32>, Vec<u32>, Vec<u64>)> {
+    // Meeting pieces, by a sweep in start order: (i, j, effective size
+    // of i below j), both ways, the highest per pair.
+    let mut by_start: Vec<(u32, u32, u32)> = Vec::new();
+    for i in 0..n {
+        for k in piece_start[i]..piece_start[i + 1] {
+            by_start.push((pieces[k as usize].0, i as u32, k));
+        }
+    }
+    by_start.sort_unstable();
+    let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
+    for (a, &(_, i, k)) in by_start.iter().enumerate() {
+        if a % 128 == 0 && deadline.passed() {
+            return None;
+        }
+        let (_, end, ilo, ihi) = pieces[k as usize];
+        for &(_, j, q) in by_start[a + 1..].iter().take_while(|x| x.0 < end) {
+            if i == j {
+                continue;
+            }
+            let (_, _, jlo, jhi) = pieces[q as usize];
+            pairs.push((i, j, ihi.saturating_sub(jlo)));
+            pairs.push((j, i, jhi.saturating_sub(ilo)));
+        }
+    }
+    pairs.sort_unstable();
+    // The highest effective size of each pair is last of its run.
+    pairs.dedup_by(|later, earlier| {
+        let same = later.0 == earlier.0 && later.1 == earlier.1;
+        if same {
+            earlier.2 = earlier.2.max(later.2);
+        }
+        same
+    });
+    let mut adj_start = vec![0u32; n + 1];
+    for &(i, _, _) in &pairs {
+        adj_start[i as usize + 1] += 1;
+    }
+    for i in 0..n {
+        adj_start[i + 1] = adj_start[i].checked_add(adj_start[i + 1])?;
+    }
+    let adj = pairs.iter().map(|p| p.1).collect();
+    let adj_size = pairs.iter().map(|p| p.2).collect();
+    Some((adj_start, adj, adj_size))
 }
