@@ -116,8 +116,10 @@ fn imports(
     found
 }
 
-#[test]
-fn imports_go_down_the_layers_without_cycles() {
+/// The import graph of the library's files, and the imports that go up or
+/// across the layers.
+#[allow(clippy::type_complexity)]
+fn import_graph() -> (BTreeMap<Vec<String>, BTreeSet<Vec<String>>>, Vec<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -140,6 +142,33 @@ fn imports_go_down_the_layers_without_cycles() {
         }
         graph.insert(module, used);
     }
+    (graph, upward)
+}
+
+/// Prints the module graph (for a closing note or a review):
+/// `cargo test -p memplan --test layers -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn print_module_graph() {
+    let (graph, _) = import_graph();
+    for (module, used) in &graph {
+        let name = if module.is_empty() {
+            "lib".to_string()
+        } else {
+            module.join("::")
+        };
+        let targets: Vec<String> = used
+            .iter()
+            .filter(|u| *u != module)
+            .map(|u| u.join("::"))
+            .collect();
+        println!("{name} -> {}", targets.join(", "));
+    }
+}
+
+#[test]
+fn imports_go_down_the_layers_without_cycles() {
+    let (graph, upward) = import_graph();
     assert!(
         upward.is_empty(),
         "imports up or across the layers:\n{}",
