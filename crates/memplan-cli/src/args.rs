@@ -4,8 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use memplan::generate::Kind;
+use memplan::pools::Strategy;
 use memplan::solvers::greedy::{Fit, Order};
+use memplan::solvers::search::Preorder;
 use memplan::Lifetimes;
+
+use crate::named::named;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -39,8 +43,8 @@ pub struct InputArgs {
     /// Problem CSV: id,lower,upper,size[,alignment][,offset].
     pub input: PathBuf,
     /// How to read the lower/upper columns.
-    #[arg(long, value_enum, default_value_t = LifetimesArg::HalfOpen)]
-    pub lifetimes: LifetimesArg,
+    #[arg(long, value_parser = named::<Lifetimes>(), default_value = "half-open")]
+    pub lifetimes: Lifetimes,
 }
 
 #[derive(Args, Debug)]
@@ -54,11 +58,11 @@ pub struct SolveArgs {
     #[arg(long, value_enum, default_value_t = SolverArg::Auto)]
     pub solver: SolverArg,
     /// Greedy placement order.
-    #[arg(long, value_enum, default_value_t = OrderArg::Size)]
-    pub order: OrderArg,
+    #[arg(long, value_parser = named::<Order>(), default_value = "size")]
+    pub order: Order,
     /// Greedy fitting rule.
-    #[arg(long, value_enum, default_value_t = FitArg::FirstFit)]
-    pub fit: FitArg,
+    #[arg(long, value_parser = named::<Fit>(), default_value = "first-fit")]
+    pub fit: Fit,
     /// The plan must fit in this many bytes (exit 1 if not found).
     #[arg(long, conflicts_with = "pools")]
     pub capacity: Option<u64>,
@@ -68,8 +72,8 @@ pub struct SolveArgs {
     #[arg(long, value_name = "POOLS.csv", conflicts_with_all = ["solver", "start_address"])]
     pub pools: Option<PathBuf>,
     /// With --pools: how buffers are shared out among the pools.
-    #[arg(long, value_enum, default_value_t = PoolStrategyArg::Guided, requires = "pools")]
-    pub pool_strategy: PoolStrategyArg,
+    #[arg(long, value_parser = named::<Strategy>(), default_value = "guided", requires = "pools")]
+    pub pool_strategy: Strategy,
     /// Time budget in seconds; with --effort (and for auto, which always
     /// has one) only a safety cap, reported when hit (auto: default 30,
     /// 0 = greedy only; the greedy solver always runs to completion; with
@@ -233,30 +237,11 @@ pub struct SearchArgs {
     #[arg(long)]
     pub no_hatless: bool,
     /// Search: static preorders (T section total, W width, A area), each searched in its own thread in lockstep (or in turn with --round-robin); the first listed to decide wins.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PreorderArg::Wat, PreorderArg::Taw, PreorderArg::Twa])]
-    pub preorders: Vec<PreorderArg>,
+    #[arg(long, value_parser = named::<Preorder>(), value_delimiter = ',', default_values = ["wat", "taw", "twa"])]
+    pub preorders: Vec<Preorder>,
     /// Search: one preorder at a time, round robin with a node limit doubled each round (MiniMalloc's reference), instead of all in lockstep threads.
     #[arg(long)]
     pub round_robin: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PreorderArg {
-    Twa,
-    Wat,
-    Taw,
-    Area,
-}
-
-impl From<PreorderArg> for memplan::solvers::search::Preorder {
-    fn from(p: PreorderArg) -> Self {
-        match p {
-            PreorderArg::Twa => memplan::solvers::search::Preorder::Twa,
-            PreorderArg::Wat => memplan::solvers::search::Preorder::Wat,
-            PreorderArg::Taw => memplan::solvers::search::Preorder::Taw,
-            PreorderArg::Area => memplan::solvers::search::Preorder::Area,
-        }
-    }
 }
 
 impl SearchArgs {
@@ -268,7 +253,7 @@ impl SearchArgs {
             effective_height: !self.no_effective_height,
             dominance: !self.no_dominance,
             dynamic_order: !self.no_dynamic_order,
-            preorders: self.preorders.iter().map(|&p| p.into()).collect(),
+            preorders: self.preorders.clone(),
             schedule: if self.round_robin {
                 memplan::solvers::search::Schedule::RoundRobin
             } else {
@@ -334,8 +319,8 @@ pub struct StatsArgs {
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
     /// Kind of instance.
-    #[arg(long, value_enum)]
-    pub kind: KindArg,
+    #[arg(long, value_parser = named::<Kind>())]
+    pub kind: Kind,
     /// Number of buffers (at most 100,000,000).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000_000))]
     pub buffers: u32,
@@ -357,8 +342,8 @@ pub struct BenchArgs {
         value_parser = clap::value_parser!(u32).range(0..=100_000_000))]
     pub sizes: Vec<u32>,
     /// Kind of the generated instances.
-    #[arg(long, value_enum, default_value_t = KindArg::Layered)]
-    pub kind: KindArg,
+    #[arg(long, value_parser = named::<Kind>(), default_value = "layered")]
+    pub kind: Kind,
     /// Seed of the generated instances.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -480,106 +465,6 @@ pub enum SolverArg {
     /// TelaMalloc: heuristic-guided search with propagation and smart
     /// backtracking; decides --capacity, or minimises it.
     Tela,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PoolStrategyArg {
-    /// Baseline: each buffer (largest first) in the first pool where its
-    /// first-fit offset fits (ExecuTorch's banked planning).
-    FastestFirst,
-    /// Pool by pool, the buffers that keep the most bytes × time in it,
-    /// chosen with the solvers (never worse than fastest-first).
-    Guided,
-}
-
-impl From<PoolStrategyArg> for memplan::pools::Strategy {
-    fn from(s: PoolStrategyArg) -> Self {
-        match s {
-            PoolStrategyArg::FastestFirst => memplan::pools::Strategy::FastestFirst,
-            PoolStrategyArg::Guided => memplan::pools::Strategy::Guided,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LifetimesArg {
-    /// [lower, upper): MiniMalloc.
-    HalfOpen,
-    /// [lower, upper]: XLA, the first-fit note.
-    Inclusive,
-    /// (lower, upper): idealloc.
-    Exclusive,
-}
-
-impl From<LifetimesArg> for Lifetimes {
-    fn from(l: LifetimesArg) -> Self {
-        match l {
-            LifetimesArg::HalfOpen => Lifetimes::HalfOpen,
-            LifetimesArg::Inclusive => Lifetimes::Inclusive,
-            LifetimesArg::Exclusive => Lifetimes::Exclusive,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OrderArg {
-    Size,
-    Area,
-    Lifetime,
-    Start,
-    Contention,
-}
-
-impl From<OrderArg> for Order {
-    fn from(o: OrderArg) -> Self {
-        match o {
-            OrderArg::Size => Order::Size,
-            OrderArg::Area => Order::Area,
-            OrderArg::Lifetime => Order::Lifetime,
-            OrderArg::Start => Order::Start,
-            OrderArg::Contention => Order::Contention,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FitArg {
-    FirstFit,
-    BestFit,
-    /// TelaMalloc §3.1: rows bottom-up on the skyline (with --order contention: its baseline)
-    Skyline,
-}
-
-impl From<FitArg> for Fit {
-    fn from(f: FitArg) -> Self {
-        match f {
-            FitArg::FirstFit => Fit::FirstFit,
-            FitArg::BestFit => Fit::BestFit,
-            FitArg::Skyline => Fit::Skyline,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KindArg {
-    Random,
-    Perfect,
-    Layered,
-    Trace,
-    /// MiniMalloc's challenging suite's character; solve with --capacity 1048576.
-    Challenging,
-}
-
-impl From<KindArg> for Kind {
-    fn from(k: KindArg) -> Self {
-        match k {
-            KindArg::Random => Kind::Random,
-            KindArg::Perfect => Kind::Perfect,
-            KindArg::Layered => Kind::Layered,
-            KindArg::Trace => Kind::Trace,
-            KindArg::Challenging => Kind::Challenging,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -444,7 +444,7 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
         .tempdir()
         .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))?
         .keep();
-    let kind: memplan::generate::Kind = args.kind.into();
+    let kind: memplan::generate::Kind = args.kind;
     let mut files = Vec::new();
     for &n in &args.sizes {
         let path = dir.join(format!("{}-{n}.csv", kind.name()));

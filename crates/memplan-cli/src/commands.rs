@@ -33,7 +33,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 fn read(input: &InputArgs) -> Result<Problem, Failure> {
-    Ok(read_problem(&input.input, input.lifetimes.into())?)
+    Ok(read_problem(&input.input, input.lifetimes)?)
 }
 
 /// The solver selected on the command line.
@@ -41,8 +41,8 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
     match args.solver {
         SolverArg::Auto => Box::new(memplan::solvers::auto::Auto::default()),
         SolverArg::Greedy => Box::new(Greedy {
-            order: args.order.into(),
-            fit: args.fit.into(),
+            order: args.order,
+            fit: args.fit,
         }),
         SolverArg::Search => Box::new(memplan::solvers::search::Search {
             options: args.search.options(),
@@ -114,7 +114,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         ))
     })?;
     if let Some(sink) = &sink {
-        let lifetimes: Lifetimes = args.input.lifetimes.into();
+        let lifetimes: Lifetimes = args.input.lifetimes;
         let plan = at_address(&problem, &solution.plan, args.start_address)?;
         sink.write(|out| write_plan(out, &problem, &plan, lifetimes))?;
     }
@@ -416,7 +416,7 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
 }
 
 fn generate_file(args: GenerateArgs) -> Result<(), Failure> {
-    let kind: Kind = args.kind.into();
+    let kind: Kind = args.kind;
     let generated = generate(kind, args.buffers as usize, args.seed);
     write_output(&args.output, &[], |out| {
         write_problem(out, &generated.problem, Lifetimes::HalfOpen)

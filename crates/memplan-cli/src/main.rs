@@ -5,6 +5,7 @@ mod bench;
 mod commands;
 mod differential;
 mod glyphs;
+mod named;
 mod output;
 mod plot;
 mod pool_bench;

@@ -103,8 +103,7 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
     // One panel per pool, or one for the single memory.
     let panels: Vec<Panel> = match &args.pools {
         None => {
-            let problem =
-                memplan::problem::read_problem(&args.input.input, args.input.lifetimes.into())?;
+            let problem = memplan::problem::read_problem(&args.input.input, args.input.lifetimes)?;
             let plan = read_plan(&args.plan, &problem)?;
             validate(&problem, &plan).map_err(|e| {
                 Failure::Negative(format!("{}: invalid plan: {e}", args.plan.display()))
@@ -172,7 +171,7 @@ type Panel = (Problem, Plan, String, Option<u64>);
 fn pool_panels(args: &PlotArgs, pools: &Path, name: &str) -> Result<Vec<Panel>, Failure> {
     let pools = memplan::pools::read_pools(pools)?;
     let problem =
-        memplan::pools::read_pool_problem(&args.input.input, args.input.lifetimes.into(), &pools)?;
+        memplan::pools::read_pool_problem(&args.input.input, args.input.lifetimes, &pools)?;
     let invalid =
         |e: String| Failure::Negative(format!("{}: invalid plan: {e}", args.plan.display()));
     let plan = match memplan::pools::read_pool_plan(&args.plan, &problem) {

@@ -55,7 +55,7 @@ fn outside(problem: &PoolProblem, j: usize) -> String {
 
 /// `memplan solve INPUT --pools POOLS.csv`.
 pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
-    let lifetimes: Lifetimes = args.input.lifetimes.into();
+    let lifetimes: Lifetimes = args.input.lifetimes;
     let problem = read(&args.input.input, lifetimes, pools)?;
     let sink = args
         .output
@@ -67,7 +67,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
     } else {
         Box::new(std::io::stdout())
     };
-    let strategy: memplan::pools::Strategy = args.pool_strategy.into();
+    let strategy: memplan::pools::Strategy = args.pool_strategy;
     let options = SolveOptions {
         time_limit: args.time_limit.map(memplan::solver::seconds),
         seed: args.seed,
@@ -217,7 +217,7 @@ fn usage_text(u: &PoolUsage, capacity: u64, total: u128) -> String {
 
 /// `memplan validate INPUT PLAN.csv --pools POOLS.csv`.
 pub fn validate(args: &ValidateArgs, pools: &Path) -> Result<(), Failure> {
-    let problem = read(&args.input.input, args.input.lifetimes.into(), pools)?;
+    let problem = read(&args.input.input, args.input.lifetimes, pools)?;
     let invalid = |at: String, message: String| {
         if args.json {
             println!("{}", json!({ "valid": false, "error": message }));

@@ -28,6 +28,16 @@ impl Preorder {
     /// slowed the others by a third.
     pub const DEFAULT: [Preorder; 3] = [Preorder::Wat, Preorder::Taw, Preorder::Twa];
 
+    /// Name used on the command line: the keys in lower case.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preorder::Twa => "twa",
+            Preorder::Wat => "wat",
+            Preorder::Taw => "taw",
+            Preorder::Area => "area",
+        }
+    }
+
     /// The keys, most significant first.
     pub(super) fn keys(self) -> &'static [u8] {
         match self {
