@@ -358,6 +358,12 @@ impl Problem {
             .unwrap_or(0)
     }
 
+    /// The lower bound of every makespan memplan knows without searching:
+    /// the max load, or the highest end of a fixed buffer when higher.
+    pub fn lower_bound(&self) -> u64 {
+        self.max_load().max(self.fixed_end())
+    }
+
     /// A common divisor of every offset of a plan pushed down as far as it
     /// goes (0 for an empty problem): the greatest common divisor of every
     /// size, fixed offset and gap window bound, lowered until each alignment divides it or is

@@ -33,7 +33,7 @@ pub fn solve_hulls(
         return solve(problem);
     }
     let hull = hulls(problem);
-    let lower_bound = problem.max_load().max(problem.fixed_end());
+    let lower_bound = problem.lower_bound();
     match solve(&hull) {
         Ok(mut s) => {
             s.lower_bound = lower_bound.min(s.makespan);
