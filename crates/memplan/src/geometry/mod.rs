@@ -1,5 +1,6 @@
 //! Shared geometry of time × address, used by the problem's checks, the
 //! validator and every solver (never inside one solver):
+//! - [`csr`]: compressed sparse rows, the flat form of many short lists;
 //! - [`fit`]: alignment and first-fit / best-fit among placed ranges;
 //! - [`overlap`]: whether placed buffers collide (the validator's sweep);
 //! - [`sweep`]: event traversal (max load, load profile, time groups,
@@ -10,6 +11,7 @@
 //! - [`gaps`]: lifetimes with gaps (MiniMalloc's `gaps` column): the
 //!   side table, pieces, what pieces forbid, the gapped max load.
 
+pub mod csr;
 pub mod fit;
 pub mod gaps;
 pub mod groups;

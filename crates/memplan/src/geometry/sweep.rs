@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 
+use super::csr::Csr;
 use crate::buffer::Buffer;
 
 /// The max load L: the most bytes alive at one instant. With half-open
@@ -181,15 +182,12 @@ pub(crate) fn section_loads(
         .collect()
 }
 
-/// The pairs of buffers that overlap in time, as symmetric adjacency rows in
-/// CSR form `(row starts, items)`: a sweep in start order, O(n log n +
+/// The pairs of buffers that overlap in time, as symmetric adjacency rows
+/// (row `i`: the buffers overlapping buffer `i`): a sweep in start order, O(n log n +
 /// pairs), one pass counting and one filling. `spans` are section ranges.
 /// `None` when `stop` returns true (it is polled every 128 buffers) or when
 /// the pairs overflow `u32` indices.
-pub(crate) fn overlap_csr(
-    spans: &[(u32, u32)],
-    stop: &dyn Fn() -> bool,
-) -> Option<(Vec<u32>, Vec<u32>)> {
+pub(crate) fn overlap_csr(spans: &[(u32, u32)], stop: &dyn Fn() -> bool) -> Option<Csr<u32>> {
     let n = spans.len();
     let mut by_start: Vec<u32> = (0..n as u32).collect();
     by_start.sort_unstable_by_key(|&i| spans[i as usize].0);
@@ -229,18 +227,19 @@ pub(crate) fn overlap_csr(
             fill[j as usize] += 1;
         }
     }
-    Some((start, items))
+    Csr::from_parts(start, items)
 }
 
-/// The buffers alive in each of `section_count` sections, in CSR form
-/// `(row starts, items)`, built without per-section vectors. O(n +
+/// The buffers alive in each of `section_count` sections (row `s`: those
+/// alive in section `s`, in increasing order), built without per-section
+/// vectors. O(n +
 /// sections + Σ ranges). `None` when `stop` returns true (polled every 128
 /// buffers) or the entries overflow `u32` indices.
 pub(crate) fn alive_csr(
     spans: &[(u32, u32)],
     section_count: usize,
     stop: &dyn Fn() -> bool,
-) -> Option<(Vec<u32>, Vec<u32>)> {
+) -> Option<Csr<u32>> {
     let mut count = vec![0i64; section_count + 1];
     for &(lo, hi) in spans {
         count[lo as usize] += 1;
@@ -265,7 +264,7 @@ pub(crate) fn alive_csr(
             *f += 1;
         }
     }
-    Some((start, items))
+    Csr::from_parts(start, items)
 }
 
 #[inline]
@@ -370,11 +369,10 @@ mod tests {
         #[test]
         fn section_tables_agree_with_brute_force(b in arb_buffers()) {
             let (spans, count) = section_spans(b.iter());
-            let rows = |(start, items): (Vec<u32>, Vec<u32>)| -> Vec<Vec<u32>> {
-                start
-                    .windows(2)
-                    .map(|w| {
-                        let mut row = items[w[0] as usize..w[1] as usize].to_vec();
+            let rows = |csr: Csr<u32>| -> Vec<Vec<u32>> {
+                (0..csr.rows())
+                    .map(|i| {
+                        let mut row = csr.row(i).to_vec();
                         row.sort_unstable();
                         row
                     })
@@ -408,11 +406,11 @@ mod tests {
         assert!(overlap_csr(&spans, &|| true).is_none());
         assert!(alive_csr(&spans, count, &|| true).is_none());
         assert_eq!(
-            overlap_csr(&spans, &|| false),
+            overlap_csr(&spans, &|| false).map(Csr::into_parts),
             Some((vec![0, 1, 2], vec![1, 0]))
         );
         assert_eq!(
-            alive_csr(&spans, count, &|| false),
+            alive_csr(&spans, count, &|| false).map(Csr::into_parts),
             Some((vec![0, 1, 3, 4], vec![0, 0, 1, 1]))
         );
     }

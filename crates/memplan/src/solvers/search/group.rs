@@ -139,7 +139,7 @@ impl Group {
             section_count,
         );
         let contention = contention(&sections, &section_load);
-        let (adj_start, adj) = overlap_csr(&sections, &|| deadline.passed())?;
+        let (adj_start, adj) = overlap_csr(&sections, &|| deadline.passed())?.into_parts();
         let complete = members.iter().all(|(_, o)| o.is_none());
         Some(Group::assemble(
             buffers,

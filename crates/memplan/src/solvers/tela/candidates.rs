@@ -30,7 +30,7 @@ impl State<'_> {
         let phases = if self.use_phases { m.phase_count() } else { 1 };
         let in_phase = |p: usize| {
             if self.use_phases {
-                m.phase_start[p] as usize..m.phase_start[p + 1] as usize
+                m.phases.range(p)
             } else {
                 0..m.len()
             }

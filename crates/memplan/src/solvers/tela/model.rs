@@ -6,6 +6,7 @@
 use super::phases::contention_phases;
 use super::TelaOptions;
 use crate::buffer::BufferIdx;
+use crate::geometry::csr::Csr;
 use crate::geometry::sweep::{
     alive_csr, overlap_csr, section_loads, section_spans, time_groups, MaxTree,
 };
@@ -57,28 +58,28 @@ pub(super) struct Model {
     pub(super) align: Vec<u64>,
     /// Time-section range `[lo, hi)` of each free buffer.
     pub(super) span: Vec<(u32, u32)>,
-    /// Free buffers overlapping each free buffer in time (CSR).
-    pub(super) adj_start: Vec<u32>,
-    pub(super) adj: Vec<u32>,
-    /// Address ranges of the fixed buffers overlapping each free buffer in
-    /// time, sorted (CSR).
-    pub(super) fixed_start: Vec<u32>,
-    pub(super) fixed: Vec<(u64, u64)>,
-    /// Free buffers alive in each section (CSR).
-    pub(super) alive_start: Vec<u32>,
-    pub(super) alive: Vec<u32>,
-    /// Address ranges of the fixed buffers alive in each section (CSR).
-    pub(super) fixed_alive_start: Vec<u32>,
-    pub(super) fixed_alive: Vec<(u64, u64)>,
+    /// Row `i`: the free buffers overlapping free buffer `i` in time.
+    pub(super) adj: Csr<u32>,
+    /// Row `i`: the address ranges of the fixed buffers overlapping free
+    /// buffer `i` in time, sorted.
+    pub(super) fixed: Csr<(u64, u64)>,
+    /// Row `s`: the free buffers alive in section `s`.
+    pub(super) alive: Csr<u32>,
+    /// Row `s`: the address ranges of the fixed buffers alive in section
+    /// `s`.
+    pub(super) fixed_alive: Csr<(u64, u64)>,
     /// Whether the members alive in each section are a subset of those
     /// alive in no other section.
     pub(super) maximal: Vec<bool>,
     /// Phase of each free buffer; phases are numbered by decreasing
     /// contention (§5.3).
     pub(super) phase: Vec<u32>,
-    /// Members of each phase (CSR by `phase_start`), sorted by each
-    /// heuristic in turn (see [`Model::rankings`]).
-    pub(super) phase_start: Vec<u32>,
+    /// Row `p`: the members of phase `p`, in increasing order; the rows'
+    /// ranges index the lists of `ranked`.
+    pub(super) phases: Csr<u32>,
+    /// The members of each phase, phase after phase as in `phases`, sorted
+    /// within each phase by each heuristic in turn (see
+    /// [`Model::rankings`]).
     pub(super) ranked: Vec<Vec<u32>>,
     /// All free buffers sorted by each heuristic (runs without phases).
     pub(super) ranked_all: Vec<Vec<u32>>,
@@ -98,58 +99,20 @@ impl Model {
         stop: &dyn Fn() -> bool,
     ) -> Option<Self> {
         let (spans, section_count) = section_spans(members.iter().map(|b| &buffers[b.index()]));
-        let free: Vec<usize> = (0..members.len())
-            .filter(|&m| buffers[members[m].index()].fixed_offset.is_none())
-            .collect();
-        let fixed_members: Vec<usize> = (0..members.len())
-            .filter(|&m| buffers[members[m].index()].fixed_offset.is_some())
-            .collect();
+        let (free, fixed): (Vec<usize>, Vec<usize>) =
+            (0..members.len()).partition(|&m| buffers[members[m].index()].fixed_offset.is_none());
         let buf = |m: usize| &buffers[members[m].index()];
-        let range = |m: usize| {
-            let b = buf(m);
-            let o = b.fixed_offset.unwrap_or(0);
-            (o, o + b.size)
-        };
-        let n = free.len();
+        let free_buffers: Vec<&Buffer> = free.iter().map(|&m| buf(m)).collect();
+        let fixed_buffers: Vec<&Buffer> = fixed.iter().map(|&f| buf(f)).collect();
         let span: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
 
-        let (adj_start, adj) = overlap_csr(&span, stop)?;
-
-        let mut fixed_start = Vec::with_capacity(n + 1);
-        fixed_start.push(0u32);
-        let mut fixed = Vec::new();
-        for (k, &m) in free.iter().enumerate() {
-            if k % 128 == 0 && stop() {
-                return None;
-            }
-            let from = fixed.len();
-            for &f in &fixed_members {
-                if buf(f).overlaps_in_time(buf(m)) {
-                    fixed.push(range(f));
-                }
-            }
-            fixed[from..].sort_unstable();
-            fixed_start.push(u32::try_from(fixed.len()).ok()?);
-        }
-
-        let (alive_start, alive) = alive_csr(&span, section_count, stop)?;
-        let fixed_spans: Vec<(u32, u32)> = fixed_members.iter().map(|&f| spans[f]).collect();
-        let (fixed_alive_start, fixed_alive_index) = alive_csr(&fixed_spans, section_count, stop)?;
-        let fixed_alive = fixed_alive_index
-            .iter()
-            .map(|&k| range(fixed_members[k as usize]))
-            .collect();
-
-        // Maximal sections: a member starts where it starts and one ends
-        // where it ends. Every other section's buffers are a subset of a
-        // neighbour's.
-        let mut starts = vec![false; section_count];
-        let mut ends = vec![false; section_count];
-        for &(lo, hi) in &spans {
-            starts[lo as usize] = true;
-            ends[hi as usize - 1] = true;
-        }
-        let maximal = (0..section_count).map(|s| starts[s] && ends[s]).collect();
+        let adj = overlap_csr(&span, stop)?;
+        let fixed_ranges = fixed_overlaps(&free_buffers, &fixed_buffers, stop)?;
+        let alive = alive_csr(&span, section_count, stop)?;
+        let fixed_spans: Vec<(u32, u32)> = fixed.iter().map(|&f| spans[f]).collect();
+        let fixed_alive = alive_csr(&fixed_spans, section_count, stop)?
+            .map(|&k| address_range(fixed_buffers[k as usize]));
+        let maximal = maximal_sections(&spans, section_count);
 
         // Load of every member in each section, for the phases.
         let load = section_loads(
@@ -165,68 +128,26 @@ impl Model {
         let phase = if phases {
             contention_phases(&load, &span)
         } else {
-            vec![0; n]
+            vec![0; free.len()]
         };
-        let phase_count = phase.iter().map(|&p| p as usize + 1).max().unwrap_or(0);
-        let mut phase_lists: Vec<Vec<u32>> = vec![Vec::new(); phase_count];
-        for (i, &p) in phase.iter().enumerate() {
-            phase_lists[p as usize].push(i as u32);
-        }
-        let (phase_start, members_by_phase) = csr(phase_lists);
-        let keys = Model::rankings(
-            &free.iter().map(|&m| buf(m)).collect::<Vec<_>>(),
-            &span,
-            &load,
-            contention,
-        );
-        let ranked_all: Vec<Vec<u32>> = keys
-            .iter()
-            .map(|key| {
-                let mut all: Vec<u32> = (0..n as u32).collect();
-                all.sort_unstable_by_key(|&i| (std::cmp::Reverse(key[i as usize]), i));
-                all
-            })
-            .collect();
-        let ranked: Vec<Vec<u32>> = keys
-            .iter()
-            .map(|key| {
-                let mut list = members_by_phase.clone();
-                for p in 0..phase_count {
-                    let range = phase_start[p] as usize..phase_start[p + 1] as usize;
-                    list[range].sort_unstable_by_key(|&i| (std::cmp::Reverse(key[i as usize]), i));
-                }
-                list
-            })
-            .collect();
+        let keys = Model::rankings(&free_buffers, &span, &load, contention);
+        let lists = RankedLists::new(&keys, &phase)?;
 
         Some(Model {
             global: free.iter().map(|&m| members[m]).collect(),
-            size: free.iter().map(|&m| buf(m).size).collect(),
-            align: free.iter().map(|&m| buf(m).alignment).collect(),
+            size: free_buffers.iter().map(|b| b.size).collect(),
+            align: free_buffers.iter().map(|b| b.alignment).collect(),
             span,
-            adj_start,
             adj,
-            fixed_start,
-            fixed,
-            alive_start,
+            fixed: fixed_ranges,
             alive,
-            fixed_alive_start,
             fixed_alive,
             maximal,
             phase,
-            phase_start,
-            ranked,
-            rank: ranked_all
-                .iter()
-                .map(|list| {
-                    let mut rank = vec![0u32; n];
-                    for (r, &j) in list.iter().enumerate() {
-                        rank[j as usize] = r as u32;
-                    }
-                    rank
-                })
-                .collect(),
-            ranked_all,
+            phases: lists.phases,
+            ranked: lists.ranked,
+            ranked_all: lists.ranked_all,
+            rank: lists.rank,
         })
     }
 
@@ -276,39 +197,126 @@ impl Model {
     }
 
     pub(super) fn phase_count(&self) -> usize {
-        self.phase_start.len() - 1
+        self.phases.rows()
     }
 
     #[inline]
     pub(super) fn neighbours(&self, i: usize) -> &[u32] {
-        &self.adj[self.adj_start[i] as usize..self.adj_start[i + 1] as usize]
+        self.adj.row(i)
     }
 
     #[inline]
     pub(super) fn fixed_ranges(&self, i: usize) -> &[(u64, u64)] {
-        &self.fixed[self.fixed_start[i] as usize..self.fixed_start[i + 1] as usize]
+        self.fixed.row(i)
     }
 
     #[inline]
     pub(super) fn alive_in(&self, s: usize) -> &[u32] {
-        &self.alive[self.alive_start[s] as usize..self.alive_start[s + 1] as usize]
+        self.alive.row(s)
     }
 
     #[inline]
     pub(super) fn fixed_alive_in(&self, s: usize) -> &[(u64, u64)] {
-        &self.fixed_alive
-            [self.fixed_alive_start[s] as usize..self.fixed_alive_start[s + 1] as usize]
+        self.fixed_alive.row(s)
     }
 }
 
-/// Flattens lists into CSR form: `(starts, items)`.
-pub(super) fn csr<T>(lists: Vec<Vec<T>>) -> (Vec<u32>, Vec<T>) {
-    let mut start = Vec::with_capacity(lists.len() + 1);
-    start.push(0u32);
-    let mut items = Vec::with_capacity(lists.iter().map(Vec::len).sum());
-    for list in lists {
-        items.extend(list);
-        start.push(items.len() as u32);
+/// The address range `[offset, offset + size)` of a fixed buffer.
+fn address_range(b: &Buffer) -> (u64, u64) {
+    let o = b.fixed_offset.unwrap_or(0);
+    (o, o + b.size)
+}
+
+/// Row `i`: the address ranges of the `fixed` buffers that overlap
+/// `free[i]` in time, sorted. `None` when `stop` returns true (polled every
+/// 128 rows) or the ranges overflow `u32` indices.
+fn fixed_overlaps(
+    free: &[&Buffer],
+    fixed: &[&Buffer],
+    stop: &dyn Fn() -> bool,
+) -> Option<Csr<(u64, u64)>> {
+    let mut rows = Csr::new();
+    for (k, b) in free.iter().enumerate() {
+        if k % 128 == 0 && stop() {
+            return None;
+        }
+        rows.push_row(
+            fixed
+                .iter()
+                .filter(|f| f.overlaps_in_time(b))
+                .map(|f| address_range(f)),
+        )?;
+        rows.row_mut(k).sort_unstable();
     }
-    (start, items)
+    Some(rows)
+}
+
+/// Maximal sections (MiniMalloc §6.2), given every member's section range:
+/// a member starts where it starts and one ends where it ends. Every other
+/// section's buffers are a subset of a neighbour's.
+fn maximal_sections(spans: &[(u32, u32)], section_count: usize) -> Vec<bool> {
+    let mut starts = vec![false; section_count];
+    let mut ends = vec![false; section_count];
+    for &(lo, hi) in spans {
+        starts[lo as usize] = true;
+        ends[hi as usize - 1] = true;
+    }
+    (0..section_count).map(|s| starts[s] && ends[s]).collect()
+}
+
+/// Sorts buffer indices by decreasing `key`, ties by index.
+fn by_key(key: &[u128]) -> impl Fn(&u32) -> (std::cmp::Reverse<u128>, u32) + '_ {
+    move |&i| (std::cmp::Reverse(key[i as usize]), i)
+}
+
+/// The lists the candidates are drawn from (§5.1, §5.3), given the keys of
+/// [`Model::rankings`] and the phase of each free buffer.
+struct RankedLists {
+    phases: Csr<u32>,
+    ranked: Vec<Vec<u32>>,
+    ranked_all: Vec<Vec<u32>>,
+    rank: Vec<Vec<u32>>,
+}
+
+impl RankedLists {
+    /// `None` when the free buffers overflow `u32` indices.
+    fn new(keys: &[Vec<u128>], phase: &[u32]) -> Option<Self> {
+        let n = phase.len();
+        let phase_count = phase.iter().map(|&p| p as usize + 1).max().unwrap_or(0);
+        let phases = Csr::by_key(phase, phase_count)?;
+        let ranked_all: Vec<Vec<u32>> = keys
+            .iter()
+            .map(|key| {
+                let mut all: Vec<u32> = (0..n as u32).collect();
+                all.sort_unstable_by_key(by_key(key));
+                all
+            })
+            .collect();
+        let ranked = keys
+            .iter()
+            .map(|key| {
+                let mut list = phases.values().to_vec();
+                for p in 0..phase_count {
+                    list[phases.range(p)].sort_unstable_by_key(by_key(key));
+                }
+                list
+            })
+            .collect();
+        let rank = ranked_all
+            .iter()
+            .map(|list| {
+                let mut rank = vec![0u32; n];
+                for (r, &j) in list.iter().enumerate() {
+                    rank[j as usize] = r as u32;
+                }
+                rank
+            })
+            .collect();
+        Some(RankedLists {
+            phases,
+            ranked,
+            ranked_all,
+            rank,
+        })
+    }
 }

@@ -116,7 +116,7 @@ impl<'m> State<'m> {
             abandoned: false,
             timed_out: false,
             ranges: Vec::new(),
-            stamp: vec![0; m.alive_start.len().saturating_sub(1)],
+            stamp: vec![0; m.alive.rows()],
             epoch: 0,
             dirty: Vec::new(),
             conflict: Vec::new(),

@@ -4,14 +4,14 @@
 use super::model::Models;
 use super::state::State;
 use super::*;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use crate::plan::validate;
 use crate::problem::Buffer;
 use crate::solvers::greedy::Greedy;
 use crate::testutil::{brute_force, brute_force_plan, problem};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
 fn solve(p: &Problem, capacity: Option<u64>) -> Result<Solution, SolveError> {
