@@ -4,13 +4,34 @@
 
 use super::model::{Model, Models};
 use super::state::{State, UNPLACED};
-use super::{Decision, Effort, TelaOptions};
+use super::{Effort, TelaOptions};
+use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{Deadline, NotFoundReason};
+use crate::solver::{Deadline, NotFoundReason, Probe};
+
+/// The work of a solve: the effort so far, and why the last capacity left
+/// undecided was left so ([`Probe::Unknown`] carries no reason; only the
+/// decision of a given capacity reports it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Work {
+    pub(super) effort: Effort,
+    /// The step limit, the time limit, or the search giving up.
+    pub(super) undecided: Option<NotFoundReason>,
+}
+
+impl Work {
+    /// [`Probe::Unknown`], for `reason`.
+    pub(super) fn unknown(&mut self, reason: NotFoundReason) -> Probe {
+        self.undecided = Some(reason);
+        Probe::Unknown
+    }
+}
 
 impl Models {
     /// Decides every group at `capacity`; the plan is the union. The step
     /// limit is shared by the groups; `seed` draws the restart noise.
+    /// [`Probe::Infeasible`] is a proof (root propagation failed in a
+    /// group).
     pub(super) fn decide(
         &self,
         problem: &Problem,
@@ -18,26 +39,26 @@ impl Models {
         options: &TelaOptions,
         deadline: &Deadline,
         seed: u64,
-        effort: &mut Effort,
-    ) -> Decision {
+        work: &mut Work,
+    ) -> Probe {
         let mut offsets: Vec<u64> = problem
             .buffers()
             .iter()
             .map(|b| b.fixed_offset.unwrap_or(0))
             .collect();
-        let step_limit = effort.steps.saturating_add(options.step_limit);
+        let step_limit = work.effort.steps.saturating_add(options.step_limit);
         for (g, model) in self.models.iter().enumerate() {
             let seed = seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            match model.decide(capacity, options, deadline, seed, step_limit, effort) {
-                Decision::Fits(local) => {
-                    for (b, o) in model.global.iter().zip(local) {
+            match model.decide(capacity, options, deadline, seed, step_limit, work) {
+                Probe::Fits(local) => {
+                    for (b, &o) in model.global.iter().zip(local.offsets()) {
                         offsets[b.index()] = o;
                     }
                 }
                 other => return other,
             }
         }
-        Decision::Fits(offsets)
+        Probe::Fits(Plan::from_offsets(offsets))
     }
 }
 
@@ -50,7 +71,8 @@ impl Model {
     /// runs out of candidates after an abandoned subtree (§5.4), the next
     /// run allows twice as many backtracks per subtree; after a few runs
     /// that ran out of candidates with nothing abandoned, the search gives
-    /// up (with no noise, the next run would search alike).
+    /// up (with no noise, the next run would search alike). A plan found
+    /// holds the offsets of the group's free buffers, by local index.
     pub(super) fn decide(
         &self,
         capacity: u64,
@@ -58,44 +80,45 @@ impl Model {
         deadline: &Deadline,
         seed: u64,
         step_limit: u64,
-        effort: &mut Effort,
-    ) -> Decision {
+        work: &mut Work,
+    ) -> Probe {
         let mut state = State::new(self, capacity, options, deadline, seed);
         match state.propagate_root() {
             Some(true) => {}
-            Some(false) => return Decision::Infeasible,
-            None => return Decision::Unknown(NotFoundReason::TimeLimit),
+            Some(false) => return Probe::Infeasible,
+            None => return work.unknown(NotFoundReason::TimeLimit),
         }
         let mut subtree_limit = options.subtree_backtracks.max(1);
         let give_up = if options.restart_noise > 0 { 8 } else { 2 };
         let mut fruitless = 0;
-        loop {
+        let reason = loop {
             let round = state.run;
             state.use_phases = options.phases && round % 2 == 1;
             let budget = options
                 .restart_steps
                 .max(1)
                 .saturating_mul(1 << (round / 2).min(40));
-            state.run_limit = effort.steps.saturating_add(budget).min(step_limit);
-            match state.run(subtree_limit, effort) {
-                Outcome::Found => return Decision::Fits(state.offset.clone()),
-                Outcome::StepLimit if effort.steps >= step_limit => {
-                    return Decision::Unknown(NotFoundReason::StepLimit)
+            state.run_limit = work.effort.steps.saturating_add(budget).min(step_limit);
+            match state.run(subtree_limit, &mut work.effort) {
+                Outcome::Found => return Probe::Fits(Plan::from_offsets(state.offset.clone())),
+                Outcome::StepLimit if work.effort.steps >= step_limit => {
+                    break NotFoundReason::StepLimit
                 }
-                Outcome::TimeLimit => return Decision::Unknown(NotFoundReason::TimeLimit),
+                Outcome::TimeLimit => break NotFoundReason::TimeLimit,
                 Outcome::Exhausted if !state.abandoned => {
                     fruitless += 1;
                     if fruitless >= give_up {
-                        return Decision::Unknown(NotFoundReason::Heuristic);
+                        break NotFoundReason::Heuristic;
                     }
                 }
                 Outcome::Exhausted => subtree_limit = subtree_limit.saturating_mul(2),
                 Outcome::StepLimit => {}
             }
-            effort.restarts += 1;
+            work.effort.restarts += 1;
             state.run += 1;
             state.rewind(0);
-        }
+        };
+        work.unknown(reason)
     }
 }
 

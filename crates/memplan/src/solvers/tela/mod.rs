@@ -12,7 +12,11 @@
 //! - `drive.rs`: `Model::decide` runs the search, restarting it until a
 //!   plan or a limit; `State::run` is the search loop (§5.1, §5.4): at every
 //!   decision point it tries a short list of candidates (`candidates.rs`),
-//!   each placed at its lowest valid offset (§5.2);
+//!   each placed at its lowest valid offset (§5.2). A capacity's answer is
+//!   the shared [`Probe`], as for the search solver; the reason of a
+//!   [`Probe::Unknown`] (step limit, time limit, or the search giving up)
+//!   is kept beside the effort counters (`drive::Work`), since only the
+//!   decision of a given capacity reports it;
 //! - `state.rs`: the search state and its moves (place, undo, blame, the
 //!   major backtrack of §5.4);
 //! - `propagate.rs`: `State::propagate`, the engine that replaces CP-SAT:
@@ -86,9 +90,11 @@ mod phases;
 mod propagate;
 mod state;
 
-use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{minimise, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{
+    minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
+};
+use drive::Work;
 use model::Models;
 
 /// Tuning of the TelaMalloc search. The limits follow the paper; the
@@ -175,17 +181,6 @@ impl Effort {
     }
 }
 
-/// The answer for one capacity.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Decision {
-    /// Offsets of every buffer, within the capacity.
-    Fits(Vec<u64>),
-    /// Proven: propagation fails before any decision.
-    Infeasible,
-    /// No plan found; a plan may exist.
-    Unknown(NotFoundReason),
-}
-
 impl Solver for Tela {
     fn name(&self) -> String {
         "tela".into()
@@ -232,14 +227,23 @@ impl Tela {
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let max_load = problem.max_load();
-        let lower = max_load.max(problem.fixed_end());
-        // Without a capacity, the best greedy plan is the first upper bound;
-        // it comes first so that a plan exists whatever the time limit.
-        let greedy = problem
-            .capacity
-            .is_none()
-            .then(|| crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1);
-        if let Some(capacity) = problem.capacity.filter(|&c| lower > c) {
+        match problem.capacity {
+            Some(capacity) => self.decide(problem, capacity, max_load, options, &deadline),
+            None => Ok(self.minimise(problem, max_load, options, &deadline)),
+        }
+    }
+
+    /// Decides `capacity`, TelaMalloc's own question (§5): a plan within
+    /// it, or why none was found.
+    fn decide(
+        &self,
+        problem: &Problem,
+        capacity: u64,
+        max_load: u64,
+        options: &SolveOptions,
+        deadline: &Deadline,
+    ) -> Result<Solution, SolveError> {
+        if max_load.max(problem.fixed_end()) > capacity {
             return Err(SolveError::NotFound {
                 capacity,
                 reason: NotFoundReason::ProvenInfeasible,
@@ -248,67 +252,68 @@ impl Tela {
             });
         }
         // `None` when the deadline passes while building (instances of many
-        // thousands of buffers): every decision is then unknown.
+        // thousands of buffers): the capacity is then undecided.
         let models = Models::new(problem, &self.options, &|| deadline.passed());
-        let mut effort = Effort::default();
-
-        if let Some(capacity) = problem.capacity {
-            let decision = match &models {
-                Some(models) => models.decide(
-                    problem,
-                    capacity,
-                    &self.options,
-                    &deadline,
-                    options.seed,
-                    &mut effort,
-                ),
-                None => Decision::Unknown(NotFoundReason::TimeLimit),
-            };
-            let reason = match decision {
-                Decision::Fits(offsets) => {
-                    let mut s = Solution::within_capacity(
-                        problem,
-                        Plan::from_offsets(offsets),
-                        max_load,
-                        NotFoundReason::Heuristic,
-                    )?;
-                    s.counters = effort.counters();
-                    return Ok(s);
-                }
-                Decision::Infeasible => NotFoundReason::ProvenInfeasible,
-                Decision::Unknown(reason) => reason,
-            };
-            return Err(SolveError::NotFound {
+        let mut work = Work::default();
+        let probe = match &models {
+            Some(models) => models.decide(
+                problem,
                 capacity,
-                reason,
-                best_makespan: None,
-                counters: effort.counters(),
-            });
-        }
-
-        // Minimise, from the greedy plan.
-        let greedy = match greedy {
-            Some(plan) => plan,
-            None => crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
+                &self.options,
+                deadline,
+                options.seed,
+                &mut work,
+            ),
+            None => work.unknown(NotFoundReason::TimeLimit),
         };
+        let reason = match probe {
+            Probe::Fits(plan) => {
+                let mut s =
+                    Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)?;
+                s.counters = work.effort.counters();
+                return Ok(s);
+            }
+            Probe::Infeasible => NotFoundReason::ProvenInfeasible,
+            Probe::Unknown => work.undecided.unwrap_or(NotFoundReason::Heuristic),
+        };
+        Err(SolveError::NotFound {
+            capacity,
+            reason,
+            best_makespan: None,
+            counters: work.effort.counters(),
+        })
+    }
+
+    /// Minimises the capacity ([`minimise`]: the lower bound first, then
+    /// bisection) below the best greedy plan.
+    fn minimise(
+        &self,
+        problem: &Problem,
+        max_load: u64,
+        options: &SolveOptions,
+        deadline: &Deadline,
+    ) -> Solution {
+        // The best greedy plan is the first upper bound; it comes first so
+        // that a plan exists whatever the time limit.
+        let greedy = crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1;
+        // `None` when the deadline passes while building: every capacity
+        // is then undecided.
+        let models = Models::new(problem, &self.options, &|| deadline.passed());
+        let mut work = Work::default();
+        let lower = max_load.max(problem.fixed_end());
         let mut s = minimise(
             problem,
             greedy,
             lower,
-            &deadline,
+            deadline,
             &options.progress,
-            |c, d| match models
-                .as_ref()
-                .map_or(Decision::Unknown(NotFoundReason::TimeLimit), |m| {
-                    m.decide(problem, c, &self.options, d, options.seed, &mut effort)
-                }) {
-                Decision::Fits(offsets) => Probe::Fits(Plan::from_offsets(offsets)),
-                Decision::Infeasible => Probe::Infeasible,
-                Decision::Unknown(_) => Probe::Unknown,
+            |c, d| match &models {
+                Some(m) => m.decide(problem, c, &self.options, d, options.seed, &mut work),
+                None => Probe::Unknown,
             },
         );
-        s.counters = effort.counters();
-        Ok(s)
+        s.counters = work.effort.counters();
+        s
     }
 }
 
