@@ -177,6 +177,7 @@ impl TelaArgs {
             own_floors: self.own_floors,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
+            warm_start: None,
         }
     }
 }

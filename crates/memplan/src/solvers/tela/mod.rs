@@ -90,6 +90,7 @@ mod phases;
 mod propagate;
 mod state;
 
+use crate::plan::{validate, Plan};
 use crate::problem::Problem;
 use crate::solver::{
     minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
@@ -130,6 +131,18 @@ pub struct TelaOptions {
     /// whose first candidate swaps places with another of its candidates,
     /// drawn from `SolveOptions::seed`; 0: every run searches alike.
     pub restart_noise: u32,
+    /// A plan to start from, like boxing's `bootstrap` (the paper has no
+    /// initial solution: it decides the capacity a compiler gives it).
+    /// Without a capacity, it is the first upper bound of the minimisation
+    /// in place of the best greedy plan (whose variants then do not run);
+    /// with one, the answer when it fits. Used only if it is a valid plan
+    /// of the problem (one offset per buffer, alignments and fixed offsets
+    /// kept, no overlap, within the capacity if any). Tela then never
+    /// returns a plan with a higher makespan than it, nor "not found"
+    /// (with zero-size buffers or gaps, whose problem the search does not
+    /// see as given, it is kept when better than the search's plan).
+    /// `None`: the best greedy plan.
+    pub warm_start: Option<Plan>,
 }
 
 impl Default for TelaOptions {
@@ -145,6 +158,7 @@ impl Default for TelaOptions {
             own_floors: false,
             restart_steps: 1000,
             restart_noise: 10,
+            warm_start: None,
         }
     }
 }
@@ -212,6 +226,65 @@ impl Solver for Tela {
         };
         this.solve_within(problem, options)
     }
+
+    /// The default [`Solver::solve`], then the warm start instead of the
+    /// result when it is better: with zero-size buffers or gaps, the
+    /// problem [`Solver::solve_positive`] sees is not the one given, so the
+    /// warm start could not seed it.
+    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        let result = Searched(self).solve(problem, options);
+        match self.warm_start(problem) {
+            Some(warm) => keep_better(problem, warm, result),
+            None => result,
+        }
+    }
+}
+
+/// Tela with the default [`Solver::solve`] (zero-size buffers set aside,
+/// hulls for gaps), for [`Tela`]'s own `solve`.
+struct Searched<'a>(&'a Tela);
+
+impl Solver for Searched<'_> {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
+        self.0.solve_positive(problem, options)
+    }
+}
+
+/// `result`, or the `warm` plan of `problem` (valid, within the capacity
+/// if any) when its makespan is lower or `result` found no plan.
+fn keep_better(
+    problem: &Problem,
+    warm: &Plan,
+    result: Result<Solution, SolveError>,
+) -> Result<Solution, SolveError> {
+    let makespan = warm.makespan(problem);
+    match result {
+        Ok(s) if s.makespan <= makespan => Ok(s),
+        Ok(s) => Ok(Solution {
+            plan: warm.clone(),
+            makespan,
+            optimal: makespan == s.lower_bound,
+            ..s
+        }),
+        Err(SolveError::NotFound { counters, .. }) => {
+            let mut s = Solution::within_capacity(
+                problem,
+                warm.clone(),
+                problem.max_load(),
+                NotFoundReason::Heuristic,
+            )?;
+            s.counters = counters;
+            Ok(s)
+        }
+    }
 }
 
 /// Steps per capacity per unit of [`crate::solver::Effort`] (about a
@@ -219,6 +292,15 @@ impl Solver for Tela {
 const STEPS_PER_EFFORT: u64 = 200_000;
 
 impl Tela {
+    /// [`TelaOptions::warm_start`], if it is a valid plan of `problem`
+    /// (within its capacity, if any).
+    fn warm_start(&self, problem: &Problem) -> Option<&Plan> {
+        self.options
+            .warm_start
+            .as_ref()
+            .filter(|plan| validate(problem, plan).is_ok())
+    }
+
     /// [`Solver::solve_positive`] with the step limit of `self.options`.
     fn solve_within(
         &self,
@@ -243,6 +325,14 @@ impl Tela {
         options: &SolveOptions,
         deadline: &Deadline,
     ) -> Result<Solution, SolveError> {
+        if let Some(warm) = self.warm_start(problem) {
+            return Solution::within_capacity(
+                problem,
+                warm.clone(),
+                max_load,
+                NotFoundReason::Heuristic,
+            );
+        }
         if max_load.max(problem.fixed_end()) > capacity {
             return Err(SolveError::NotFound {
                 capacity,
@@ -285,7 +375,7 @@ impl Tela {
     }
 
     /// Minimises the capacity ([`minimise`]: the lower bound first, then
-    /// bisection) below the best greedy plan.
+    /// bisection) below the warm start, or else the best greedy plan.
     fn minimise(
         &self,
         problem: &Problem,
@@ -293,9 +383,12 @@ impl Tela {
         options: &SolveOptions,
         deadline: &Deadline,
     ) -> Solution {
-        // The best greedy plan is the first upper bound; it comes first so
-        // that a plan exists whatever the time limit.
-        let greedy = crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1;
+        // The first upper bound comes first, so that a plan exists whatever
+        // the time limit.
+        let best = match self.warm_start(problem) {
+            Some(warm) => warm.clone(),
+            None => crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
+        };
         // `None` when the deadline passes while building: every capacity
         // is then undecided.
         let models = Models::new(problem, &self.options, &|| deadline.passed());
@@ -303,7 +396,7 @@ impl Tela {
         let lower = max_load.max(problem.fixed_end());
         let mut s = minimise(
             problem,
-            greedy,
+            best,
             lower,
             deadline,
             &options.progress,

@@ -4,7 +4,7 @@
 use super::model::Models;
 use super::state::State;
 use super::*;
-use crate::plan::validate;
+use crate::plan::{validate, Plan};
 use crate::problem::Buffer;
 use crate::solvers::greedy::Greedy;
 use crate::testutil::{brute_force, brute_force_plan, problem};
@@ -348,4 +348,150 @@ fn finds_most_optima() {
         }
     }
     assert!(found >= total * 9 / 10, "{found} of {total}");
+}
+
+/// Every buffer on top of the previous ones (aligned): a valid plan, and a
+/// poor one.
+fn stacked(p: &Problem) -> Plan {
+    let mut top = 0;
+    let offsets = p
+        .buffers()
+        .iter()
+        .map(|b| {
+            let o = crate::geometry::fit::align_up(top, b.alignment);
+            top = o + b.size;
+            o
+        })
+        .collect();
+    Plan::from_offsets(offsets)
+}
+
+fn warm(plan: &Plan, options: TelaOptions) -> Tela {
+    Tela {
+        options: TelaOptions {
+            warm_start: Some(plan.clone()),
+            ..options
+        },
+    }
+}
+
+/// Minimising from a warm start: a valid plan, never above it; with no
+/// time, the warm start itself (the greedy variants do not run).
+#[test]
+fn warm_start_bounds_the_minimisation() {
+    let p = crate::generate::generate(crate::generate::Kind::Random, 40, 3).problem;
+    let start = stacked(&p);
+    assert_eq!(validate(&p, &start), Ok(()));
+    let top = start.makespan(&p);
+    let s = warm(&start, TelaOptions::default())
+        .solve(&p, &SolveOptions::default())
+        .unwrap();
+    assert_eq!(validate(&p, &s.plan), Ok(()));
+    assert!(s.makespan < top, "{} vs {top}", s.makespan);
+    assert_eq!(
+        s.makespan,
+        Tela::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap()
+            .makespan,
+        "the same optimum as from the greedy plan here"
+    );
+    let no_time = SolveOptions {
+        time_limit: Some(Duration::ZERO),
+        ..SolveOptions::default()
+    };
+    let s = warm(&start, TelaOptions::default())
+        .solve(&p, &no_time)
+        .unwrap();
+    assert_eq!(s.plan, start);
+    assert_eq!(s.makespan, top);
+}
+
+/// A warm start better than what the search finds in its budget is kept;
+/// with a capacity it fits, it is the answer, even where the search alone
+/// finds nothing.
+#[test]
+fn warm_start_is_never_lost() {
+    // Figure 1's instance: optimum 6, which tela needs 7 steps to reach.
+    let p = problem(&[
+        (3, 6, 5),
+        (5, 6, 1),
+        (0, 1, 5),
+        (0, 2, 1),
+        (1, 4, 1),
+        (1, 2, 1),
+        (1, 3, 2),
+    ]);
+    let (opt, offsets) = brute_force_plan(&p);
+    let best = Plan::from_offsets(offsets);
+    let one_step = TelaOptions {
+        step_limit: 1,
+        ..TelaOptions::default()
+    };
+    let tight = p.clone().with_capacity(Some(opt));
+    let cold = Tela {
+        options: one_step.clone(),
+    };
+    assert_eq!(
+        reason(cold.solve(&tight, &SolveOptions::default())),
+        NotFoundReason::StepLimit
+    );
+    let s = warm(&best, one_step.clone())
+        .solve(&tight, &SolveOptions::default())
+        .unwrap();
+    assert_eq!(validate(&tight, &s.plan), Ok(()));
+    assert_eq!((&s.plan, s.makespan, s.optimal), (&best, opt, true));
+    let s = warm(&best, one_step.clone())
+        .solve(&p, &SolveOptions::default())
+        .unwrap();
+    assert_eq!(validate(&p, &s.plan), Ok(()));
+    assert_eq!((s.makespan, s.optimal), (opt, true));
+
+    // With a zero-size buffer, the search sees a smaller problem: the warm
+    // start is still kept.
+    let mut buffers = p.buffers().to_vec();
+    buffers.push(Buffer::new("z", 2, 3, 0));
+    let z = Problem::new(buffers, Some(opt)).unwrap();
+    let mut offsets = best.offsets().to_vec();
+    offsets.push(0);
+    let best_z = Plan::from_offsets(offsets);
+    assert!(Tela {
+        options: one_step.clone()
+    }
+    .solve(&z, &SolveOptions::default())
+    .is_err());
+    let s = warm(&best_z, one_step)
+        .solve(&z, &SolveOptions::default())
+        .unwrap();
+    assert_eq!(validate(&z, &s.plan), Ok(()));
+    assert_eq!((&s.plan, s.makespan), (&best_z, opt));
+}
+
+/// An invalid warm start (wrong length, overlapping) is ignored: the same
+/// answer as without one; so is one past the capacity, for that capacity.
+#[test]
+fn invalid_warm_starts_are_ignored() {
+    let p = problem(&[(0, 4, 3), (2, 6, 2), (5, 8, 4)]);
+    let cold = Tela::default().solve(&p, &SolveOptions::default()).unwrap();
+    let tight = p.clone().with_capacity(Some(cold.makespan));
+    for bad in [vec![0, 3], vec![0, 1, 0]] {
+        assert!(validate(&p, &Plan::from_offsets(bad.clone())).is_err());
+        let plan = Plan::from_offsets(bad);
+        let s = warm(&plan, TelaOptions::default())
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        assert_eq!(validate(&p, &s.plan), Ok(()));
+        assert_eq!((&s.plan, s.makespan), (&cold.plan, cold.makespan));
+        let s = warm(&plan, TelaOptions::default())
+            .solve(&tight, &SolveOptions::default())
+            .unwrap();
+        assert_eq!(validate(&tight, &s.plan), Ok(()));
+    }
+    // Valid but past the capacity: not an answer for it.
+    let high = Plan::from_offsets(vec![0, 3, 100]);
+    assert!(validate(&p, &high).is_ok());
+    let low = p.clone().with_capacity(Some(cold.makespan - 1));
+    assert!(warm(&high, TelaOptions::default())
+        .solve(&low, &SolveOptions::default())
+        .is_err());
 }
