@@ -495,3 +495,60 @@ fn invalid_warm_starts_are_ignored() {
         .solve(&low, &SolveOptions::default())
         .is_err());
 }
+
+/// The options with switch `k` of [`SWITCHES`] set from bit `k` of `bits`.
+fn switched(bits: u32, warm_start: &Plan) -> TelaOptions {
+    let bit = |k: u32| bits & (1 << k) != 0;
+    TelaOptions {
+        phases: bit(0),
+        backjump: bit(1),
+        bottom_row: bit(2),
+        contention: bit(3),
+        own_floors: bit(4),
+        restart_noise: if bit(5) { 10 } else { 0 },
+        max_candidates: if bit(6) { 2 } else { 8 },
+        subtree_backtracks: if bit(7) { 2 } else { 100 },
+        restart_steps: if bit(8) { 5 } else { 1000 },
+        warm_start: bit(9).then(|| warm_start.clone()),
+        ..TelaOptions::default()
+    }
+}
+
+/// Tela's switches: its five bools, and one other value each for its
+/// numbers and the warm start.
+const SWITCHES: u32 = 10;
+
+/// Every combination of the switches (MiniMalloc's solver tests run all
+/// combinations of its switches, not one at a time), on small seeded
+/// problems against the brute-force optimum: at the optimum, a plan found
+/// is valid; below it, none; minimising gives a valid plan, never below
+/// the optimum nor above the warm start.
+#[test]
+fn every_combination_of_switches_is_sound() {
+    let problems: Vec<Problem> = (0..2)
+        .map(|seed| crate::generate::generate(crate::generate::Kind::Random, 7, seed).problem)
+        .collect();
+    let mut found = 0;
+    for p in &problems {
+        let opt = brute_force(p);
+        let start = stacked(p);
+        let at = |c: u64| p.clone().with_capacity(Some(c));
+        for bits in 0..1 << SWITCHES {
+            let tela = Tela {
+                options: switched(bits, &start),
+            };
+            let run = |q: &Problem| tela.solve(q, &SolveOptions::default());
+            if let Ok(s) = run(&at(opt)) {
+                assert_eq!(validate(&at(opt), &s.plan), Ok(()), "{bits:#b}");
+                found += 1;
+            }
+            assert!(run(&at(opt - 1)).is_err(), "{bits:#b}");
+            let s = run(p).unwrap();
+            assert_eq!(validate(p, &s.plan), Ok(()), "{bits:#b}");
+            assert!(s.makespan >= opt && s.lower_bound <= opt, "{bits:#b}");
+            assert!(s.makespan <= start.makespan(p), "{bits:#b}");
+        }
+    }
+    // Most combinations find the optimum of these small problems.
+    assert!(found >= problems.len() << (SWITCHES - 1), "{found}");
+}
