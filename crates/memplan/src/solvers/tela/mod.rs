@@ -93,7 +93,8 @@ mod state;
 use crate::plan::{validate, Plan};
 use crate::problem::Problem;
 use crate::solver::{
-    minimise, Deadline, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
+    minimise, starting_plan, Deadline, NotFoundReason, Prepared, Probe, Solution, SolveError,
+    SolveOptions, Solver,
 };
 use drive::Work;
 use model::Models;
@@ -141,7 +142,9 @@ pub struct TelaOptions {
     /// returns a plan with a higher makespan than it, nor "not found"
     /// (with zero-size buffers or gaps, whose problem the search does not
     /// see as given, it is kept when better than the search's plan).
-    /// `None`: the best greedy plan.
+    /// `None`: the portfolio's greedy plan
+    /// ([`SolveOptions::prepared`](crate::solver::SolveOptions::prepared))
+    /// when given, else the best greedy variant.
     pub warm_start: Option<Plan>,
 }
 
@@ -308,10 +311,11 @@ impl Tela {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
-        let max_load = problem.max_load();
+        // The bounds (a portfolio's, when it computed them).
+        let prepared = options.prepared(problem);
         match problem.capacity {
-            Some(capacity) => self.decide(problem, capacity, max_load, options, &deadline),
-            None => Ok(self.minimise(problem, max_load, options, &deadline)),
+            Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
+            None => Ok(self.minimise(problem, &prepared, options, &deadline)),
         }
     }
 
@@ -321,7 +325,7 @@ impl Tela {
         &self,
         problem: &Problem,
         capacity: u64,
-        max_load: u64,
+        prepared: &Prepared,
         options: &SolveOptions,
         deadline: &Deadline,
     ) -> Result<Solution, SolveError> {
@@ -329,11 +333,11 @@ impl Tela {
             return Solution::within_capacity(
                 problem,
                 warm.clone(),
-                max_load,
+                prepared.max_load,
                 NotFoundReason::Heuristic,
             );
         }
-        if max_load.max(problem.fixed_end()) > capacity {
+        if prepared.lower_bound > capacity {
             return Err(SolveError::NotFound {
                 capacity,
                 reason: NotFoundReason::ProvenInfeasible,
@@ -358,8 +362,12 @@ impl Tela {
         };
         let reason = match probe {
             Probe::Fits(plan) => {
-                let mut s =
-                    Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)?;
+                let mut s = Solution::within_capacity(
+                    problem,
+                    plan,
+                    prepared.max_load,
+                    NotFoundReason::Heuristic,
+                )?;
                 s.counters = work.effort.counters();
                 return Ok(s);
             }
@@ -375,29 +383,31 @@ impl Tela {
     }
 
     /// Minimises the capacity ([`minimise`]: the lower bound first, then
-    /// bisection) below the warm start, or else the best greedy plan.
+    /// bisection) below the warm start, or else the portfolio's greedy plan
+    /// ([`Prepared`]), or else the best greedy variant.
     fn minimise(
         &self,
         problem: &Problem,
-        max_load: u64,
+        prepared: &Prepared,
         options: &SolveOptions,
         deadline: &Deadline,
     ) -> Solution {
         // The first upper bound comes first, so that a plan exists whatever
         // the time limit.
-        let best = match self.warm_start(problem) {
-            Some(warm) => warm.clone(),
-            None => crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
-        };
+        let best = starting_plan(
+            problem,
+            self.options.warm_start.as_ref(),
+            Some(prepared),
+            || crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
+        );
         // `None` when the deadline passes while building: every capacity
         // is then undecided.
         let models = Models::new(problem, &self.options, &|| deadline.passed());
         let mut work = Work::default();
-        let lower = max_load.max(problem.fixed_end());
         let mut s = minimise(
             problem,
             best,
-            lower,
+            prepared.lower_bound,
             deadline,
             &options.progress,
             |c, d| match &models {

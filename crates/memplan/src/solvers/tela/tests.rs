@@ -552,3 +552,22 @@ fn every_combination_of_switches_is_sound() {
     // Most combinations find the optimum of these small problems.
     assert!(found >= problems.len() << (SWITCHES - 1), "{found}");
 }
+
+/// Without a warm start, a portfolio's prepared greedy plan is the start:
+/// with no time, it is returned as is.
+#[test]
+fn prepared_greedy_plan_is_the_start() {
+    let p = crate::generate::generate(crate::generate::Kind::Random, 40, 3).problem;
+    let start = stacked(&p);
+    let options = SolveOptions {
+        time_limit: Some(Duration::ZERO),
+        prepared: Some(std::sync::Arc::new(crate::solver::Prepared {
+            greedy: Some(("stacked".into(), start.clone())),
+            ..crate::solver::Prepared::bounds(&p)
+        })),
+        ..SolveOptions::default()
+    };
+    let s = Tela::default().solve(&p, &options).unwrap();
+    assert_eq!(validate(&p, &s.plan), Ok(()));
+    assert_eq!(s.plan, start);
+}
