@@ -7,9 +7,8 @@ use super::phases::contention_phases;
 use super::TelaOptions;
 use crate::buffer::BufferIdx;
 use crate::geometry::csr::Csr;
-use crate::geometry::sweep::{
-    alive_csr, overlap_csr, section_loads, section_spans, time_groups, MaxTree,
-};
+use crate::geometry::groups::TimeGroups;
+use crate::geometry::sweep::{alive_csr, overlap_csr, section_loads, section_spans, MaxTree};
 use crate::problem::{Buffer, Problem};
 
 /// The independent time groups of a problem (§5.3: "time steps that have no
@@ -29,12 +28,7 @@ impl Models {
         if stop() {
             return None;
         }
-        let (group_of, count) = time_groups(problem.buffers(), 1);
-        let mut members = vec![Vec::new(); count];
-        for b in problem.indices() {
-            members[group_of[b.index()] as usize].push(b);
-        }
-        let models = members
+        let models = TimeGroups::new(problem.buffers(), 1)
             .iter()
             .map(|m| {
                 Model::new(
