@@ -1,0 +1,343 @@
+//! Boxing (Buchsbaum et al., BA): jobs, and Theorem 16 → Corollary 15 →
+//! Theorem 2 → Lemma 1, which nest them into boxes of equal height.
+
+use std::cmp::Reverse;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::solver::Deadline;
+
+use super::elementary::interval_coloring;
+use super::prelude::{Round, MAX_ROUNDS, MU_MAX};
+
+/// Theorem 2 recursions on fewer jobs run sequentially.
+const PARALLEL_JOBS: usize = 4096;
+
+/// What a job holds (idealloc §5.2: buffers and boxes are both jobs).
+#[derive(Clone, Debug)]
+pub(super) enum Contents {
+    /// An input buffer.
+    Buffer(u32),
+    /// The dummy job of §5.6: boxed, never placed.
+    Dummy,
+    /// A box and the jobs inside it.
+    Boxed(Vec<Job>),
+}
+
+/// A BA job: a height and a half-open lifetime.
+#[derive(Clone, Debug)]
+pub(super) struct Job {
+    pub(super) size: u64,
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) contents: Contents,
+}
+
+impl Job {
+    /// Whether `t` lies in the job's lifetime: Theorem 2's R = {j : t ∈ I_j}
+    /// (half-open, equivalent to §5.2's exclusive semantics per §5.4).
+    fn is_live_at(&self, t: u64) -> bool {
+        self.start <= t && t < self.end
+    }
+
+    /// A box of height `size` around `contents` (non-empty), spanning their
+    /// lifetimes (Lemma 1's and Theorem 2's boxes; §5.2: a job with
+    /// contents).
+    fn boxed(size: u64, contents: Vec<Job>) -> Job {
+        let start = contents.iter().map(|j| j.start).min().unwrap_or(0);
+        let end = contents.iter().map(|j| j.end).max().unwrap_or(0);
+        Job {
+            size,
+            start,
+            end,
+            contents: Contents::Boxed(contents),
+        }
+    }
+}
+
+/// Theorem 16: box the smallest jobs with Corollary 15 until
+/// (log₂ r)² < 1/ε, then box everything once more with μ* = ε/(log₂ r*)²
+/// in place of ε (§3.2, Inequality 10). Returns the outermost boxes; once
+/// `deadline` passes, some jobs may be left out (the caller discards them).
+pub(super) fn theorem_16(
+    mut jobs: Vec<Job>,
+    epsilon: f64,
+    rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
+) -> Vec<Job> {
+    let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
+    for _ in 0..MAX_ROUNDS {
+        let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
+        let Some(round) = Round::new(h_min, h_max, epsilon) else {
+            break;
+        };
+        let (small, large): (Vec<Job>, Vec<Job>) =
+            jobs.into_iter().partition(|j| j.size <= round.small_limit);
+        jobs = large;
+        jobs.extend(corollary_15(
+            small,
+            round.box_height,
+            round.mu,
+            rng,
+            deadline,
+        ));
+    }
+    let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(h_max);
+    let log2 = (h_max as f64 / h_min as f64).log2().powi(2);
+    let mu_star = if log2 > 0.0 {
+        (epsilon / log2).min(MU_MAX)
+    } else {
+        MU_MAX
+    };
+    let box_height = (h_max as f64 / mu_star).ceil() as u64;
+    corollary_15(jobs, box_height, mu_star, rng, deadline)
+}
+
+/// Corollary 15: round every height up to ⌊(1+ε)^i⌋, then box each size
+/// class with Theorem 2 into boxes of height `box_height`, ⌊H/h⌋ jobs
+/// stacked per box. Size classes are boxed in parallel (§5.9).
+fn corollary_15(
+    mut jobs: Vec<Job>,
+    box_height: u64,
+    epsilon: f64,
+    rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
+) -> Vec<Job> {
+    let base = (1.0 + epsilon).ln();
+    let rounded = |h: u64| -> u64 {
+        let i = ((h as f64).ln() / base).ceil();
+        let r = (i * base).exp().floor() as u64;
+        r.max(h)
+    };
+    jobs.sort_unstable_by_key(|j| j.size);
+    // Split into size classes (consecutive after the sort).
+    let mut classes: Vec<(u64, Vec<Job>, u64)> = Vec::new();
+    for job in jobs {
+        let class = rounded(job.size);
+        match classes.last_mut() {
+            Some((c, members, _)) if *c == class => members.push(job),
+            _ => classes.push((class, vec![job], rng.gen())),
+        }
+    }
+    classes
+        .into_par_iter()
+        .flat_map_iter(|(class, members, seed)| {
+            let per_box = (box_height / class).max(1);
+            let height = box_height.max(class);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut boxes = Vec::new();
+            theorem_2(
+                members, per_box, height, epsilon, &mut rng, deadline, &mut boxes,
+            );
+            boxes
+        })
+        .collect()
+}
+
+/// Theorem 2 as simplified in §5.8 (no free spaces): pick a critical point
+/// t at which some job is live (§3.3 critical point injection: the start of
+/// a random job), box the jobs live at t with Lemma 1 and its unresolved jobs
+/// by interval graph coloring, `per_box` rows per box, then recurse on the
+/// jobs wholly before and wholly after t (in parallel, §5.9). Gives up,
+/// leaving `jobs` out, once `deadline` has passed.
+fn theorem_2(
+    jobs: Vec<Job>,
+    per_box: u64,
+    box_height: u64,
+    epsilon: f64,
+    rng: &mut ChaCha8Rng,
+    deadline: &Deadline,
+    out: &mut Vec<Job>,
+) {
+    if jobs.is_empty() || deadline.passed() {
+        return;
+    }
+    let t = jobs[rng.gen_range(0..jobs.len())].start;
+    let mut live = Vec::new();
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for job in jobs {
+        if job.is_live_at(t) {
+            live.push(job);
+        } else if job.end <= t {
+            before.push(job);
+        } else {
+            after.push(job);
+        }
+    }
+    let unresolved = lemma_1(live, per_box, box_height, epsilon, out);
+    box_rows(unresolved, per_box, box_height, out);
+    let (seed_before, seed_after): (u64, u64) = (rng.gen(), rng.gen());
+    if before.len() + after.len() >= PARALLEL_JOBS {
+        let (mut a, b) = rayon::join(
+            || {
+                let mut out = Vec::new();
+                let mut rng = ChaCha8Rng::seed_from_u64(seed_before);
+                theorem_2(
+                    before, per_box, box_height, epsilon, &mut rng, deadline, &mut out,
+                );
+                out
+            },
+            || {
+                let mut out = Vec::new();
+                let mut rng = ChaCha8Rng::seed_from_u64(seed_after);
+                theorem_2(
+                    after, per_box, box_height, epsilon, &mut rng, deadline, &mut out,
+                );
+                out
+            },
+        );
+        a.extend(b);
+        out.extend(a);
+    } else {
+        theorem_2(
+            before,
+            per_box,
+            box_height,
+            epsilon,
+            &mut ChaCha8Rng::seed_from_u64(seed_before),
+            deadline,
+            out,
+        );
+        theorem_2(
+            after,
+            per_box,
+            box_height,
+            epsilon,
+            &mut ChaCha8Rng::seed_from_u64(seed_after),
+            deadline,
+            out,
+        );
+    }
+}
+
+/// Lemma 1 (Appendix A): the jobs `live` all share an instant. The
+/// `per_box·⌈1/ε²⌉` earliest-starting and then as many latest-ending jobs
+/// are unresolved (returned); the rest is cut into alternating vertical
+/// strips (earliest starts) and horizontal strips (latest ends) of
+/// `per_box·⌈1/ε⌉` jobs, boxed `per_box` at a time in order of decreasing end
+/// (vertical) or increasing start (horizontal).
+fn lemma_1(
+    live: Vec<Job>,
+    per_box: u64,
+    box_height: u64,
+    epsilon: f64,
+    out: &mut Vec<Job>,
+) -> Vec<Job> {
+    let first_strip = strip_len(per_box, (1.0 / (epsilon * epsilon)).ceil());
+    if live.len() <= 2 * first_strip {
+        return live;
+    }
+    let strip = strip_len(per_box, (1.0 / epsilon).ceil());
+    let n = live.len();
+    let mut by_start: Vec<u32> = (0..n as u32).collect();
+    by_start.sort_unstable_by_key(|&i| live[i as usize].start);
+    let mut by_end: Vec<u32> = (0..n as u32).collect();
+    by_end.sort_unstable_by_key(|&i| Reverse(live[i as usize].end));
+    let mut slots: Vec<Option<Job>> = live.into_iter().map(Some).collect();
+    let (mut s, mut e) = (0usize, 0usize);
+    // Takes up to `count` remaining jobs from the front of `order`.
+    let take = |order: &[u32], cursor: &mut usize, count: usize, slots: &mut Vec<Option<Job>>| {
+        let mut taken = Vec::with_capacity(count);
+        while taken.len() < count && *cursor < order.len() {
+            if let Some(job) = slots[order[*cursor] as usize].take() {
+                taken.push(job);
+            }
+            *cursor += 1;
+        }
+        taken
+    };
+    let mut unresolved = take(&by_start, &mut s, first_strip, &mut slots);
+    unresolved.extend(take(&by_end, &mut e, first_strip, &mut slots));
+    let per_box = per_box as usize;
+    loop {
+        let mut vertical = take(&by_start, &mut s, strip, &mut slots);
+        if vertical.is_empty() {
+            break;
+        }
+        vertical.sort_unstable_by_key(|j| Reverse(j.end));
+        box_chunks(vertical, per_box, box_height, out);
+        let mut horizontal = take(&by_end, &mut e, strip, &mut slots);
+        if horizontal.is_empty() {
+            break;
+        }
+        horizontal.sort_unstable_by_key(|j| j.start);
+        box_chunks(horizontal, per_box, box_height, out);
+    }
+    unresolved
+}
+
+/// Lemma 1's strip length `H·factor` (`factor` = ⌈1/ε²⌉ or ⌈1/ε⌉) in
+/// jobs, saturating.
+fn strip_len(per_box: u64, factor: f64) -> usize {
+    let len = per_box as f64 * factor.max(1.0);
+    if len >= usize::MAX as f64 {
+        usize::MAX / 4
+    } else {
+        len as usize
+    }
+}
+
+/// Lemma 1: boxes a strip's `jobs`, already in order, in consecutive groups
+/// of `per_box` (H), the last possibly smaller.
+fn box_chunks(jobs: Vec<Job>, per_box: usize, box_height: u64, out: &mut Vec<Job>) {
+    let mut jobs = jobs.into_iter().peekable();
+    while jobs.peek().is_some() {
+        let group: Vec<Job> = jobs.by_ref().take(per_box).collect();
+        out.push(Job::boxed(box_height, group));
+    }
+}
+
+/// Theorem 2's treatment of unresolved jobs: pack them in rows by interval
+/// graph coloring, then box `per_box` consecutive rows at a time.
+fn box_rows(jobs: Vec<Job>, per_box: u64, box_height: u64, out: &mut Vec<Job>) {
+    if jobs.is_empty() {
+        return;
+    }
+    let rows = interval_coloring(jobs.iter().map(|j| (j.start, j.end)));
+    let boxes = rows.iter().max().map_or(0, |&r| u64::from(r) / per_box + 1) as usize;
+    let mut groups: Vec<Vec<Job>> = vec![Vec::new(); boxes];
+    for (job, row) in jobs.into_iter().zip(rows) {
+        groups[(u64::from(row) / per_box) as usize].push(job);
+    }
+    for group in groups.into_iter().filter(|g| !g.is_empty()) {
+        out.push(Job::boxed(box_height, group));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solvers::boxing::prelude::Prelude;
+    use crate::solvers::boxing::unbox::unbox_all;
+
+    #[test]
+    fn unboxing_places_every_buffer() {
+        let g = crate::generate::generate(crate::generate::Kind::Random, 500, 3);
+        let prelude = Prelude::new(&g.problem);
+        assert!(prelude.jobs.len() >= 500);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let boxes = theorem_16(
+            prelude.jobs.clone(),
+            prelude.epsilon,
+            &mut rng,
+            &Deadline::default(),
+        );
+        let mut sparse = vec![u64::MAX; 500];
+        fn count(jobs: &[Job]) -> usize {
+            jobs.iter()
+                .map(|j| match &j.contents {
+                    Contents::Boxed(c) => count(c),
+                    Contents::Buffer(_) => 1,
+                    Contents::Dummy => 0,
+                })
+                .sum()
+        }
+        assert_eq!(count(&boxes), 500);
+        unbox_all(&boxes, 0, &mut sparse);
+        let missing: Vec<usize> = (0..500).filter(|&i| sparse[i] == u64::MAX).collect();
+        assert!(missing.is_empty(), "{missing:?}");
+    }
+}

@@ -1,0 +1,68 @@
+//! Unboxing (idealloc §4, Fig. 6): from nested boxes to sparse offsets.
+
+use std::cmp::Reverse;
+
+use super::boxes::{Contents, Job};
+use super::elementary::{interval_coloring, overlapping};
+
+/// UnboxAll (§4, Fig. 6): gives every buffer inside `jobs` a sparse offset
+/// at or above the watermark `w`. Same-size jobs are placed row by row
+/// (interval graph coloring); jobs that never overlap all start at `w`;
+/// otherwise each size class, largest first, is placed above the previous.
+pub(super) fn unbox_all(jobs: &[Job], w: u64, sparse: &mut [u64]) {
+    let Some(first) = jobs.first() else { return };
+    if jobs.iter().all(|j| j.size == first.size) {
+        place_same_sizes(jobs, w, sparse);
+    } else if !any_overlap(jobs) {
+        for job in jobs {
+            place_job(job, w, sparse);
+        }
+    } else {
+        let mut order: Vec<u32> = (0..jobs.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| Reverse(jobs[i as usize].size));
+        let mut w = w;
+        for class in order.chunk_by(|&a, &b| jobs[a as usize].size == jobs[b as usize].size) {
+            let members: Vec<&Job> = class.iter().map(|&i| &jobs[i as usize]).collect();
+            w = place_same_sizes_ref(&members, w, sparse);
+        }
+    }
+}
+
+/// PlaceSameSizes (Fig. 6): rows by interval graph coloring, each row's jobs
+/// unboxed at the watermark, which then rises by the row height.
+fn place_same_sizes(jobs: &[Job], w: u64, sparse: &mut [u64]) -> u64 {
+    let refs: Vec<&Job> = jobs.iter().collect();
+    place_same_sizes_ref(&refs, w, sparse)
+}
+
+/// PlaceSameSizes (Fig. 6) on borrowed jobs; returns the new watermark.
+fn place_same_sizes_ref(jobs: &[&Job], w: u64, sparse: &mut [u64]) -> u64 {
+    let Some(first) = jobs.first() else { return w };
+    let size = first.size;
+    let rows = interval_coloring(jobs.iter().map(|j| (j.start, j.end)));
+    for (job, &row) in jobs.iter().zip(&rows) {
+        place_job(
+            job,
+            w.saturating_add(u64::from(row).saturating_mul(size)),
+            sparse,
+        );
+    }
+    let used = rows.iter().max().map_or(0, |&r| u64::from(r) + 1);
+    w.saturating_add(used.saturating_mul(size))
+}
+
+/// Places one job at `w`: a buffer gets the offset, a box unboxes its
+/// contents from `w`, the dummy job is skipped (§5.7).
+fn place_job(job: &Job, w: u64, sparse: &mut [u64]) {
+    match &job.contents {
+        Contents::Buffer(i) => sparse[*i as usize] = w,
+        Contents::Dummy => {}
+        Contents::Boxed(contents) => unbox_all(contents, w, sparse),
+    }
+}
+
+/// Fig. 6 line 5, Overlap(J): true when two of `jobs` are alive at the
+/// same time.
+fn any_overlap(jobs: &[Job]) -> bool {
+    overlapping(jobs.iter().map(|j| (j.start, j.end)).collect())
+}

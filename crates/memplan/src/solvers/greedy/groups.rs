@@ -1,0 +1,315 @@
+//! Placing one time group of the [`Occupancy`] index: dense first-fit
+//! groups in a [`TimeTree`], the others by sorting each buffer's conflicts,
+//! in batches computed in parallel.
+
+use rayon::prelude::*;
+
+use crate::geometry::fit::{align_up, best_fit, first_fit};
+use crate::geometry::occupancy::{Occupancy, Span};
+use crate::geometry::time_tree::TimeTree;
+use crate::problem::{Buffer, Hints};
+
+use super::placer::{GroupEnd, STOP_CHECK};
+use super::Fit;
+
+/// What placing one group needs besides its own slice of address ranges.
+pub(super) struct GroupContext<'a> {
+    pub(super) buffers: &'a [Buffer],
+    pub(super) occupancy: &'a Occupancy,
+    /// Per position: (compressed end, rank in the order).
+    pub(super) stamps: &'a [(u32, u32)],
+    pub(super) fit: Fit,
+    pub(super) aligned: bool,
+    /// Preferred offsets, tried before the fit ([`crate::hints`]).
+    pub(super) hints: Option<&'a Hints>,
+    /// Hints ending above this are not tried (the limit or the capacity).
+    pub(super) hint_limit: Option<u64>,
+    pub(super) limit: Option<u64>,
+    pub(super) stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl GroupContext<'_> {
+    /// Places the group starting at position `from`: `work` lists its
+    /// (position, buffer) pairs in order; fills `ranges` (the group's
+    /// address ranges, by position). False when `limit` is exceeded or
+    /// `stop()` holds.
+    pub(super) fn place_group(
+        &self,
+        ranges: &mut [(u64, u64)],
+        from: u32,
+        work: &[(u32, u32)],
+        tree: Option<&TimeTree>,
+    ) -> GroupEnd {
+        match tree {
+            Some(tree) => self.place_in_tree(ranges, from, work, tree.clone()),
+            None => self.place_in_batches(ranges, from, work),
+        }
+    }
+
+    /// The hint of buffer `b` (of `size` bytes) if it has one that ends
+    /// within the limit and the capacity.
+    #[inline]
+    fn hint(&self, b: u32, size: u64) -> Option<u64> {
+        let h = self.hints?.at(b as usize)?;
+        (self.hint_limit.is_none_or(|l| h + size <= l)).then_some(h)
+    }
+
+    fn alignment(&self, b: u32) -> u64 {
+        if self.aligned {
+            self.buffers[b as usize].alignment
+        } else {
+            1
+        }
+    }
+
+    /// Dense first-fit: one buffer at a time in the [`TimeTree`].
+    fn place_in_tree(
+        &self,
+        ranges: &mut [(u64, u64)],
+        from: u32,
+        work: &[(u32, u32)],
+        mut tree: TimeTree,
+    ) -> GroupEnd {
+        for (k, &(p, b)) in work.iter().enumerate() {
+            if k % STOP_CHECK == 0 && (self.stop)() {
+                return GroupEnd::Stopped(k);
+            }
+            let local = (p - from) as usize;
+            let size = ranges[local].1 - ranges[local].0;
+            let alignment = self.alignment(b);
+            // The hint when it is free: the first fit at or above it is
+            // the hint itself.
+            let offset = match self.hint(b, size) {
+                Some(h) if tree.first_fit(local as u32, size, alignment, h) == h => h,
+                _ => tree.first_fit(local as u32, size, alignment, 0),
+            };
+            if self.limit.is_some_and(|l| offset + size > l) {
+                return GroupEnd::OverLimit;
+            }
+            ranges[local] = (offset, offset + size);
+            tree.place(local as u32, offset, size);
+        }
+        GroupEnd::Done
+    }
+
+    /// The offset of the buffer at position `p` among the buffers of rank
+    /// below `r`: its hint if free, else by the group's fit; `top` is at
+    /// least the end of every one of them.
+    fn fit(
+        &self,
+        ranges: &[(u64, u64)],
+        from: u32,
+        (p, b): (u32, u32),
+        r: u32,
+        top: u64,
+        conflicts: &mut Conflicts,
+    ) -> u64 {
+        let local = (p - from) as usize;
+        let size = ranges[local].1 - ranges[local].0;
+        let alignment = self.alignment(b);
+        let positions = &mut conflicts.positions;
+        positions.clear();
+        self.occupancy.occupied_during(p, r, self.stamps, positions);
+        if let Some(h) = self.hint(b, size) {
+            let free = positions.iter().all(|&c| {
+                let (o, e) = ranges[(c - from) as usize];
+                e <= h || h + size <= o
+            });
+            if free {
+                return h;
+            }
+        }
+        if self.fit != Fit::BestFit && top <= u64::from(u32::MAX) {
+            // Both ends fit in 32 bits: sort them as one word.
+            let packed = &mut conflicts.packed;
+            packed.clear();
+            packed.extend(positions.iter().map(|&c| {
+                let (o, e) = ranges[(c - from) as usize];
+                o << 32 | e
+            }));
+            packed.sort_unstable();
+            return first_fit_packed(packed, size, alignment);
+        }
+        let occupied = &mut conflicts.ranges;
+        occupied.clear();
+        occupied.extend(positions.iter().map(|&c| ranges[(c - from) as usize]));
+        occupied.sort_unstable_by_key(|r| r.0);
+        match self.fit {
+            Fit::FirstFit | Fit::Skyline => first_fit(occupied, size, alignment),
+            Fit::BestFit => best_fit(occupied, size, alignment),
+        }
+    }
+
+    /// The [`Occupancy`] path, in batches of [`BATCH`] consecutive buffers
+    /// of the order: each buffer's offset is first computed in parallel
+    /// among the buffers placed before the batch, then the batch is
+    /// committed in order; a buffer that an earlier one of the batch
+    /// overlaps in time (and, for first-fit, in address) is fitted again.
+    /// A first-fit offset computed without obstacles that turn out not to
+    /// touch it is still the lowest feasible one, so the plan is exactly
+    /// that of one buffer at a time. When refits are frequent (buffers of the
+    /// same size competing for the same gaps), batches stop until they pay
+    /// again.
+    fn place_in_batches(
+        &self,
+        ranges: &mut [(u64, u64)],
+        from: u32,
+        work: &[(u32, u32)],
+    ) -> GroupEnd {
+        let mut conflicts = Conflicts::default();
+        let mut guesses = vec![0u64; BATCH];
+        // At least every end so far (the unplaced ranges hold their sizes).
+        let mut top = ranges.iter().map(|r| r.1).max().unwrap_or(0);
+        // Recent refits per batched buffer, in 1/16ths; sequential stretch
+        // left before batches are tried again.
+        let (mut refit_rate, mut sequential) = (0u32, 0usize);
+        let (mut k, mut next_poll) = (0, 0);
+        while k < work.len() {
+            if k >= next_poll {
+                next_poll = k + STOP_CHECK;
+                if (self.stop)() {
+                    return GroupEnd::Stopped(k);
+                }
+            }
+            if sequential > 0 || work.len() - k < BATCH {
+                if let Some(&(ahead, _)) = work.get(k + PREFETCH) {
+                    self.occupancy.prefetch(ahead, self.stamps);
+                }
+                let item = work[k];
+                let r = self.stamps[item.0 as usize].1;
+                let offset = self.fit(ranges, from, item, r, top, &mut conflicts);
+                let Some(end) = self.commit(ranges, from, item.0, offset) else {
+                    return GroupEnd::OverLimit;
+                };
+                top = top.max(end);
+                sequential = sequential.saturating_sub(1);
+                k += 1;
+                continue;
+            }
+            let batch = &work[k..k + BATCH];
+            // Only buffers placed before the batch count here.
+            let before = self.stamps[batch[0].0 as usize].1;
+            {
+                let shared: &[(u64, u64)] = ranges;
+                batch
+                    .par_chunks(BATCH / 4)
+                    .zip(guesses.par_chunks_mut(BATCH / 4))
+                    .for_each(|(items, guesses)| {
+                        let mut conflicts = Conflicts::default();
+                        for (i, (&item, guess)) in items.iter().zip(guesses).enumerate() {
+                            if let Some(&(ahead, _)) = items.get(i + PREFETCH) {
+                                self.occupancy.prefetch(ahead, self.stamps);
+                            }
+                            *guess = self.fit(shared, from, item, before, top, &mut conflicts);
+                        }
+                    });
+            }
+            let mut refits = 0;
+            for i in 0..BATCH {
+                let (p, _) = batch[i];
+                let local = (p - from) as usize;
+                let size = ranges[local].1 - ranges[local].0;
+                let (s, e) = self.occupancy.compressed(p);
+                let mut offset = guesses[i];
+                // First-fit keeps its offset unless an obstacle touches
+                // it; best-fit's tightest gap may change with any.
+                let first_fit = self.fit != Fit::BestFit;
+                let touched = batch[..i].iter().any(|&(q, _)| {
+                    let (qs, qe) = self.occupancy.compressed(q);
+                    let (o, x) = ranges[(q - from) as usize];
+                    qs < e && s < qe && (!first_fit || (o < offset + size && offset < x))
+                });
+                if touched {
+                    refits += 1;
+                    let r = self.stamps[p as usize].1;
+                    offset = self.fit(ranges, from, batch[i], r, top, &mut conflicts);
+                }
+                let Some(end) = self.commit(ranges, from, p, offset) else {
+                    return GroupEnd::OverLimit;
+                };
+                top = top.max(end);
+            }
+            refit_rate = (refit_rate * 3 + refits * 16 / BATCH as u32) / 4;
+            if refit_rate >= 4 {
+                // A quarter refitted: the batches cost more than they save.
+                sequential = 16 * BATCH;
+                refit_rate = 0;
+            }
+            k += BATCH;
+        }
+        GroupEnd::Done
+    }
+
+    /// Records the buffer at position `p` at `offset` and returns its end;
+    /// `None` when that is above the limit.
+    fn commit(&self, ranges: &mut [(u64, u64)], from: u32, p: u32, offset: u64) -> Option<u64> {
+        let local = (p - from) as usize;
+        let size = ranges[local].1 - ranges[local].0;
+        let end = offset + size;
+        if self.limit.is_some_and(|l| end > l) {
+            return None;
+        }
+        ranges[local] = (offset, end);
+        Some(end)
+    }
+}
+
+/// Working memory of [`GroupContext::fit`].
+#[derive(Default)]
+struct Conflicts {
+    /// Positions of the placed buffers overlapping in time.
+    positions: Vec<u32>,
+    /// Address ranges.
+    ranges: Vec<(u64, u64)>,
+    /// Address ranges as `offset << 32 | end`, when both fit in 32 bits.
+    packed: Vec<u64>,
+}
+
+/// How many buffers ahead [`GroupContext::place_in_batches`] prefetches.
+const PREFETCH: usize = 4;
+
+/// Buffers per batch of [`GroupContext::place_in_batches`].
+const BATCH: usize = 64;
+
+/// The first-fit tree of the group `[from, to)` of `occupancy` (indexed by
+/// position minus `from`) with its fixed buffers placed.
+pub(super) fn group_tree(
+    buffers: &[Buffer],
+    occupancy: &Occupancy,
+    from: u32,
+    to: u32,
+) -> TimeTree {
+    let spans: Vec<Span> = (from..to)
+        .map(|p| {
+            let (start, end) = occupancy.compressed(p);
+            let size = buffers[occupancy.buffer_at(p) as usize].size;
+            Span {
+                start: u64::from(start),
+                end: u64::from(end),
+                size,
+            }
+        })
+        .collect();
+    let mut tree = TimeTree::new(&spans);
+    for p in from..to {
+        let b = &buffers[occupancy.buffer_at(p) as usize];
+        if let Some(offset) = b.fixed_offset {
+            tree.place(p - from, offset, b.size);
+        }
+    }
+    tree
+}
+
+/// [`first_fit`](crate::geometry::fit::first_fit) of ranges packed as `offset << 32 | end`, sorted.
+fn first_fit_packed(packed: &[u64], size: u64, alignment: u64) -> u64 {
+    let mut candidate = 0;
+    for &range in packed {
+        let (offset, end) = (range >> 32, range & u64::from(u32::MAX));
+        if offset >= candidate + size {
+            break;
+        }
+        // The candidate is aligned, so an end below it changes nothing.
+        candidate = candidate.max(align_up(end, alignment));
+    }
+    candidate
+}

@@ -1,0 +1,451 @@
+//! The placer: fixed buffers first, then the buffers of an order one by
+//! one, in independent time groups ([`Placer`]); within a deadline, the
+//! [`fallback`] completes a placement cut short.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
+
+use crate::buffer::BufferIdx;
+use crate::geometry::fit::align_up;
+use crate::geometry::gaps::{best_free, first_free, PieceConflicts};
+use crate::geometry::occupancy::Occupancy;
+use crate::geometry::time_tree::TimeTree;
+use crate::plan::Plan;
+use crate::problem::Problem;
+
+use super::fallback;
+use super::groups::{group_tree, GroupContext};
+use super::variants::DENSE_CONFLICTS;
+use super::Fit;
+
+/// Places the fixed buffers, then the buffers of `order` one by one with
+/// `fit`. With `limit`, stops and returns `None` as soon as a buffer would
+/// end above it (idealloc §5.5 early stopping). Buffers that are neither
+/// fixed nor in `order` get offset 0.
+///
+/// Buffers in different [time groups](crate::geometry::sweep::time_groups) never compete for addresses, so the
+/// groups are placed independently (in parallel); the plan is exactly the
+/// one a single pass over `order` gives.
+pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
+    Placer::new(problem, fit).place(order, limit)
+}
+
+/// Everything about placement that does not depend on the order: the
+/// [`Occupancy`] index (buffers by start time, in independent time groups)
+/// and, for dense groups under first-fit, a [`TimeTree`] with the fixed
+/// buffers already placed. Build once, then [`Placer::place`] many orders
+/// (idealloc's iterations), also at the same time from several threads.
+#[derive(Clone, Debug)]
+pub struct Placer<'p> {
+    problem: &'p Problem,
+    fit: Fit,
+    /// With gaps (first-fit and best-fit): what each buffer forbids the
+    /// others; the occupancy is then unused.
+    pieces: Option<PieceConflicts>,
+    occupancy: Occupancy,
+    /// Per group of the occupancy: the tree template of a dense group.
+    trees: Vec<Option<TimeTree>>,
+    /// Whether some buffer needs an alignment other than 1.
+    aligned: bool,
+}
+
+impl<'p> Placer<'p> {
+    /// Prepares placement with `fit`.
+    pub fn new(problem: &'p Problem, fit: Fit) -> Self {
+        // Small groups are merged: a parallel task per handful of buffers
+        // costs more than it saves.
+        Self::with_min_group(problem, fit, 4096)
+    }
+
+    fn with_min_group(problem: &'p Problem, fit: Fit, min_group: usize) -> Self {
+        let buffers = problem.buffers();
+        // With gaps, first-fit and best-fit place pieces.
+        let pieces = (problem.has_gaps() && fit != Fit::Skyline)
+            .then(|| PieceConflicts::new(problem.buffers(), problem.gaps()));
+        // The skyline keeps its own state (see `place_until`).
+        let occupancy = if fit == Fit::Skyline || pieces.is_some() {
+            Occupancy::default()
+        } else {
+            Occupancy::of_buffers(buffers, min_group)
+        };
+        let trees = occupancy
+            .groups()
+            .par_iter()
+            .map(|&(from, to)| {
+                (fit == Fit::FirstFit && occupancy.mean_conflicts(from, to) > DENSE_CONFLICTS)
+                    .then(|| group_tree(buffers, &occupancy, from, to))
+            })
+            .collect();
+        Placer {
+            problem,
+            fit,
+            pieces,
+            occupancy,
+            trees,
+            aligned: buffers.iter().any(|b| b.alignment != 1),
+        }
+    }
+
+    /// The problem's max load, from the index when there is one (no sort).
+    pub fn max_load(&self) -> u64 {
+        if self.occupancy.len() == self.problem.len() && !self.problem.has_gaps() {
+            let buffers = self.problem.buffers();
+            let occ = &self.occupancy;
+            occ.max_load(|p| buffers[occ.buffer_at(p) as usize].size)
+        } else {
+            self.problem.max_load()
+        }
+    }
+
+    /// Places the fixed buffers, then the buffers of `order` one by one. With
+    /// `limit`, stops and returns `None` as soon as a buffer would end above
+    /// it (idealloc §5.5 early stopping). Buffers that are neither fixed nor
+    /// in `order` get offset 0.
+    pub fn place(&self, order: &[BufferIdx], limit: Option<u64>) -> Option<Plan> {
+        self.place_until(order, limit, &|| false)
+    }
+
+    /// [`Placer::place`] that also gives up (`None`) once `stop()` holds,
+    /// checked every `STOP_CHECK` buffers (a time limit, a cancel flag).
+    pub fn place_until(
+        &self,
+        order: &[BufferIdx],
+        limit: Option<u64>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Plan> {
+        if self.fit == Fit::Skyline {
+            // Not one buffer at a time: each row takes the buffers that fit.
+            return crate::solvers::greedy::skyline::place(self.problem, order, limit, stop);
+        }
+        if let Some(pieces) = &self.pieces {
+            let (offsets, end) = self.place_pieces(pieces, order, limit, stop);
+            return (end == GroupEnd::Done)
+                .then(|| Plan::from_offsets(offsets.iter().map(|o| o.unwrap_or(0)).collect()));
+        }
+        let run = self.run(order, limit, stop);
+        if run.ends.iter().any(|end| *end != GroupEnd::Done) {
+            return None;
+        }
+        let occ = &self.occupancy;
+        let offsets = (0..self.problem.len() as u32)
+            .map(|b| run.ranges[occ.position(b) as usize].0)
+            .collect();
+        Some(Plan::from_offsets(offsets))
+    }
+
+    /// [`Placer::place`] within a deadline: once `stop()` holds (checked
+    /// every `STOP_CHECK` buffers), the buffers not placed yet are placed
+    /// by [`fallback::complete`] above the others, in linear time. Returns
+    /// the plan, always complete and valid, and how many buffers the
+    /// fallback placed (0 when the placement finished).
+    pub fn place_within(
+        &self,
+        order: &[BufferIdx],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Plan, usize) {
+        let problem = self.problem;
+        let buffers = problem.buffers();
+        if let Some(pieces) = &self.pieces {
+            let (mut offsets, _) = self.place_pieces(pieces, order, None, stop);
+            // Cut short: the buffers left go above everything, in order.
+            let mut top = buffers
+                .iter()
+                .zip(&offsets)
+                .filter_map(|(b, o)| o.map(|o| o + b.size))
+                .max()
+                .unwrap_or(0);
+            let mut count = 0;
+            for &b in order {
+                if offsets[b.index()].is_none() {
+                    let buf = &buffers[b.index()];
+                    let offset = align_up(top, buf.alignment);
+                    offsets[b.index()] = Some(offset);
+                    top = offset + buf.size;
+                    count += 1;
+                }
+            }
+            let offsets = offsets.iter().map(|o| o.unwrap_or(0)).collect();
+            return (Plan::from_offsets(offsets), count);
+        }
+        let (mut ranges, skip, occupancy) = if self.fit == Fit::Skyline {
+            if let Some(plan) = crate::solvers::greedy::skyline::place(problem, order, None, stop) {
+                return (plan, 0);
+            }
+            // The skyline keeps no partial plan: everything but the fixed
+            // buffers goes to the fallback, which needs the index.
+            let occ = Occupancy::of_buffers(buffers, usize::MAX);
+            let mut skip = vec![true; buffers.len()];
+            for b in order {
+                skip[occ.position(b.0) as usize] = buffers[b.index()].fixed_offset.is_some();
+            }
+            let ranges = (0..buffers.len() as u32)
+                .map(|p| {
+                    let b = &buffers[occ.buffer_at(p) as usize];
+                    let offset = b.fixed_offset.unwrap_or(0);
+                    (offset, offset + b.size)
+                })
+                .collect();
+            (ranges, skip, std::borrow::Cow::Owned(occ))
+        } else {
+            let run = self.run(order, None, stop);
+            let occ = &self.occupancy;
+            // By position: placed (fixed, or ranked before the first buffer
+            // of its group the clock left), or not in the order (offset 0,
+            // as in a finished placement).
+            let mut skip = vec![true; buffers.len()];
+            for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
+                let cut = match *end {
+                    GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
+                    _ => u32::MAX,
+                };
+                let (from, to) = (from as usize, to as usize);
+                for (skip, &(_, rank)) in skip[from..to].iter_mut().zip(&run.stamps[from..to]) {
+                    *skip = rank == u32::MAX || rank < cut;
+                }
+            }
+            (run.ranges, skip, std::borrow::Cow::Borrowed(occ))
+        };
+        let count = if skip.iter().all(|&x| x) {
+            0
+        } else {
+            let alignment = |p: u32| {
+                if self.aligned {
+                    buffers[occupancy.buffer_at(p) as usize].alignment
+                } else {
+                    1
+                }
+            };
+            fallback::complete(&occupancy, &mut ranges, &skip, &alignment)
+        };
+        let offsets = (0..buffers.len() as u32)
+            .map(|b| ranges[occupancy.position(b) as usize].0)
+            .collect();
+        (Plan::from_offsets(offsets), count)
+    }
+
+    /// Places the fixed buffers, then those of `order` one by one, each at
+    /// the lowest (first-fit) or tightest (best-fit) offset its pieces
+    /// allow among the buffers placed before it: the offsets (`None`:
+    /// not placed) and how it ended. Sequential: O(P log P) for P
+    /// conflicting piece pairs.
+    fn place_pieces(
+        &self,
+        pieces: &PieceConflicts,
+        order: &[BufferIdx],
+        limit: Option<u64>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Vec<Option<u64>>, GroupEnd) {
+        let buffers = self.problem.buffers();
+        let mut offsets: Vec<Option<u64>> = buffers.iter().map(|b| b.fixed_offset).collect();
+        let mut forbidden = Vec::new();
+        for (k, &b) in order.iter().enumerate() {
+            let buf = &buffers[b.index()];
+            if buf.fixed_offset.is_some() {
+                continue;
+            }
+            if k % STOP_CHECK == 0 && stop() {
+                return (offsets, GroupEnd::Stopped(k));
+            }
+            pieces.forbidden(b, &offsets, &mut forbidden);
+            let offset = match self.fit {
+                Fit::BestFit => best_free(&forbidden, buf.alignment),
+                Fit::FirstFit | Fit::Skyline => first_free(&forbidden, 0, buf.alignment),
+            };
+            if limit.is_some_and(|l| offset + buf.size > l) {
+                return (offsets, GroupEnd::OverLimit);
+            }
+            offsets[b.index()] = Some(offset);
+        }
+        (offsets, GroupEnd::Done)
+    }
+
+    /// Places the groups in parallel: the address ranges by position, the
+    /// work of each group (positions and buffers in the order) and how each
+    /// ended. A group over the limit stops the others.
+    fn run(
+        &self,
+        order: &[BufferIdx],
+        limit: Option<u64>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Run {
+        let buffers = self.problem.buffers();
+        let occ = &self.occupancy;
+        let n = buffers.len();
+        // By position: the rank in the order (fixed buffers 0, buffers not
+        // in the order never count as placed) and the address range, whose
+        // length is the size before placement too.
+        let mut stamps = occ.stamps();
+        let mut ranges = vec![(0u64, 0u64); n];
+        for (b, buf) in buffers.iter().enumerate() {
+            let p = occ.position(b as u32) as usize;
+            let offset = buf.fixed_offset.unwrap_or(0);
+            ranges[p] = (offset, offset + buf.size);
+            if buf.fixed_offset.is_some() {
+                stamps[p].1 = 0;
+            }
+        }
+        // Each group's work: positions (and buffers) in the order.
+        let groups = occ.groups();
+        let mut work: Vec<Vec<(u32, u32)>> = vec![Vec::new(); groups.len()];
+        for (r, b) in order.iter().enumerate() {
+            if buffers[b.index()].fixed_offset.is_some() {
+                continue;
+            }
+            let p = occ.position(b.0);
+            stamps[p as usize].1 = r as u32 + 1;
+            let g = groups.partition_point(|&(_, to)| to <= p);
+            work[g].push((p, b.0));
+        }
+        // Disjoint slices of the ranges, one per group.
+        let mut slices = Vec::with_capacity(groups.len());
+        let mut rest = &mut ranges[..];
+        for &(from, to) in groups {
+            let (slice, tail) = rest.split_at_mut((to - from) as usize);
+            slices.push(slice);
+            rest = tail;
+        }
+        let over = AtomicBool::new(false);
+        let stop = || over.load(Ordering::Relaxed) || stop();
+        let context = GroupContext {
+            buffers,
+            occupancy: occ,
+            stamps: &stamps,
+            fit: self.fit,
+            aligned: self.aligned,
+            hints: self.problem.hints(),
+            hint_limit: limit.or(self.problem.capacity),
+            limit,
+            stop: &stop,
+        };
+        let ends = slices
+            .into_par_iter()
+            .zip(groups.par_iter())
+            .zip(work.par_iter())
+            .zip(self.trees.par_iter())
+            .map(|(((slice, &(from, _)), work), tree)| {
+                let end = context.place_group(slice, from, work, tree.as_ref());
+                if end == GroupEnd::OverLimit {
+                    over.store(true, Ordering::Relaxed);
+                }
+                end
+            })
+            .collect();
+        Run {
+            ranges,
+            stamps,
+            work,
+            ends,
+        }
+    }
+}
+
+/// A placement of the groups by [`Placer::run`].
+struct Run {
+    /// Address range by position.
+    ranges: Vec<(u64, u64)>,
+    /// (Compressed end, rank) by position.
+    stamps: Vec<(u32, u32)>,
+    /// Per group, the (position, buffer) pairs in the order.
+    work: Vec<Vec<(u32, u32)>>,
+    /// How each group ended.
+    ends: Vec<GroupEnd>,
+}
+
+/// How the placement of one group ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GroupEnd {
+    /// Every buffer placed.
+    Done,
+    /// A buffer would have ended above the limit.
+    OverLimit,
+    /// `stop()` held after this many buffers of the group's work.
+    Stopped(usize),
+}
+
+/// How many buffers [`Placer::place_until`] places between two `stop()`
+/// checks.
+pub(super) const STOP_CHECK: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::validate;
+    use crate::problem::Buffer;
+    use crate::solvers::greedy::tests::{arb_problem, mixed, plain_pass};
+    use crate::solvers::greedy::{order, Greedy, Order};
+    use proptest::prelude::*;
+
+    #[test]
+    fn batched_placement_equals_a_plain_pass() {
+        // Large enough for batches (and their refits: layered buffers of
+        // one step compete for the same gaps), with fixed and aligned
+        // buffers, and with addresses past 2^32 (no packed sort).
+        use crate::generate::{generate, Kind};
+        for (kind, seed) in [(Kind::Random, 1), (Kind::Layered, 2), (Kind::Trace, 3)] {
+            let base = generate(kind, 1500, seed).problem;
+            let mut buffers = base.buffers().to_vec();
+            for (i, b) in buffers.iter_mut().enumerate() {
+                if i % 97 == 0 {
+                    b.fixed_offset = Some(1 << 20 | (i as u64) << 24);
+                } else if i % 7 == 0 {
+                    b.alignment = 64;
+                }
+            }
+            let p = Problem::new(buffers, None).unwrap();
+            let huge: Vec<Buffer> = base
+                .buffers()
+                .iter()
+                .map(|b| Buffer::new(b.id.clone(), b.start, b.end, b.size << 24))
+                .collect();
+            let huge = Problem::new(huge, None).unwrap();
+            for p in [&p, &huge] {
+                for fit in [Fit::FirstFit, Fit::BestFit] {
+                    let o = order(p, Order::Size);
+                    let plan = Placer::with_min_group(p, fit, 64).place(&o, None).unwrap();
+                    validate(p, &plan).unwrap();
+                    assert_eq!(
+                        plan.offsets(),
+                        &plain_pass(p, &o, fit)[..],
+                        "{kind:?} {fit:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_placement_cut_midway_is_completed() {
+        use std::sync::atomic::AtomicUsize;
+        for kind in [crate::generate::Kind::Layered, crate::generate::Kind::Trace] {
+            let p = mixed(kind, 6000);
+            for fit in [Fit::FirstFit, Fit::BestFit] {
+                let o = order(&p, Order::Size);
+                let full = Placer::new(&p, fit).place(&o, None).unwrap();
+                // Stop at the third poll: some buffers are placed first.
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 2;
+                let (plan, fallback) = Placer::with_min_group(&p, fit, 512).place_within(&o, &stop);
+                assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
+                assert!(fallback > 0 && fallback < o.len(), "{fallback}");
+                // The buffers placed before the cut kept their offsets.
+                let same = (0..p.len())
+                    .filter(|&i| plan.offsets()[i] == full.offsets()[i])
+                    .count();
+                assert!(same >= p.len() - fallback, "{kind:?} {fit:?}");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn grouped_placement_equals_a_plain_pass(p in arb_problem(), min_group in 1usize..8) {
+            // The skyline is not a pass over the order (see `skyline`).
+            for g in Greedy::all().filter(|g| g.fit != Fit::Skyline) {
+                let o = order(&p, g.order);
+                let grouped = Placer::with_min_group(&p, g.fit, min_group).place(&o, None).unwrap();
+                prop_assert_eq!(grouped.offsets(), &plain_pass(&p, &o, g.fit)[..]);
+            }
+        }
+    }
+}
