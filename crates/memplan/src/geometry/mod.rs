@@ -8,6 +8,7 @@
 //! - [`groups`]: split into independent time groups, solve each, scatter;
 //! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the
 //!   fitting step;
+//! - [`sort`]: a parallel sort that a deadline can cut short;
 //! - [`gaps`]: lifetimes with gaps (MiniMalloc's `gaps` column): the
 //!   side table, pieces, what pieces forbid, the gapped max load.
 
@@ -17,5 +18,6 @@ pub mod gaps;
 pub mod groups;
 pub mod occupancy;
 pub mod overlap;
+pub mod sort;
 pub mod sweep;
 pub mod time_tree;

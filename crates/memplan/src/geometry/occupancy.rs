@@ -30,6 +30,11 @@
 use rayon::prelude::*;
 
 use crate::buffer::Buffer;
+use crate::geometry::sort::sort_until;
+
+/// Buffers between two polls of `stop()` in the passes of
+/// [`Occupancy::of_buffers_until`].
+const POLL: usize = 1 << 16;
 
 /// The lifetime `[start, end)` and size of one indexed buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,19 +93,42 @@ impl Occupancy {
     /// independent parts of the timeline are merged into groups of at
     /// least `min_group` buffers (see [`Occupancy::groups`]).
     pub fn new(spans: &[Span], min_group: usize) -> Self {
-        Self::build(spans.len(), |i| (spans[i].start, spans[i].end), min_group)
+        Self::build(
+            spans.len(),
+            |i| (spans[i].start, spans[i].end),
+            min_group,
+            &|| false,
+        )
+        .unwrap_or_default()
     }
 
     /// [`Occupancy::new`] on the lifetimes of `buffers`.
     pub fn of_buffers(buffers: &[Buffer], min_group: usize) -> Self {
+        Self::of_buffers_until(buffers, min_group, &|| false).unwrap_or_default()
+    }
+
+    /// [`Occupancy::of_buffers`] that gives up (`None`) once `stop()`
+    /// holds, polled every [`POLL`] buffers of each pass and inside the
+    /// sort ([`sort_until`]).
+    pub fn of_buffers_until(
+        buffers: &[Buffer],
+        min_group: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
         Self::build(
             buffers.len(),
             |i| (buffers[i].start, buffers[i].end),
             min_group,
+            stop,
         )
     }
 
-    fn build(n: usize, lifetime: impl Fn(usize) -> (u64, u64) + Sync, min_group: usize) -> Self {
+    fn build(
+        n: usize,
+        lifetime: impl Fn(usize) -> (u64, u64) + Sync,
+        min_group: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
         let mut sorted: Vec<(u64, u64, u32)> = (0..n)
             .into_par_iter()
             .map(|i| {
@@ -108,16 +136,17 @@ impl Occupancy {
                 (start, end, i as u32)
             })
             .collect();
-        if n > 1 << 16 {
-            sorted.par_sort_unstable();
-        } else {
-            sorted.sort_unstable();
+        if !sort_until(&mut sorted, stop) {
+            return None;
         }
         // Distinct start times, and each position's compressed start.
         let mut times: Vec<u64> = Vec::new();
         let mut start = Vec::with_capacity(n);
         let mut run_begin = Vec::new();
         for (p, &(t, _, _)) in sorted.iter().enumerate() {
+            if p % POLL == 0 && stop() {
+                return None;
+            }
             if times.last() != Some(&t) {
                 times.push(t);
                 run_begin.push(p as u32);
@@ -145,8 +174,14 @@ impl Occupancy {
             sorted.iter().zip(&start).map(compress).collect()
         };
         drop(sorted);
+        if stop() {
+            return None;
+        }
         let mut position = vec![0u32; n];
         for (p, &i) in buffer_at.iter().enumerate() {
+            if p % POLL == 0 && stop() {
+                return None;
+            }
             position[i as usize] = p as u32;
         }
 
@@ -156,6 +191,9 @@ impl Occupancy {
         let mut groups = Vec::new();
         let (mut from, mut reach) = (0usize, 0u32);
         for p in 0..n {
+            if p % POLL == 0 && stop() {
+                return None;
+            }
             if p - from >= min_group.max(1) && start[p] >= reach {
                 groups.push((from as u32, p as u32));
                 from = p;
@@ -173,6 +211,9 @@ impl Occupancy {
         let (mut last, mut gap) = (0usize, 0usize);
         let mut next_group = groups.iter().map(|g| g.0 as usize).peekable();
         for (t, w) in run_begin.windows(2).enumerate() {
+            if t % POLL == 0 && stop() {
+                return None;
+            }
             let p = w[0] as usize;
             let group_start = next_group.peek() == Some(&p);
             if group_start {
@@ -190,7 +231,7 @@ impl Occupancy {
             live.extend(w[0]..w[1]);
         }
         alive_from.push(alive.len() as u32);
-        Occupancy {
+        Some(Occupancy {
             position,
             buffer_at,
             start,
@@ -201,7 +242,7 @@ impl Occupancy {
             alive_from,
             alive,
             groups,
-        }
+        })
     }
 
     /// Number of indexed buffers.
@@ -218,9 +259,22 @@ impl Occupancy {
     /// The most bytes alive at once, given the size at each position: the
     /// max load, from the compressed lifetimes (no sort).
     pub fn max_load(&self, size: impl Fn(u32) -> u64) -> u64 {
+        self.max_load_until(size, &|| false).unwrap_or(0)
+    }
+
+    /// [`Occupancy::max_load`] that gives up (`None`) once `stop()` holds,
+    /// polled every [`POLL`] buffers.
+    pub fn max_load_until(
+        &self,
+        size: impl Fn(u32) -> u64,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<u64> {
         let mut delta = vec![0u64; self.times() + 1];
         let mut freed = vec![0u64; self.times() + 1];
         for p in 0..self.len() as u32 {
+            if p as usize % POLL == 0 && stop() {
+                return None;
+            }
             let (s, e) = self.compressed(p);
             let b = size(p);
             delta[s as usize] += b;
@@ -233,7 +287,7 @@ impl Occupancy {
             load = load - f + d;
             max = max.max(load);
         }
-        max
+        Some(max)
     }
 
     /// Whether no buffer is indexed.

@@ -13,7 +13,8 @@ pub mod skyline;
 mod variants;
 
 pub use orders::order;
-pub use placer::{place, Placer};
+pub use orders::order_until;
+pub use placer::{place, plan_within, stacked, Placer, Within};
 pub use variants::{best_of, best_variant, is_dense};
 
 use crate::problem::Problem;
@@ -133,12 +134,16 @@ impl Solver for Greedy {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
-        // One after the other (each is parallel inside): at a million
-        // buffers, their working memory at once would double the peak.
-        let order = order(problem, self.order);
-        let placer = Placer::new(problem, self.fit);
-        let max_load = placer.max_load();
-        let (plan, fallback) = placer.place_within(&order, &|| deadline.passed());
+        let within = plan_within(problem, *self, &|| deadline.passed());
+        let (plan, fallback) = (within.plan, within.fallback);
+        // Without the time to compute the max load, a weaker bound.
+        let max_load = match within.max_load {
+            Some(load) => load,
+            None if deadline.passed() => {
+                problem.buffers().iter().map(|b| b.size).max().unwrap_or(0)
+            }
+            None => problem.max_load(),
+        };
         let reason = if fallback > 0 {
             NotFoundReason::TimeLimit
         } else {

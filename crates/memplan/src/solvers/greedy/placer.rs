@@ -16,8 +16,9 @@ use crate::problem::Problem;
 
 use super::fallback;
 use super::groups::{group_tree, GroupContext};
+use super::orders::order_until;
 use super::variants::DENSE_CONFLICTS;
-use super::Fit;
+use super::{Fit, Greedy};
 
 /// Places the fixed buffers, then the buffers of `order` one by one with
 /// `fit`. With `limit`, stops and returns `None` as soon as a buffer would
@@ -58,7 +59,41 @@ impl<'p> Placer<'p> {
         Self::with_min_group(problem, fit, 4096)
     }
 
+    /// [`Placer::new`] that gives up (`None`) once `stop()` holds, polled
+    /// while the index is built ([`Occupancy::of_buffers_until`]) and
+    /// between the trees of dense groups.
+    pub fn new_until(
+        problem: &'p Problem,
+        fit: Fit,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
+        Self::with_min_group_until(problem, fit, 4096, stop)
+    }
+
     fn with_min_group(problem: &'p Problem, fit: Fit, min_group: usize) -> Self {
+        match Self::with_min_group_until(problem, fit, min_group, &|| false) {
+            Some(placer) => placer,
+            // Unreachable: nothing stops it.
+            None => {
+                let occupancy = Occupancy::of_buffers(problem.buffers(), min_group);
+                Placer {
+                    problem,
+                    fit,
+                    pieces: None,
+                    trees: vec![None; occupancy.groups().len()],
+                    occupancy,
+                    aligned: true,
+                }
+            }
+        }
+    }
+
+    fn with_min_group_until(
+        problem: &'p Problem,
+        fit: Fit,
+        min_group: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
         let buffers = problem.buffers();
         // With gaps, first-fit and best-fit place pieces.
         let pieces = (problem.has_gaps() && fit != Fit::Skyline)
@@ -67,24 +102,29 @@ impl<'p> Placer<'p> {
         let occupancy = if fit == Fit::Skyline || pieces.is_some() {
             Occupancy::default()
         } else {
-            Occupancy::of_buffers(buffers, min_group)
+            Occupancy::of_buffers_until(buffers, min_group, stop)?
         };
         let trees = occupancy
             .groups()
             .par_iter()
             .map(|&(from, to)| {
-                (fit == Fit::FirstFit && occupancy.mean_conflicts(from, to) > DENSE_CONFLICTS)
+                (fit == Fit::FirstFit
+                    && !stop()
+                    && occupancy.mean_conflicts(from, to) > DENSE_CONFLICTS)
                     .then(|| group_tree(buffers, &occupancy, from, to))
             })
             .collect();
-        Placer {
+        if stop() {
+            return None;
+        }
+        Some(Placer {
             problem,
             fit,
             pieces,
             occupancy,
             trees,
             aligned: buffers.iter().any(|b| b.alignment != 1),
-        }
+        })
     }
 
     /// The problem's max load, from the index when there is one (no sort).
@@ -96,6 +136,17 @@ impl<'p> Placer<'p> {
         } else {
             self.problem.max_load()
         }
+    }
+
+    /// [`Placer::max_load`] from the index, or `None` once `stop()` holds
+    /// (polled between its passes) or without an index.
+    pub fn max_load_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
+        if self.occupancy.len() != self.problem.len() || self.problem.has_gaps() || stop() {
+            return None;
+        }
+        let buffers = self.problem.buffers();
+        let occ = &self.occupancy;
+        occ.max_load_until(|p| buffers[occ.buffer_at(p) as usize].size, stop)
     }
 
     /// Places the fixed buffers, then the buffers of `order` one by one. With
@@ -123,7 +174,7 @@ impl<'p> Placer<'p> {
             return (end == GroupEnd::Done)
                 .then(|| Plan::from_offsets(offsets.iter().map(|o| o.unwrap_or(0)).collect()));
         }
-        let run = self.run(order, limit, stop);
+        let run = self.run(order, limit, stop)?;
         if run.ends.iter().any(|end| *end != GroupEnd::Done) {
             return None;
         }
@@ -168,60 +219,112 @@ impl<'p> Placer<'p> {
             let offsets = offsets.iter().map(|o| o.unwrap_or(0)).collect();
             return (Plan::from_offsets(offsets), count);
         }
-        let (mut ranges, skip, occupancy) = if self.fit == Fit::Skyline {
+        let occupancy = if self.fit == Fit::Skyline {
             if let Some(plan) = crate::solvers::greedy::skyline::place(problem, order, None, stop) {
                 return (plan, 0);
             }
             // The skyline keeps no partial plan: everything but the fixed
-            // buffers goes to the fallback, which needs the index.
-            let occ = Occupancy::of_buffers(buffers, usize::MAX);
-            let mut skip = vec![true; buffers.len()];
-            for b in order {
-                skip[occ.position(b.0) as usize] = buffers[b.index()].fixed_offset.is_some();
+            // buffers goes to the fallback, which needs the index: built
+            // after the deadline, so only when it is quick.
+            if buffers.len() > FALLBACK_INDEX_MAX {
+                return stacked(problem);
             }
-            let ranges = (0..buffers.len() as u32)
-                .map(|p| {
-                    let b = &buffers[occ.buffer_at(p) as usize];
-                    let offset = b.fixed_offset.unwrap_or(0);
-                    (offset, offset + b.size)
-                })
-                .collect();
-            (ranges, skip, std::borrow::Cow::Owned(occ))
+            std::borrow::Cow::Owned(Occupancy::of_buffers(buffers, usize::MAX))
         } else {
-            let run = self.run(order, None, stop);
-            let occ = &self.occupancy;
-            // By position: placed (fixed, or ranked before the first buffer
-            // of its group the clock left), or not in the order (offset 0,
-            // as in a finished placement).
-            let mut skip = vec![true; buffers.len()];
-            for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
-                let cut = match *end {
-                    GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
-                    _ => u32::MAX,
-                };
-                let (from, to) = (from as usize, to as usize);
-                for (skip, &(_, rank)) in skip[from..to].iter_mut().zip(&run.stamps[from..to]) {
-                    *skip = rank == u32::MAX || rank < cut;
-                }
-            }
-            (run.ranges, skip, std::borrow::Cow::Borrowed(occ))
+            std::borrow::Cow::Borrowed(&self.occupancy)
         };
-        let count = if skip.iter().all(|&x| x) {
-            0
+        let partial = if self.fit == Fit::Skyline {
+            None
         } else {
-            let alignment = |p: u32| {
-                if self.aligned {
-                    buffers[occupancy.buffer_at(p) as usize].alignment
-                } else {
-                    1
+            self.run(order, None, stop).map(|run| {
+                let occ = &self.occupancy;
+                // By position: placed (fixed, or ranked before the first
+                // buffer of its group the clock left), or not in the order
+                // (offset 0, as in a finished placement).
+                let mut skip = vec![true; buffers.len()];
+                for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
+                    let cut = match *end {
+                        GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
+                        _ => u32::MAX,
+                    };
+                    let (from, to) = (from as usize, to as usize);
+                    for (skip, &(_, rank)) in skip[from..to].iter_mut().zip(&run.stamps[from..to]) {
+                        *skip = rank == u32::MAX || rank < cut;
+                    }
                 }
-            };
-            fallback::complete(&occupancy, &mut ranges, &skip, &alignment)
+                (run.ranges, skip)
+            })
+        };
+        let (ranges, count) = match partial {
+            Some((ranges, skip)) if skip.iter().all(|&x| x) => (ranges, 0),
+            Some((mut ranges, skip)) => {
+                // Cut midway: the fallback above what was placed, unless
+                // the fallback alone does better (a longer limit must
+                // never give a worse plan than a shorter one).
+                let count = self.complete(&occupancy, &mut ranges, &skip);
+                let (scratch, all) = self.from_scratch(&occupancy);
+                if top(&scratch) < top(&ranges) {
+                    (scratch, all)
+                } else {
+                    (ranges, count)
+                }
+            }
+            None => self.from_scratch(&occupancy),
         };
         let offsets = (0..buffers.len() as u32)
             .map(|b| ranges[occupancy.position(b) as usize].0)
             .collect();
         (Plan::from_offsets(offsets), count)
+    }
+
+    /// The plan when no buffer could be placed in time: the fallback for
+    /// every free buffer, or [`stacked`] without an index.
+    pub fn place_none(&self) -> (Plan, usize) {
+        let problem = self.problem;
+        let occupancy = if self.pieces.is_some() {
+            return stacked(problem);
+        } else if self.fit == Fit::Skyline {
+            if problem.len() > FALLBACK_INDEX_MAX {
+                return stacked(problem);
+            }
+            std::borrow::Cow::Owned(Occupancy::of_buffers(problem.buffers(), usize::MAX))
+        } else {
+            std::borrow::Cow::Borrowed(&self.occupancy)
+        };
+        let (ranges, count) = self.from_scratch(&occupancy);
+        let offsets = (0..problem.len() as u32)
+            .map(|b| ranges[occupancy.position(b) as usize].0)
+            .collect();
+        (Plan::from_offsets(offsets), count)
+    }
+
+    /// Every free buffer placed by [`fallback::complete`] above the fixed
+    /// ones: the address ranges by position of `occupancy` and how many
+    /// buffers the fallback placed.
+    fn from_scratch(&self, occupancy: &Occupancy) -> (Vec<(u64, u64)>, usize) {
+        let buffers = self.problem.buffers();
+        let (mut ranges, skip): (Vec<(u64, u64)>, Vec<bool>) = (0..buffers.len() as u32)
+            .map(|p| {
+                let b = &buffers[occupancy.buffer_at(p) as usize];
+                let offset = b.fixed_offset.unwrap_or(0);
+                ((offset, offset + b.size), b.fixed_offset.is_some())
+            })
+            .unzip();
+        let count = self.complete(occupancy, &mut ranges, &skip);
+        (ranges, count)
+    }
+
+    /// [`fallback::complete`] of the positions `skip` leaves out.
+    fn complete(&self, occupancy: &Occupancy, ranges: &mut [(u64, u64)], skip: &[bool]) -> usize {
+        let buffers = self.problem.buffers();
+        let alignment = |p: u32| {
+            if self.aligned {
+                buffers[occupancy.buffer_at(p) as usize].alignment
+            } else {
+                1
+            }
+        };
+        fallback::complete(occupancy, ranges, skip, &alignment)
     }
 
     /// Places the fixed buffers, then those of `order` one by one, each at
@@ -268,7 +371,7 @@ impl<'p> Placer<'p> {
         order: &[BufferIdx],
         limit: Option<u64>,
         stop: &(dyn Fn() -> bool + Sync),
-    ) -> Run {
+    ) -> Option<Run> {
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
         let n = buffers.len();
@@ -278,6 +381,9 @@ impl<'p> Placer<'p> {
         let mut stamps = occ.stamps();
         let mut ranges = vec![(0u64, 0u64); n];
         for (b, buf) in buffers.iter().enumerate() {
+            if b % SETUP_POLL == 0 && stop() {
+                return None;
+            }
             let p = occ.position(b as u32) as usize;
             let offset = buf.fixed_offset.unwrap_or(0);
             ranges[p] = (offset, offset + buf.size);
@@ -289,6 +395,9 @@ impl<'p> Placer<'p> {
         let groups = occ.groups();
         let mut work: Vec<Vec<(u32, u32)>> = vec![Vec::new(); groups.len()];
         for (r, b) in order.iter().enumerate() {
+            if r % SETUP_POLL == 0 && stop() {
+                return None;
+            }
             if buffers[b.index()].fixed_offset.is_some() {
                 continue;
             }
@@ -331,12 +440,12 @@ impl<'p> Placer<'p> {
                 end
             })
             .collect();
-        Run {
+        Some(Run {
             ranges,
             stamps,
             work,
             ends,
-        }
+        })
     }
 }
 
@@ -367,11 +476,90 @@ pub(super) enum GroupEnd {
 /// checks.
 pub(super) const STOP_CHECK: usize = 1024;
 
+/// How many buffers the setup of [`Placer::place_until`] (ranks, address
+/// ranges, work lists) handles between two `stop()` checks.
+const SETUP_POLL: usize = 1 << 16;
+
+/// Beyond this many buffers, a skyline cut by the clock is not completed
+/// by the fallback (whose index would cost a sort after the deadline):
+/// the plan is [`stacked`].
+const FALLBACK_INDEX_MAX: usize = 1 << 18;
+
+/// A greedy plan within a deadline ([`plan_within`]).
+pub struct Within<'p> {
+    /// Always complete and valid.
+    pub plan: Plan,
+    /// How many buffers the clock left to the fallback (or to stacking).
+    pub fallback: usize,
+    /// The max load, when there was time to compute it from the index.
+    pub max_load: Option<u64>,
+    /// The placer, when there was time to build it.
+    pub placer: Option<Placer<'p>>,
+}
+
+/// The plan of `greedy` on `problem` with `stop()` polled throughout, the
+/// setup included: the placer first (cut there, the plan is [`stacked`]),
+/// then the order (cut there, the fallback places every buffer), then the
+/// placement ([`Placer::place_within`]) and the max load from the index.
+pub fn plan_within<'p>(
+    problem: &'p Problem,
+    greedy: Greedy,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Within<'p> {
+    let Some(placer) = Placer::new_until(problem, greedy.fit, stop) else {
+        let (plan, fallback) = stacked(problem);
+        return Within {
+            plan,
+            fallback,
+            max_load: None,
+            placer: None,
+        };
+    };
+    let (plan, fallback) = match order_until(problem, greedy.order, stop) {
+        Some(order) => placer.place_within(&order, stop),
+        None => placer.place_none(),
+    };
+    Within {
+        plan,
+        fallback,
+        max_load: placer.max_load_until(stop),
+        placer: Some(placer),
+    }
+}
+
+/// The highest end of `ranges`.
+fn top(ranges: &[(u64, u64)]) -> u64 {
+    ranges.iter().map(|r| r.1).max().unwrap_or(0)
+}
+
+/// A plan for when the clock leaves no time to build an index: every free
+/// buffer above the previous one, from the highest fixed end, in input
+/// order (linear time, valid: the problem keeps the sum of sizes below
+/// 2^64). Returns the plan and how many buffers it stacked.
+pub fn stacked(problem: &Problem) -> (Plan, usize) {
+    let mut top = problem.fixed_end();
+    let mut count = 0;
+    let offsets = problem
+        .buffers()
+        .iter()
+        .map(|b| {
+            b.fixed_offset.unwrap_or_else(|| {
+                let at = align_up(top, b.alignment);
+                top = at.saturating_add(b.size);
+                count += 1;
+                at
+            })
+        })
+        .collect();
+    (Plan::from_offsets(offsets), count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::validate;
     use crate::problem::Buffer;
+    use crate::solver::Solver;
     use crate::solvers::greedy::tests::{arb_problem, mixed, plain_pass};
     use crate::solvers::greedy::{order, Greedy, Order};
     use proptest::prelude::*;
@@ -417,23 +605,79 @@ mod tests {
     #[test]
     fn a_placement_cut_midway_is_completed() {
         use std::sync::atomic::AtomicUsize;
+        let mut partial = 0;
         for kind in [crate::generate::Kind::Layered, crate::generate::Kind::Trace] {
             let p = mixed(kind, 6000);
             for fit in [Fit::FirstFit, Fit::BestFit] {
                 let o = order(&p, Order::Size);
                 let full = Placer::new(&p, fit).place(&o, None).unwrap();
-                // Stop at the third poll: some buffers are placed first.
+                // Stop at the fifth poll (two in the setup, then one per
+                // group and per `STOP_CHECK` buffers): some buffers are
+                // placed first.
                 let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 2;
-                let (plan, fallback) = Placer::with_min_group(&p, fit, 512).place_within(&o, &stop);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 4;
+                let placer = Placer::with_min_group(&p, fit, 512);
+                let (plan, fallback) = placer.place_within(&o, &stop);
                 assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
-                assert!(fallback > 0 && fallback < o.len(), "{fallback}");
-                // The buffers placed before the cut kept their offsets.
-                let same = (0..p.len())
-                    .filter(|&i| plan.offsets()[i] == full.offsets()[i])
-                    .count();
-                assert!(same >= p.len() - fallback, "{kind:?} {fit:?}");
+                assert!(fallback > 0, "{fallback}");
+                // Never worse than the fallback alone (item (e) of issue
+                // 14: a longer limit never gives a worse plan).
+                let (none, all) = placer.place_none();
+                assert_eq!(validate(&p, &none), Ok(()));
+                assert_eq!(all, o.len());
+                assert!(plan.makespan(&p) <= none.makespan(&p), "{kind:?} {fit:?}");
+                if fallback < o.len() {
+                    // The buffers placed before the cut kept their offsets.
+                    let same = (0..p.len())
+                        .filter(|&i| plan.offsets()[i] == full.offsets()[i])
+                        .count();
+                    assert!(same >= p.len() - fallback, "{kind:?} {fit:?}");
+                    partial += 1;
+                }
             }
+        }
+        // At least one cut plan kept what the greedy placed.
+        assert!(partial > 0);
+    }
+
+    #[test]
+    fn stacked_plans_are_valid() {
+        let p = mixed(crate::generate::Kind::Trace, 500);
+        let (plan, count) = stacked(&p);
+        assert_eq!(validate(&p, &plan), Ok(()));
+        let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
+        assert_eq!(count, free.count());
+    }
+
+    /// Whatever poll of the setup or the placement the clock stops at, the
+    /// plan is valid, and the fallback count says how many buffers it left.
+    #[test]
+    fn a_stop_at_any_poll_gives_a_valid_plan() {
+        use std::sync::atomic::AtomicUsize;
+        let p = mixed(crate::generate::Kind::Random, 3000);
+        let free = p
+            .buffers()
+            .iter()
+            .filter(|b| b.fixed_offset.is_none())
+            .count();
+        for g in Greedy::all() {
+            let mut fallbacks = Vec::new();
+            for cut in 0..12 {
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let within = plan_within(&p, g, &stop);
+                assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
+                assert!(within.fallback <= free);
+                fallbacks.push(within.fallback);
+            }
+            // Cut at the first poll: nothing placed by the greedy.
+            assert_eq!(fallbacks[0], free, "{}", g.name());
+            let full = plan_within(&p, g, &|| false);
+            assert_eq!(full.fallback, 0);
+            assert_eq!(
+                Some(full.plan),
+                Placer::new(&p, g.fit).place(&order(&p, g.order), None)
+            );
         }
     }
 

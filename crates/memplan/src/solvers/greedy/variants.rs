@@ -7,7 +7,9 @@ use crate::buffer::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 
-use super::{order, Fit, Greedy, Order, Placer};
+use crate::geometry::sort::sort_until;
+
+use super::{order_until, plan_within, Fit, Greedy, Order, Placer};
 
 /// Above this many time-overlapping buffers per buffer on average, first-fit
 /// uses the [`TimeTree`] (O(log² n) per buffer) rather than sorting the
@@ -20,16 +22,23 @@ pub(super) const DENSE_CONFLICTS: u64 = 128;
 /// first-fit is then fast (the [`TimeTree`](crate::geometry::time_tree::TimeTree)) but best-fit sorts thousands
 /// of conflicts per buffer.
 pub fn is_dense(problem: &Problem) -> bool {
-    mean_conflicts(problem.buffers()) > DENSE_CONFLICTS
+    is_dense_until(problem, &|| false).unwrap_or(false)
+}
+
+/// [`is_dense`] that gives up (`None`) once `stop()` holds.
+fn is_dense_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option<bool> {
+    Some(mean_conflicts(problem.buffers(), stop)? > DENSE_CONFLICTS)
 }
 
 /// Mean number of other buffers overlapping a buffer, in O(n log n): each
 /// overlapping pair has its later start inside the other's lifetime. By
 /// start order, the starts inside a lifetime follow its own, so they are
 /// counted by a search outwards from there (lifetimes are mostly short).
-fn mean_conflicts(buffers: &[Buffer]) -> u64 {
+fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
     let mut spans: Vec<(u64, u64)> = buffers.iter().map(|b| (b.start, b.end)).collect();
-    spans.par_sort_unstable();
+    if !sort_until(&mut spans, stop) {
+        return None;
+    }
     let pairs: u64 = spans
         .par_iter()
         .enumerate()
@@ -45,7 +54,7 @@ fn mean_conflicts(buffers: &[Buffer]) -> u64 {
             (to - p - 1) as u64
         })
         .sum();
-    pairs / buffers.len().max(1) as u64
+    Some(pairs / buffers.len().max(1) as u64)
 }
 
 /// The best plan of every greedy variant (run in parallel), ties to the
@@ -57,7 +66,8 @@ fn mean_conflicts(buffers: &[Buffer]) -> u64 {
 /// (size/first-fit) always returns a plan, completed by the fallback when
 /// cut short ([`Placer::place_within`]).
 pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
-    let dense = is_dense(problem);
+    // Cut before it is known, only the default variant runs anyway.
+    let dense = is_dense_until(problem, stop).unwrap_or(true);
     let variants: Vec<Greedy> = Greedy::all()
         .filter(|g| !dense || g.fit != Fit::BestFit)
         .collect();
@@ -78,11 +88,7 @@ pub fn best_of(
     // The variant that must finish goes first, alone: on large instances
     // its setup and placement take the whole budget, which the others
     // would otherwise share.
-    let finished = finish.map(|g| {
-        let (order, placer) =
-            rayon::join(|| order(problem, g.order), || Placer::new(problem, g.fit));
-        (g, placer.place_within(&order, stop).0)
-    });
+    let finished = finish.map(|g| (g, plan_within(problem, g, stop).plan));
     // One placer per fit and one order per order kind, shared by the
     // other variants; none is built once `stop()` holds.
     let others: Vec<Greedy> = variants
@@ -99,13 +105,13 @@ pub fn best_of(
     let (placers, sorted): (Vec<Option<Placer>>, Vec<Option<Vec<BufferIdx>>>) = rayon::join(
         || {
             fits.par_iter()
-                .map(|&f| (!stop()).then(|| Placer::new(problem, f)))
+                .map(|&f| Placer::new_until(problem, f, stop))
                 .collect()
         },
         || {
             orders
                 .par_iter()
-                .map(|&o| (!stop()).then(|| order(problem, o)))
+                .map(|&o| order_until(problem, o, stop))
                 .collect()
         },
     );
