@@ -262,14 +262,14 @@ impl<'p> Placer<'p> {
                 // the fallback alone does better (a longer limit must
                 // never give a worse plan than a shorter one).
                 let count = self.complete(&occupancy, &mut ranges, &skip);
-                let (scratch, all) = self.from_scratch(&occupancy);
+                let (scratch, all) = self.fallback_for_all(&occupancy);
                 if top(&scratch) < top(&ranges) {
                     (scratch, all)
                 } else {
                     (ranges, count)
                 }
             }
-            None => self.from_scratch(&occupancy),
+            None => self.fallback_for_all(&occupancy),
         };
         let offsets = (0..buffers.len() as u32)
             .map(|b| ranges[occupancy.position(b) as usize].0)
@@ -291,7 +291,7 @@ impl<'p> Placer<'p> {
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
-        let (ranges, count) = self.from_scratch(&occupancy);
+        let (ranges, count) = self.fallback_for_all(&occupancy);
         let offsets = (0..problem.len() as u32)
             .map(|b| ranges[occupancy.position(b) as usize].0)
             .collect();
@@ -301,7 +301,7 @@ impl<'p> Placer<'p> {
     /// Every free buffer placed by [`fallback::complete`] above the fixed
     /// ones: the address ranges by position of `occupancy` and how many
     /// buffers the fallback placed.
-    fn from_scratch(&self, occupancy: &Occupancy) -> (Vec<(u64, u64)>, usize) {
+    fn fallback_for_all(&self, occupancy: &Occupancy) -> (Vec<(u64, u64)>, usize) {
         let buffers = self.problem.buffers();
         let (mut ranges, skip): (Vec<(u64, u64)>, Vec<bool>) = (0..buffers.len() as u32)
             .map(|p| {
