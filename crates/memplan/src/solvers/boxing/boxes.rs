@@ -111,6 +111,9 @@ fn corollary_15(
         let r = (i * base).exp().floor() as u64;
         r.max(h)
     };
+    if deadline.passed() {
+        return Vec::new();
+    }
     jobs.sort_unstable_by_key(|j| j.size);
     // Split into size classes (consecutive after the sort).
     let mut classes: Vec<(u64, Vec<Job>, u64)> = Vec::new();

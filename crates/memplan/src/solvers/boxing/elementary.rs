@@ -3,8 +3,7 @@
 
 use std::cmp::Reverse;
 
-use rayon::prelude::*;
-
+use crate::geometry::sort::sort_until;
 use crate::plan::Plan;
 use crate::problem::Problem;
 
@@ -13,14 +12,23 @@ use crate::problem::Problem;
 /// coloring is optimal. `None` when neither applies (or fixed buffers or
 /// alignments get in the way).
 pub fn elementary_case(problem: &Problem) -> Option<Plan> {
+    elementary_case_until(problem, &|| false)
+}
+
+/// [`elementary_case`] that answers `None` once `stop()` holds (polled in
+/// the sort of the lifetimes).
+pub fn elementary_case_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option<Plan> {
     let buffers = problem.buffers();
     let first = buffers.first()?;
     if buffers.iter().any(|b| b.fixed_offset.is_some()) {
         return None;
     }
     let spans: Vec<(u64, u64)> = buffers.iter().map(|b| (b.start, b.end)).collect();
-    if !overlapping(spans) {
+    if !overlapping(spans, stop) {
         return Some(Plan::from_offsets(vec![0; buffers.len()]));
+    }
+    if stop() {
+        return None;
     }
     let size = first.size;
     if buffers
@@ -72,12 +80,11 @@ pub(super) fn interval_coloring(lifetimes: impl Iterator<Item = (u64, u64)>) -> 
     rows
 }
 
-/// Whether two of the `(start, end)` lifetimes intersect.
-pub(super) fn overlapping(mut spans: Vec<(u64, u64)>) -> bool {
-    if spans.len() > 1 << 16 {
-        spans.par_sort_unstable();
-    } else {
-        spans.sort_unstable();
+/// Whether two of the `(start, end)` lifetimes intersect; true (as far as
+/// anyone knows) once `stop()` holds.
+pub(super) fn overlapping(mut spans: Vec<(u64, u64)>, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+    if !sort_until(&mut spans, stop) {
+        return true;
     }
     spans.windows(2).any(|w| w[1].0 < w[0].1)
 }

@@ -37,6 +37,7 @@ mod prelude;
 mod unbox;
 
 pub use elementary::elementary_case;
+use elementary::elementary_case_until;
 
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +47,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
+use crate::geometry::sort::sort_until;
 use crate::plan::Plan;
 use crate::problem::Problem;
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
@@ -109,11 +111,7 @@ impl Solver for Boxing {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
-        let max_load = problem.max_load();
-        let lower_bound = max_load.max(problem.fixed_end());
-        // With a capacity, the first plan within it will do.
-        let target = target_makespan(max_load, lower_bound, self.options.target_fragmentation)
-            .max(problem.capacity.unwrap_or(0));
+        let stop = || deadline.passed();
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
         // A work budget caps the iterations (each costs O(n log n)).
         let iterations = match options.effort {
@@ -125,74 +123,52 @@ impl Solver for Boxing {
             }
             None => self.options.iterations,
         };
-        let plan = if let Some(plan) = elementary_case(problem) {
-            plan
-        } else {
-            let placer = Placer::new(problem, Fit::FirstFit);
-            // Cut by the clock, the bootstrap is completed by the greedy
-            // fallback: a valid plan, and no time left for iterations.
-            let mut best = match &self.options.bootstrap {
-                Some(plan) if plan.offsets().len() == problem.len() => plan.clone(),
-                _ => {
-                    placer
-                        .place_within(&greedy::order(problem, Order::Size), &|| deadline.passed())
-                        .0
-                }
+        let bootstrap = self
+            .options
+            .bootstrap
+            .as_ref()
+            .filter(|plan| plan.offsets().len() == problem.len());
+        // Every step polls the clock: cut before the index, the plan is
+        // the bootstrap or stacked; cut before the order, the greedy
+        // fallback's; cut in the bootstrap, the fallback completes it.
+        let (plan, max_load) = if let Some(plan) = elementary_case_until(problem, &stop) {
+            (plan, None)
+        } else if let Some(placer) = Placer::new_until(problem, Fit::FirstFit, &stop) {
+            let best = match bootstrap {
+                Some(plan) => plan.clone(),
+                None => match greedy::order_until(problem, Order::Size, &stop) {
+                    Some(order) => placer.place_within(&order, &stop).0,
+                    None => placer.place_none().0,
+                },
             };
-            let mut best_makespan = best.makespan(problem);
-            options.progress.improve(best_makespan);
-            options.progress.raise_lower_bound(lower_bound);
-            if best_makespan > target && iterations > 0 {
-                let prelude = Prelude::new(problem);
-                let shared_best = AtomicU64::new(best_makespan);
-                let (mut abandoned, mut stopped) = (0u64, 0u64);
-                let mut done = 0u32;
-                while done < iterations && best_makespan > target {
-                    if deadline.passed() {
-                        break;
-                    }
-                    let round = (iterations - done).min(ROUND as u32);
-                    let results: Vec<(u32, Outcome)> = (done..done + round)
-                        .into_par_iter()
-                        .map(|i| {
-                            let outcome = iteration(
-                                &placer,
-                                problem,
-                                &prelude,
-                                iteration_seed(options.seed, i),
-                                self.options.size_classes,
-                                &shared_best,
-                                &deadline,
-                            );
-                            (i, outcome)
-                        })
-                        .collect();
-                    done += round;
-                    for (i, outcome) in results {
-                        let plan = match outcome {
-                            Outcome::Placed(plan) => plan,
-                            Outcome::Abandoned => {
-                                abandoned += 1;
-                                continue;
-                            }
-                            Outcome::Stopped => {
-                                stopped += 1;
-                                continue;
-                            }
-                        };
-                        let makespan = plan.makespan(problem);
-                        if makespan < best_makespan {
-                            options.progress.improve(makespan);
-                            best_makespan = makespan;
-                            best = plan;
-                            counters[2].1 = u64::from(i) + 1;
-                        }
-                    }
-                }
-                counters[0].1 = u64::from(done) - stopped;
-                counters[1].1 = abandoned;
+            let max_load = placer.max_load_until(&stop);
+            let best = match max_load {
+                Some(max_load) => self.iterate(
+                    problem,
+                    options,
+                    &deadline,
+                    &placer,
+                    best,
+                    max_load,
+                    iterations,
+                    &mut counters,
+                ),
+                None => best,
+            };
+            (best, max_load)
+        } else {
+            let plan = bootstrap
+                .cloned()
+                .unwrap_or_else(|| greedy::stacked(problem).0);
+            (plan, None)
+        };
+        let max_load = match max_load {
+            Some(load) => load,
+            // No time left for it: a weaker bound.
+            None if deadline.passed() => {
+                problem.buffers().iter().map(|b| b.size).max().unwrap_or(0)
             }
-            best
+            None => problem.max_load(),
         };
         // A plan over the capacity when the clock ran out: more time might
         // have found one.
@@ -209,6 +185,87 @@ impl Solver for Boxing {
                 solution
             },
         )
+    }
+}
+
+impl Boxing {
+    /// From the bootstrap plan `best`, box-unbox-squeeze iterations in
+    /// parallel rounds until the iterations, the target (§5.1) or the time
+    /// limit run out; the best plan and, in `counters`, the iterations run,
+    /// abandoned and the best one.
+    #[allow(clippy::too_many_arguments)]
+    fn iterate(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+        deadline: &Deadline,
+        placer: &Placer,
+        mut best: Plan,
+        max_load: u64,
+        iterations: u32,
+        counters: &mut [(&'static str, u64)],
+    ) -> Plan {
+        let lower_bound = max_load.max(problem.fixed_end());
+        // With a capacity, the first plan within it will do.
+        let target = target_makespan(max_load, lower_bound, self.options.target_fragmentation)
+            .max(problem.capacity.unwrap_or(0));
+        let mut best_makespan = best.makespan(problem);
+        options.progress.improve(best_makespan);
+        options.progress.raise_lower_bound(lower_bound);
+        if best_makespan <= target || iterations == 0 {
+            return best;
+        }
+        let Some(prelude) = Prelude::new_until(problem, &|| deadline.passed()) else {
+            return best;
+        };
+        let shared_best = AtomicU64::new(best_makespan);
+        let (mut abandoned, mut stopped) = (0u64, 0u64);
+        let mut done = 0u32;
+        while done < iterations && best_makespan > target {
+            if deadline.passed() {
+                break;
+            }
+            let round = (iterations - done).min(ROUND as u32);
+            let results: Vec<(u32, Outcome)> = (done..done + round)
+                .into_par_iter()
+                .map(|i| {
+                    let outcome = iteration(
+                        placer,
+                        problem,
+                        &prelude,
+                        iteration_seed(options.seed, i),
+                        self.options.size_classes,
+                        &shared_best,
+                        deadline,
+                    );
+                    (i, outcome)
+                })
+                .collect();
+            done += round;
+            for (i, outcome) in results {
+                let plan = match outcome {
+                    Outcome::Placed(plan) => plan,
+                    Outcome::Abandoned => {
+                        abandoned += 1;
+                        continue;
+                    }
+                    Outcome::Stopped => {
+                        stopped += 1;
+                        continue;
+                    }
+                };
+                let makespan = plan.makespan(problem);
+                if makespan < best_makespan {
+                    options.progress.improve(makespan);
+                    best_makespan = makespan;
+                    best = plan;
+                    counters[2].1 = u64::from(i) + 1;
+                }
+            }
+        }
+        counters[0].1 = u64::from(done) - stopped;
+        counters[1].1 = abandoned;
+        best
     }
 }
 
@@ -297,7 +354,9 @@ fn iteration(
             )
         })
         .collect();
-    keyed.sort_unstable();
+    if !sort_until(&mut keyed, &|| deadline.passed()) {
+        return Outcome::Stopped;
+    }
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
     match placer.place_until(&order, Some(limit), &|| deadline.passed()) {

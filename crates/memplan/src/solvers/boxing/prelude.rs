@@ -1,6 +1,7 @@
 //! The prelude (idealloc §5.6): the jobs to box, the dummy job, and the
 //! calibration of ε by simulating Theorem 16's rounds on the heights.
 
+use crate::geometry::sort::sort_until;
 use crate::problem::Problem;
 
 use super::boxes::{Contents, Job};
@@ -22,7 +23,20 @@ pub(super) struct Prelude {
 impl Prelude {
     /// Builds the jobs, adds the dummy job when the height ratio breaks
     /// Inequality 12 and calibrates ε (§5.6).
+    #[cfg(test)]
     pub(super) fn new(problem: &Problem) -> Prelude {
+        Self::new_until(problem, &|| false).unwrap_or(Prelude {
+            jobs: Vec::new(),
+            epsilon: 1.0,
+        })
+    }
+
+    /// [`Prelude::new`] that gives up (`None`) once `stop()` holds (polled
+    /// in the sort of the heights).
+    pub(super) fn new_until(
+        problem: &Problem,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Prelude> {
         let mut jobs: Vec<Job> = problem
             .buffers()
             .iter()
@@ -51,10 +65,12 @@ impl Prelude {
             });
         }
         let mut heights: Vec<u64> = jobs.iter().map(|j| j.size).collect();
-        heights.sort_unstable();
+        if !sort_until(&mut heights, stop) {
+            return None;
+        }
         heights.dedup();
         let epsilon = calibrate_epsilon(&heights);
-        Prelude { jobs, epsilon }
+        Some(Prelude { jobs, epsilon })
     }
 }
 
