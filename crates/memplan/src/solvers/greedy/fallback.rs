@@ -62,6 +62,9 @@ pub fn complete(
     let mut class_of = vec![0u16; n];
     let mut slot_of = vec![0u32; n];
     let mut last_class = usize::MAX;
+    // The class of unaligned buffers by log2 of their (power-of-two)
+    // stride; `u16::MAX`: none yet.
+    let mut by_log = [u16::MAX; 64];
     let (mut released, mut count) = (0usize, 0usize);
     for p in 0..n {
         if placed[p] {
@@ -81,8 +84,15 @@ pub fn complete(
         let align = alignment(p as u32);
         let stride = align_up(size.checked_next_power_of_two().unwrap_or(size), align);
         let same = |k: &Class| k.stride == stride && k.alignment == align;
+        // Unaligned power-of-two strides (most buffers) by table, the
+        // others by search: the same class either way.
+        let log =
+            (align == 1 && stride.is_power_of_two()).then(|| stride.trailing_zeros() as usize);
+        let known = log.map_or(u16::MAX, |l| by_log[l]);
         let c = if classes.get(last_class).is_some_and(same) {
             last_class
+        } else if known != u16::MAX {
+            usize::from(known)
         } else {
             match classes.iter().position(same) {
                 Some(c) => c,
@@ -100,6 +110,9 @@ pub fn complete(
             }
         };
         last_class = c;
+        if let Some(l) = log {
+            by_log[l] = c as u16;
+        }
         let class = &mut classes[c];
         slot_of[p] = class.free.pop().unwrap_or_else(|| {
             class.slots += 1;

@@ -260,9 +260,12 @@ impl<'p> Placer<'p> {
             Some((mut ranges, skip)) => {
                 // Cut midway: the fallback above what was placed, unless
                 // the fallback alone does better (a longer limit must
-                // never give a worse plan than a shorter one).
-                let count = self.complete(&occupancy, &mut ranges, &skip);
-                let (scratch, all) = self.fallback_for_all(&occupancy);
+                // never give a worse plan than a shorter one); both at
+                // once.
+                let (count, (scratch, all)) = rayon::join(
+                    || self.complete(&occupancy, &mut ranges, &skip),
+                    || self.fallback_for_all(&occupancy),
+                );
                 if top(&scratch) < top(&ranges) {
                     (scratch, all)
                 } else {
