@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use crate::buffer::{Buffer, BufferIdx};
-use crate::geometry::sweep::time_groups;
+use crate::geometry::sweep::time_groups_until;
 
 /// The buffers of each independent time group.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,7 +26,17 @@ impl TimeGroups {
     /// The independent groups of `buffers`, consecutive ones merged until a
     /// group has at least `min_group` buffers (groups in time order).
     pub fn new(buffers: &[Buffer], min_group: usize) -> Self {
-        let (group_of, count) = time_groups(buffers, min_group);
+        Self::new_until(buffers, min_group, &|| false)
+            .unwrap_or_else(|| Self::single(buffers.len()))
+    }
+
+    /// [`TimeGroups::new`] that gives up (`None`) once `stop()` holds.
+    pub fn new_until(
+        buffers: &[Buffer],
+        min_group: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
+        let (group_of, count) = time_groups_until(buffers, min_group, stop)?;
         // A counting sort by group keeps buffer order within each group.
         let mut starts = vec![0usize; count + 1];
         for &g in &group_of {
@@ -41,7 +51,7 @@ impl TimeGroups {
             members[next[g as usize]] = BufferIdx::new(i);
             next[g as usize] += 1;
         }
-        TimeGroups { starts, members }
+        Some(TimeGroups { starts, members })
     }
 
     /// All `n` buffers in one group (none when `n` is 0): decomposition

@@ -4,20 +4,27 @@
 use rayon::prelude::*;
 
 use super::csr::Csr;
+use crate::geometry::sort::sort_until;
+
 use crate::buffer::Buffer;
 
 /// The max load L: the most bytes alive at one instant. With half-open
 /// lifetimes, a buffer ending at `t` and one starting at `t` never coexist.
 pub fn max_load(buffers: &[Buffer]) -> u64 {
+    max_load_until(buffers, &|| false).unwrap_or(0)
+}
+
+/// [`max_load`] that gives up (`None`) once `stop()` holds, polled in the
+/// sorts ([`sort_until`]).
+pub fn max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
     // Allocation and free events as two sorted lists, merged with frees
     // first at equal times.
     let sorted = |key: fn(&Buffer) -> u64| {
         let mut v: Vec<(u64, u64)> = buffers.iter().map(|b| (key(b), b.size)).collect();
-        v.par_sort_unstable();
-        v
+        sort_until(&mut v, stop).then_some(v)
     };
     let (starts, ends) = rayon::join(|| sorted(|b| b.start), || sorted(|b| b.end));
-    max_of_sorted(&starts, &ends)
+    Some(max_of_sorted(&starts?, &ends?))
 }
 
 /// The highest sum of widths present at one instant, given `(time,
@@ -109,12 +116,24 @@ impl LoadProfile {
 /// `min_group` buffers. Returns the group of each buffer and the number of
 /// groups; groups are numbered in time order.
 pub fn time_groups(buffers: &[Buffer], min_group: usize) -> (Vec<u32>, usize) {
+    time_groups_until(buffers, min_group, &|| false).unwrap_or_default()
+}
+
+/// [`time_groups`] that gives up (`None`) once `stop()` holds, polled in
+/// the sort ([`sort_until`]).
+pub fn time_groups_until(
+    buffers: &[Buffer],
+    min_group: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<(Vec<u32>, usize)> {
     let mut by_start: Vec<(u64, u64, u32)> = buffers
         .iter()
         .enumerate()
         .map(|(i, b)| (b.start, b.end, i as u32))
         .collect();
-    by_start.par_sort_unstable();
+    if !sort_until(&mut by_start, stop) {
+        return None;
+    }
     let mut group_of = vec![0u32; buffers.len()];
     let mut group = 0u32;
     let mut size = 0usize;
@@ -133,7 +152,7 @@ pub fn time_groups(buffers: &[Buffer], min_group: usize) -> (Vec<u32>, usize) {
     } else {
         group as usize + 1
     };
-    (group_of, groups)
+    Some((group_of, groups))
 }
 
 /// The elementary time sections of a set of buffers (MiniMalloc §6.2): the

@@ -57,6 +57,19 @@ impl SolveOptions {
         }
     }
 
+    /// [`SolveOptions::prepared`] that gives up (`None`) once `stop()`
+    /// holds while computing them.
+    pub fn prepared_until(
+        &self,
+        problem: &Problem,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Arc<Prepared>> {
+        match &self.prepared {
+            Some(p) => Some(p.clone()),
+            None => Prepared::bounds_until(problem, stop).map(Arc::new),
+        }
+    }
+
     /// These options for a problem derived from the one they came with:
     /// without its prepared facts.
     fn for_derived_problem(&self) -> SolveOptions {

@@ -33,6 +33,22 @@ impl Prepared {
             greedy: None,
         }
     }
+
+    /// [`Prepared::bounds`] that gives up (`None`) once `stop()` holds
+    /// (polled in the sweep's sorts; at millions of buffers they take
+    /// tenths of a second).
+    pub fn bounds_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
+        let max_load = if problem.has_gaps() {
+            problem.max_load()
+        } else {
+            crate::geometry::sweep::max_load_until(problem.buffers(), stop)?
+        };
+        Some(Prepared {
+            max_load,
+            lower_bound: max_load.max(problem.fixed_end()),
+            greedy: None,
+        })
+    }
 }
 
 /// The plan a solver starts from: `warm_start` when it is a valid layout of

@@ -116,8 +116,31 @@ impl Solver for Auto {
         let started = Instant::now();
         let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
         let effort = options.effort.unwrap_or(Effort::DEFAULT);
-        // The bounds, once for every member.
-        let prepared = options.prepared(problem);
+        // The bounds, once for every member; at millions of buffers their
+        // sorts poll the clock too (a limit of 0: greedy only, uncut).
+        let cap = SolveOptions {
+            time_limit: Some(limit),
+            ..options.clone()
+        }
+        .deadline();
+        let stop = || {
+            if limit.is_zero() {
+                options.cancel.is_raised()
+            } else {
+                cap.passed()
+            }
+        };
+        let Some(prepared) = options.prepared_until(problem, &stop) else {
+            // No time even for the bounds: the plan greedy gives in no
+            // time, with a weaker bound.
+            let greedy = crate::solvers::greedy::Greedy::default();
+            let plan = crate::solvers::greedy::plan_within(problem, greedy, &stop).plan;
+            let size = problem.buffers().iter().map(|b| b.size).max().unwrap_or(0);
+            let mut s = Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit)?;
+            s.found_by = Some(format!("auto/{}", greedy.name()));
+            s.stopped = cap.stopped();
+            return Ok(s);
+        };
         let lower_bound = prepared.lower_bound;
         options.progress.raise_lower_bound(lower_bound);
         // Members run with the whole budget; the clock only caps them.

@@ -26,7 +26,7 @@ impl Groups {
             return None;
         }
         let members = if decompose {
-            TimeGroups::new(problem.buffers(), 1)
+            TimeGroups::new_until(problem.buffers(), 1, &|| deadline.passed())?
         } else {
             TimeGroups::single(problem.len())
         };

@@ -138,7 +138,18 @@ impl Solver for Search {
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
-        let prepared = options.prepared(problem);
+        let Some(prepared) = options.prepared_until(problem, &|| deadline.passed()) else {
+            // No time even for the bounds (millions of buffers): the plan
+            // greedy gives in no time, with a weaker bound.
+            let plan = crate::solvers::greedy::plan_within(
+                problem,
+                crate::solvers::greedy::Greedy::default(),
+                &|| deadline.passed(),
+            )
+            .plan;
+            let size = problem.buffers().iter().map(|b| b.size).max().unwrap_or(0);
+            return Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit);
+        };
         options.progress.raise_lower_bound(prepared.lower_bound);
         match problem.capacity {
             Some(capacity) => self.decide_capacity(problem, capacity, &prepared, &deadline, budget),
@@ -196,11 +207,13 @@ impl Search {
         };
         // The default greedy variant (a fraction of a millisecond at a few
         // hundred buffers): a plan at once when the capacity is loose.
-        let placer = Placer::new(problem, Fit::FirstFit);
-        if let Some(plan) = placer.place(
-            &crate::solvers::greedy::order(problem, Order::Size),
-            Some(capacity),
-        ) {
+        // Its setup polls the clock too (millions of buffers).
+        let stop = || deadline.passed();
+        let quick = Placer::new_until(problem, Fit::FirstFit, &stop).and_then(|placer| {
+            let order = crate::solvers::greedy::order_until(problem, Order::Size, &stop)?;
+            placer.place_until(&order, Some(capacity), &stop)
+        });
+        if let Some(plan) = quick {
             return fits(plan, &counters);
         }
         let groups = Groups::new(problem, self.options.decompose, deadline);
