@@ -129,6 +129,9 @@ impl Occupancy {
         min_group: usize,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Self> {
+        if stop() {
+            return None;
+        }
         let mut sorted: Vec<(u64, u64, u32)> = (0..n)
             .into_par_iter()
             .map(|i| {

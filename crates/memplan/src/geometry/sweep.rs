@@ -6,6 +6,9 @@ use rayon::prelude::*;
 use super::csr::Csr;
 use crate::geometry::sort::sort_until;
 
+/// Buffers between two polls of `stop()` in the `_until` sweeps.
+const POLL: usize = 1 << 16;
+
 use crate::buffer::Buffer;
 
 /// The max load L: the most bytes alive at one instant. With half-open
@@ -68,15 +71,34 @@ impl LoadProfile {
 
     /// The profile of `(start, end, width)` spans, in O(n log n).
     pub fn of_spans(spans: impl Iterator<Item = (u64, u64, u64)> + Clone) -> Self {
+        Self::of_spans_until(spans, &|| false).unwrap_or_default()
+    }
+
+    /// [`LoadProfile::new`] that gives up (`None`) once `stop()` holds.
+    pub fn new_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
+        Self::of_spans_until(buffers.iter().map(|b| (b.start, b.end, b.size)), stop)
+    }
+
+    /// [`LoadProfile::of_spans`] that gives up (`None`) once `stop()`
+    /// holds, polled in the sort ([`sort_until`]) and every [`POLL`] spans.
+    pub fn of_spans_until(
+        spans: impl Iterator<Item = (u64, u64, u64)> + Clone,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
         let mut times: Vec<u64> = Vec::with_capacity(spans.size_hint().0 * 2);
         for (start, end, _) in spans.clone() {
             times.push(start);
             times.push(end);
         }
-        times.par_sort_unstable();
+        if !sort_until(&mut times, stop) {
+            return None;
+        }
         times.dedup();
         let mut delta = vec![0i128; times.len()];
-        for (start, end, width) in spans {
+        for (i, (start, end, width)) in spans.enumerate() {
+            if i % POLL == 0 && stop() {
+                return None;
+            }
             delta[segment_of(&times, start)] += i128::from(width);
             delta[segment_of(&times, end)] -= i128::from(width);
         }
@@ -88,7 +110,7 @@ impl LoadProfile {
             // `Problem::new` keeps below 2^64.
             loads.push(u64::try_from(load).unwrap_or(u64::MAX));
         }
-        LoadProfile { times, loads }
+        Some(LoadProfile { times, loads })
     }
 
     /// Index of the elementary segment starting at `t` (which must be one of
@@ -101,11 +123,26 @@ impl LoadProfile {
     /// The contention of each buffer: the highest load over its lifetime
     /// (TelaMalloc §3.1). O(n log n) with a range-maximum segment tree.
     pub fn contention(&self, buffers: &[Buffer]) -> Vec<u64> {
+        self.contention_until(buffers, &|| false)
+            .unwrap_or_default()
+    }
+
+    /// [`LoadProfile::contention`] that gives up (`None`) once `stop()`
+    /// holds, polled every [`POLL`] buffers.
+    pub fn contention_until(
+        &self,
+        buffers: &[Buffer],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Vec<u64>> {
         let tree = MaxTree::new(&self.loads);
-        buffers
-            .iter()
-            .map(|b| tree.max(self.segment(b.start), self.segment(b.end)))
-            .collect()
+        let mut out = Vec::with_capacity(buffers.len());
+        for (i, b) in buffers.iter().enumerate() {
+            if i % POLL == 0 && stop() {
+                return None;
+            }
+            out.push(tree.max(self.segment(b.start), self.segment(b.end)));
+        }
+        Some(out)
     }
 }
 

@@ -23,14 +23,14 @@ pub fn order_until(
     order: Order,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<Vec<BufferIdx>> {
-    let profile = if order == Order::Contention {
-        LoadProfile::new(problem.buffers())
-    } else {
-        LoadProfile::default()
-    };
     if stop() {
         return None;
     }
+    let profile = if order == Order::Contention {
+        LoadProfile::new_until(problem.buffers(), stop)?
+    } else {
+        LoadProfile::default()
+    };
     order_with_profile(problem, order, &profile, stop)
 }
 
@@ -64,7 +64,7 @@ fn order_with_profile(
         ),
         Order::Start => sorted_by_key(buffers, |b, _| (b.start, Reverse(b.size)), stop),
         Order::Contention => {
-            let contention = profile.contention(buffers);
+            let contention = profile.contention_until(buffers, stop)?;
             sorted_by_key(
                 buffers,
                 |b, i| {

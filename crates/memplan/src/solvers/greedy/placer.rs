@@ -94,6 +94,9 @@ impl<'p> Placer<'p> {
         min_group: usize,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Self> {
+        if stop() {
+            return None;
+        }
         let buffers = problem.buffers();
         // With gaps, first-fit and best-fit place pieces.
         let pieces = (problem.has_gaps() && fit != Fit::Skyline)
