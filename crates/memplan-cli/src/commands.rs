@@ -96,6 +96,8 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     let started = Instant::now();
     let result = memplan::solver::run(solver, &problem, &options);
     let elapsed = started.elapsed().as_secs_f64();
+    // How long the solver took to return after Ctrl-C or SIGTERM.
+    let stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
     spinner.finish();
     let solution = match result {
         Ok(solution) => solution,
@@ -146,6 +148,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
             "solver": solver_name,
             "seconds": elapsed,
             "stopped": stopped,
+            "stop_latency": stop_latency,
             "counters": counters,
         });
         writeln!(out, "{value}")?;

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 /// The stop flag a solve watches, raised by the first signal.
 fn stop_flag() -> &'static Arc<AtomicBool> {
@@ -18,6 +19,14 @@ static GRACEFUL: AtomicBool = AtomicBool::new(false);
 /// Signals received so far.
 static RECEIVED: AtomicU32 = AtomicU32::new(0);
 
+/// When the first signal that stopped a solve arrived.
+static FIRST: OnceLock<Instant> = OnceLock::new();
+
+/// The instant the first signal stopped a solve, if one did.
+pub fn first_signal() -> Option<Instant> {
+    FIRST.get().copied()
+}
+
 /// The temporary output file being written, if any.
 static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
 
@@ -27,6 +36,7 @@ pub fn install() {
     let _ = ctrlc::set_handler(|| {
         let earlier = RECEIVED.fetch_add(1, Ordering::SeqCst);
         if earlier == 0 && GRACEFUL.load(Ordering::SeqCst) {
+            let _ = FIRST.set(Instant::now());
             stop_flag().store(true, Ordering::SeqCst);
             return;
         }

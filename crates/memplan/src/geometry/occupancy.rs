@@ -108,7 +108,7 @@ impl Occupancy {
     }
 
     /// [`Occupancy::of_buffers`] that gives up (`None`) once `stop()`
-    /// holds, polled every [`POLL`] buffers of each pass and inside the
+    /// holds, polled every `POLL` (65,536) buffers of each pass and inside the
     /// sort ([`sort_until`]).
     pub fn of_buffers_until(
         buffers: &[Buffer],
@@ -266,7 +266,7 @@ impl Occupancy {
     }
 
     /// [`Occupancy::max_load`] that gives up (`None`) once `stop()` holds,
-    /// polled every [`POLL`] buffers.
+    /// polled every `POLL` (65,536) buffers.
     pub fn max_load_until(
         &self,
         size: impl Fn(u32) -> u64,

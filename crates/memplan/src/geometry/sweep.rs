@@ -80,7 +80,7 @@ impl LoadProfile {
     }
 
     /// [`LoadProfile::of_spans`] that gives up (`None`) once `stop()`
-    /// holds, polled in the sort ([`sort_until`]) and every [`POLL`] spans.
+    /// holds, polled in the sort ([`sort_until`]) and every `POLL` (65,536) spans.
     pub fn of_spans_until(
         spans: impl Iterator<Item = (u64, u64, u64)> + Clone,
         stop: &(dyn Fn() -> bool + Sync),
@@ -128,7 +128,7 @@ impl LoadProfile {
     }
 
     /// [`LoadProfile::contention`] that gives up (`None`) once `stop()`
-    /// holds, polled every [`POLL`] buffers.
+    /// holds, polled every `POLL` (65,536) buffers.
     pub fn contention_until(
         &self,
         buffers: &[Buffer],

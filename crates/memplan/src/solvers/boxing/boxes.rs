@@ -10,52 +10,11 @@ use rayon::prelude::*;
 use crate::solver::Deadline;
 
 use super::elementary::interval_coloring;
+use super::jobs::Job;
 use super::prelude::{Round, MAX_ROUNDS, MU_MAX};
 
 /// Theorem 2 recursions on fewer jobs run sequentially.
 const PARALLEL_JOBS: usize = 4096;
-
-/// What a job holds (idealloc §5.2: buffers and boxes are both jobs).
-#[derive(Clone, Debug)]
-pub(super) enum Contents {
-    /// An input buffer.
-    Buffer(u32),
-    /// The dummy job of §5.6: boxed, never placed.
-    Dummy,
-    /// A box and the jobs inside it.
-    Boxed(Vec<Job>),
-}
-
-/// A BA job: a height and a half-open lifetime.
-#[derive(Clone, Debug)]
-pub(super) struct Job {
-    pub(super) size: u64,
-    pub(super) start: u64,
-    pub(super) end: u64,
-    pub(super) contents: Contents,
-}
-
-impl Job {
-    /// Whether `t` lies in the job's lifetime: Theorem 2's R = {j : t ∈ I_j}
-    /// (half-open, equivalent to §5.2's exclusive semantics per §5.4).
-    fn is_live_at(&self, t: u64) -> bool {
-        self.start <= t && t < self.end
-    }
-
-    /// A box of height `size` around `contents` (non-empty), spanning their
-    /// lifetimes (Lemma 1's and Theorem 2's boxes; §5.2: a job with
-    /// contents).
-    fn boxed(size: u64, contents: Vec<Job>) -> Job {
-        let start = contents.iter().map(|j| j.start).min().unwrap_or(0);
-        let end = contents.iter().map(|j| j.end).max().unwrap_or(0);
-        Job {
-            size,
-            start,
-            end,
-            contents: Contents::Boxed(contents),
-        }
-    }
-}
 
 /// Theorem 16: box the smallest jobs with Corollary 15 until
 /// (log₂ r)² < 1/ε, then box everything once more with μ* = ε/(log₂ r*)²
@@ -307,40 +266,5 @@ fn box_rows(jobs: Vec<Job>, per_box: u64, box_height: u64, out: &mut Vec<Job>) {
     }
     for group in groups.into_iter().filter(|g| !g.is_empty()) {
         out.push(Job::boxed(box_height, group));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::solvers::boxing::prelude::Prelude;
-    use crate::solvers::boxing::unbox::unbox_all;
-
-    #[test]
-    fn unboxing_places_every_buffer() {
-        let g = crate::generate::generate(crate::generate::Kind::Random, 500, 3);
-        let prelude = Prelude::new(&g.problem);
-        assert!(prelude.jobs.len() >= 500);
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let boxes = theorem_16(
-            prelude.jobs.clone(),
-            prelude.epsilon,
-            &mut rng,
-            &Deadline::default(),
-        );
-        let mut sparse = vec![u64::MAX; 500];
-        fn count(jobs: &[Job]) -> usize {
-            jobs.iter()
-                .map(|j| match &j.contents {
-                    Contents::Boxed(c) => count(c),
-                    Contents::Buffer(_) => 1,
-                    Contents::Dummy => 0,
-                })
-                .sum()
-        }
-        assert_eq!(count(&boxes), 500);
-        unbox_all(&boxes, 0, &mut sparse);
-        let missing: Vec<usize> = (0..500).filter(|&i| sparse[i] == u64::MAX).collect();
-        assert!(missing.is_empty(), "{missing:?}");
     }
 }

@@ -33,6 +33,7 @@
 
 mod boxes;
 mod elementary;
+mod jobs;
 mod prelude;
 mod unbox;
 

@@ -4,7 +4,7 @@
 use crate::geometry::sort::sort_until;
 use crate::problem::Problem;
 
-use super::boxes::{Contents, Job};
+use super::jobs::{Contents, Job};
 
 /// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
 pub(super) const MIN_RATIO: f64 = 2216.53;

@@ -2,8 +2,8 @@
 
 use std::cmp::Reverse;
 
-use super::boxes::{Contents, Job};
 use super::elementary::{interval_coloring, overlapping};
+use super::jobs::{Contents, Job};
 
 /// UnboxAll (§4, Fig. 6): gives every buffer inside `jobs` a sparse offset
 /// at or above the watermark `w`. Same-size jobs are placed row by row
@@ -65,4 +65,42 @@ fn place_job(job: &Job, w: u64, sparse: &mut [u64]) {
 /// same time.
 fn any_overlap(jobs: &[Job]) -> bool {
     overlapping(jobs.iter().map(|j| (j.start, j.end)).collect(), &|| false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::Deadline;
+    use crate::solvers::boxing::boxes::theorem_16;
+    use crate::solvers::boxing::prelude::Prelude;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn unboxing_places_every_buffer() {
+        let g = crate::generate::generate(crate::generate::Kind::Random, 500, 3);
+        let prelude = Prelude::new(&g.problem);
+        assert!(prelude.jobs.len() >= 500);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let boxes = theorem_16(
+            prelude.jobs.clone(),
+            prelude.epsilon,
+            &mut rng,
+            &Deadline::default(),
+        );
+        let mut sparse = vec![u64::MAX; 500];
+        fn count(jobs: &[Job]) -> usize {
+            jobs.iter()
+                .map(|j| match &j.contents {
+                    Contents::Boxed(c) => count(c),
+                    Contents::Buffer(_) => 1,
+                    Contents::Dummy => 0,
+                })
+                .sum()
+        }
+        assert_eq!(count(&boxes), 500);
+        unbox_all(&boxes, 0, &mut sparse);
+        let missing: Vec<usize> = (0..500).filter(|&i| sparse[i] == u64::MAX).collect();
+        assert!(missing.is_empty(), "{missing:?}");
+    }
 }

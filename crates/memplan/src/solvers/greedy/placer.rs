@@ -15,9 +15,8 @@ use crate::plan::Plan;
 use crate::problem::Problem;
 
 use super::fallback;
-use super::groups::{group_tree, GroupContext};
+use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS, STOP_CHECK};
 use super::orders::order_until;
-use super::variants::DENSE_CONFLICTS;
 use super::{Fit, Greedy};
 
 /// Places the fixed buffers, then the buffers of `order` one by one with
@@ -466,21 +465,6 @@ struct Run {
     /// How each group ended.
     ends: Vec<GroupEnd>,
 }
-
-/// How the placement of one group ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum GroupEnd {
-    /// Every buffer placed.
-    Done,
-    /// A buffer would have ended above the limit.
-    OverLimit,
-    /// `stop()` held after this many buffers of the group's work.
-    Stopped(usize),
-}
-
-/// How many buffers [`Placer::place_until`] places between two `stop()`
-/// checks.
-pub(super) const STOP_CHECK: usize = 1024;
 
 /// How many buffers the setup of [`Placer::place_until`] (ranks, address
 /// ranges, work lists) handles between two `stop()` checks.

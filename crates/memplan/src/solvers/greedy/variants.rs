@@ -9,14 +9,9 @@ use crate::problem::{Buffer, Problem};
 
 use crate::geometry::sort::sort_until;
 
-use super::{order_until, plan_within, Fit, Greedy, Order, Placer};
+use super::groups::DENSE_CONFLICTS;
 
-/// Above this many time-overlapping buffers per buffer on average, first-fit
-/// uses the [`TimeTree`] (O(log² n) per buffer) rather than sorting the
-/// conflicts (O(k log k)). Measured: iopddl S_1 (~1500) is 13× faster with
-/// the tree, generated `random` instances (~100) 2× slower; somas resnet50
-/// (~216) and iopddl G_1 (~140) about even.
-pub(super) const DENSE_CONFLICTS: u64 = 128;
+use super::{order_until, plan_within, Fit, Greedy, Order, Placer};
 
 /// True when buffers meet more than `DENSE_CONFLICTS` others on average:
 /// first-fit is then fast (the [`TimeTree`](crate::geometry::time_tree::TimeTree)) but best-fit sorts thousands
