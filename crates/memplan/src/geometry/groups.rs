@@ -7,19 +7,16 @@
 use rayon::prelude::*;
 
 use crate::buffer::{Buffer, BufferIdx};
+use crate::geometry::csr::Csr;
 use crate::geometry::sweep::time_groups_until;
 
-/// The buffers of each independent time group.
+/// The buffers of each independent time group: row `g` of `members` is
+/// group `g`, in time order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimeGroups {
-    /// Group `g` is `members[starts[g]..starts[g + 1]]`.
-    ///
-    /// Invariant: `starts[0] == 0`, `starts` is non-decreasing, its last
-    /// entry is `members.len()`, and no group is empty (so `starts` is
-    /// strictly increasing and has one entry more than there are groups).
-    starts: Vec<usize>,
-    /// Every buffer exactly once; within a group, in buffer order.
-    members: Vec<BufferIdx>,
+    /// Invariant: every buffer in exactly one row, rows in buffer order, no
+    /// row empty.
+    members: Csr<BufferIdx>,
 }
 
 impl TimeGroups {
@@ -38,34 +35,25 @@ impl TimeGroups {
     ) -> Option<Self> {
         let (group_of, count) = time_groups_until(buffers, min_group, stop)?;
         // A counting sort by group keeps buffer order within each group.
-        let mut starts = vec![0usize; count + 1];
-        for &g in &group_of {
-            starts[g as usize + 1] += 1;
-        }
-        for g in 0..count {
-            starts[g + 1] += starts[g];
-        }
-        let mut next = starts.clone();
-        let mut members = vec![BufferIdx::new(0); buffers.len()];
-        for (i, &g) in group_of.iter().enumerate() {
-            members[next[g as usize]] = BufferIdx::new(i);
-            next[g as usize] += 1;
-        }
-        Some(TimeGroups { starts, members })
+        let members = Csr::by_key(&group_of, count)?.map(|&i| BufferIdx::new(i as usize));
+        Some(TimeGroups { members })
     }
 
     /// All `n` buffers in one group (none when `n` is 0): decomposition
-    /// switched off.
+    /// switched off. `n` is below `u32::MAX`, as [`crate::problem::Problem`]
+    /// guarantees.
     pub fn single(n: usize) -> Self {
-        TimeGroups {
-            starts: if n == 0 { vec![0] } else { vec![0, n] },
-            members: (0..n).map(BufferIdx::new).collect(),
+        let mut members = Csr::new();
+        if n > 0 {
+            // Cannot fail below u32::MAX buffers.
+            let _ = members.push_row((0..n).map(BufferIdx::new));
         }
+        TimeGroups { members }
     }
 
     /// Number of groups.
     pub fn len(&self) -> usize {
-        self.starts.len() - 1
+        self.members.rows()
     }
 
     /// Whether there is no group (no buffer).
@@ -75,7 +63,7 @@ impl TimeGroups {
 
     /// The buffers of group `g`, in buffer order.
     pub fn members(&self, g: usize) -> &[BufferIdx] {
-        &self.members[self.starts[g]..self.starts[g + 1]]
+        self.members.row(g)
     }
 
     /// The groups in time order.
@@ -86,7 +74,7 @@ impl TimeGroups {
     /// One plan's offsets from each group's local offsets (in the order of
     /// [`members`](Self::members)).
     pub fn scatter(&self, local: impl IntoIterator<Item = Vec<u64>>) -> Vec<u64> {
-        let mut offsets = vec![0u64; self.members.len()];
+        let mut offsets = vec![0u64; self.members.values().len()];
         for (members, local) in self.iter().zip(local) {
             for (b, o) in members.iter().zip(local) {
                 offsets[b.index()] = o;
