@@ -218,12 +218,11 @@ impl Auto {
         let search = Search {
             options: SearchOptions::default(),
         };
+        // Boxing bootstraps from the prepared greedy plan (with gaps it
+        // plans the hulls, a problem of its own, and starts afresh).
         let boxing = Boxing {
             options: BoxingOptions {
                 iterations: u32::MAX,
-                // With gaps, boxing plans the hulls, for which the greedy
-                // plan (of the pieces) may not be valid.
-                bootstrap: (!problem.has_gaps()).then_some(greedy_plan),
                 ..BoxingOptions::default()
             },
         };

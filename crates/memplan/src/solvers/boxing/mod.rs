@@ -74,8 +74,9 @@ pub struct BoxingOptions {
     /// Squeeze by decreasing size class first, sparse offset within a class
     /// (our deviation); `false` squeezes by sparse offset alone (§4).
     pub size_classes: bool,
-    /// The plan to start from (§5.5 bootstrapping); `None`: the size-first
-    /// greedy plan.
+    /// The plan to start from (§5.5 bootstrapping); `None`: the greedy plan
+    /// of [`SolveOptions::prepared`] when a portfolio gives one, else the
+    /// size-first greedy plan.
     pub bootstrap: Option<Plan>,
 }
 
@@ -124,10 +125,13 @@ impl Solver for Boxing {
             }
             None => self.options.iterations,
         };
+        // The caller's bootstrap, else the portfolio's greedy plan.
+        let prepared = options.prepared.as_ref().and_then(|p| p.greedy.as_ref());
         let bootstrap = self
             .options
             .bootstrap
             .as_ref()
+            .or(prepared.map(|(_, plan)| plan))
             .filter(|plan| plan.offsets().len() == problem.len());
         // Every step polls the clock: cut before the index, the plan is
         // the bootstrap or stacked; cut before the order, the greedy
