@@ -105,8 +105,41 @@ struct Run {
     found_by: Option<String>,
 }
 
+/// Runs every solver on every file: a row each, then a summary per solver.
 fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), Failure> {
-    let columns = [
+    let columns = columns();
+    let mut out = Printer::new(args.format, &columns);
+    let options = SolveOptions {
+        time_limit: Some(memplan::solver::seconds(args.time_limit)),
+        effort: args.effort.and_then(memplan::solver::Effort::new),
+        ..SolveOptions::default()
+    };
+    let repeat = args.repeat.max(1) as usize;
+    let mut tally: Vec<Tally> = solvers.iter().map(|_| Tally::default()).collect();
+    for file in files {
+        let name = file_name(file);
+        let outcomes = run_all(file, solvers, &options, repeat);
+        let best = outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok().map(|r| r.makespan))
+            .min();
+        for (o, t) in outcomes.iter().zip(&mut tally) {
+            t.count(o, best);
+            out.row(&outcome_row(&name, o));
+        }
+    }
+    let summary = solvers
+        .iter()
+        .zip(&tally)
+        .map(|((name, _), t)| t.summary(name))
+        .collect();
+    out.finish(summary);
+    Ok(())
+}
+
+/// The comparison's columns (table title, width, CSV/JSON keys).
+fn columns() -> [Column; 11] {
+    [
         Column::left("instance", 24, &["instance"]),
         Column::right("buffers", 9, &["buffers"]),
         Column::left("solver", 22, &["solver"]),
@@ -122,71 +155,23 @@ fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), F
         Column::right("time", 9, &["seconds"]),
         Column::right("optimal", 7, &["optimal"]),
         Column::left("status", 0, &["status", "found_by", "reason"]),
-    ];
-    let mut out = Printer::new(args.format, &columns);
-    let options = SolveOptions {
-        time_limit: Some(memplan::solver::seconds(args.time_limit)),
-        effort: args.effort.and_then(memplan::solver::Effort::new),
-        ..SolveOptions::default()
-    };
-    let repeat = args.repeat.max(1) as usize;
-    let mut tally: Vec<Tally> = solvers.iter().map(|_| Tally::default()).collect();
-    for file in files {
-        let name = file_name(file);
-        let problem = read_problem(file, Lifetimes::HalfOpen);
-        let outcomes: Vec<Outcome> = solvers
-            .iter()
-            .map(|(solver_name, solver)| Outcome {
-                solver: solver_name.clone(),
-                buffers: problem.as_ref().ok().map(Problem::len),
-                result: match &problem {
-                    Ok(p) => run_solver(p, solver.as_ref(), &options, repeat),
-                    Err(e) => Err(e.to_string()),
-                },
-            })
-            .collect();
-        let best = outcomes
-            .iter()
-            .filter_map(|o| o.result.as_ref().ok().map(|r| r.makespan))
-            .min();
-        for (o, t) in outcomes.iter().zip(&mut tally) {
-            t.instances += 1;
-            match &o.result {
-                Ok(r) => {
-                    t.won += usize::from(Some(r.makespan) == best);
-                    t.optimal += usize::from(r.optimal);
-                    t.seconds += r.seconds;
-                }
-                Err(_) => t.failed += 1,
-            }
-            out.row(&outcome_row(&name, o));
-        }
-    }
-    let summary = solvers
+    ]
+}
+
+/// Every solver's outcome on `file` (each a failure if it cannot be read).
+fn run_all(file: &Path, solvers: &Named, options: &SolveOptions, repeat: usize) -> Vec<Outcome> {
+    let problem = read_problem(file, Lifetimes::HalfOpen);
+    solvers
         .iter()
-        .zip(&tally)
-        .map(|((name, _), t)| {
-            let text = format!(
-                "{name}: won {} of {}, optimal {}, failed {}, solve time {}",
-                t.won,
-                t.instances,
-                t.optimal,
-                t.failed,
-                seconds(t.seconds)
-            );
-            let value = json!({
-                "solver": name,
-                "instances": t.instances,
-                "won": t.won,
-                "optimal": t.optimal,
-                "failed": t.failed,
-                "seconds": t.seconds,
-            });
-            (text, value)
+        .map(|(solver_name, solver)| Outcome {
+            solver: solver_name.clone(),
+            buffers: problem.as_ref().ok().map(Problem::len),
+            result: match &problem {
+                Ok(p) => run_solver(p, solver.as_ref(), options, repeat),
+                Err(e) => Err(e.to_string()),
+            },
         })
-        .collect();
-    out.finish(summary);
-    Ok(())
+        .collect()
 }
 
 /// Per-solver totals for the summary.
@@ -197,6 +182,42 @@ struct Tally {
     optimal: usize,
     failed: usize,
     seconds: f64,
+}
+
+impl Tally {
+    /// Counts one outcome; it won if its makespan is the instance's `best`.
+    fn count(&mut self, o: &Outcome, best: Option<u64>) {
+        self.instances += 1;
+        match &o.result {
+            Ok(r) => {
+                self.won += usize::from(Some(r.makespan) == best);
+                self.optimal += usize::from(r.optimal);
+                self.seconds += r.seconds;
+            }
+            Err(_) => self.failed += 1,
+        }
+    }
+
+    /// Solver `name`'s summary: the text line and its JSON.
+    fn summary(&self, name: &str) -> (String, Value) {
+        let text = format!(
+            "{name}: won {} of {}, optimal {}, failed {}, solve time {}",
+            self.won,
+            self.instances,
+            self.optimal,
+            self.failed,
+            seconds(self.seconds)
+        );
+        let value = json!({
+            "solver": name,
+            "instances": self.instances,
+            "won": self.won,
+            "optimal": self.optimal,
+            "failed": self.failed,
+            "seconds": self.seconds,
+        });
+        (text, value)
+    }
 }
 
 /// Runs `solver` `repeat` times; the run of median time, or why it failed

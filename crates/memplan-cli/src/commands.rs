@@ -1,6 +1,7 @@
 //! One function per subcommand.
 
 use std::io::Write;
+use std::path::Path;
 use std::time::Instant;
 
 use memplan::generate::{generate, Kind};
@@ -9,7 +10,9 @@ use memplan::problem::{read_problem, write_problem};
 use memplan::quote::quoted;
 use memplan::solver::{Cancel, Effort};
 use memplan::solvers::greedy::Greedy;
-use memplan::{validate, Lifetimes, Problem, Progress, SolveError, SolveOptions, Solver, Stats};
+use memplan::{
+    validate, Lifetimes, Problem, Progress, Solution, SolveError, SolveOptions, Solver, Stats,
+};
 use serde_json::json;
 
 use crate::args::{
@@ -56,6 +59,7 @@ fn solver(args: &SolveArgs) -> Box<dyn Solver> {
     }
 }
 
+/// `memplan solve`: reads, solves, checks, writes the plan and reports.
 fn solve(args: SolveArgs) -> Result<(), Failure> {
     if let Some(pools) = &args.pools {
         return crate::pools::solve(&args, pools);
@@ -82,16 +86,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         },
     };
     let solver: &dyn Solver = if args.stable { &stable } else { inner.as_ref() };
-    // Ctrl-C or SIGTERM stops the solver, which returns its best plan so far.
-    let options = SolveOptions {
-        time_limit: args.time_limit.map(memplan::solver::seconds),
-        effort: args.effort.and_then(Effort::new),
-        seed: args.seed,
-        cancel: Cancel::new(signals::graceful_stop()),
-        progress: Progress::default(),
-        ignore_hints: args.ignore_hints,
-        ..SolveOptions::default()
-    };
+    let options = solve_options(&args);
     let spinner = Spinner::start(&options.progress, args.quiet);
     let started = Instant::now();
     let result = memplan::solver::run(solver, &problem, &options);
@@ -120,41 +115,99 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         let plan = at_address(&problem, &solution.plan, args.start_address)?;
         sink.write(|out| write_plan(out, &problem, &plan, lifetimes))?;
     }
-    let stats = Stats::with_max_load(
-        &problem,
-        &solution.plan,
-        solution.lower_bound.min(solution.makespan),
-    );
-    let max_load = problem.max_load();
-    let solver_name = solution.found_by.clone().unwrap_or_else(|| solver.name());
-    let stopped = solution.stopped.map(memplan::Stopped::name);
-    let hints = memplan::hints::count(&problem);
-    let kept = memplan::hints::kept(&problem, &solution.plan);
-    let out = &mut report;
+    let mut summary = Summary::new(&problem, &solution, solver, elapsed);
+    summary.stop_latency = stop_latency;
     if args.json {
-        let counters = counter_map(&solution.counters);
-        let value = json!({
-            "hints": hints,
-            "hints_kept": kept,
+        writeln!(report, "{}", summary.json())?;
+        Ok(())
+    } else {
+        summary.write_text(&mut report, args.output.as_deref())
+    }
+}
+
+/// The solve options of `solve`'s flags; Ctrl-C or SIGTERM stops the
+/// solver, which returns its best plan so far.
+fn solve_options(args: &SolveArgs) -> SolveOptions {
+    SolveOptions {
+        time_limit: args.time_limit.map(memplan::solver::seconds),
+        effort: args.effort.and_then(Effort::new),
+        seed: args.seed,
+        cancel: Cancel::new(signals::graceful_stop()),
+        progress: Progress::default(),
+        ignore_hints: args.ignore_hints,
+        ..SolveOptions::default()
+    }
+}
+
+/// What `solve` reports of a plan found, in JSON or text.
+struct Summary<'a> {
+    problem: &'a Problem,
+    solution: &'a Solution,
+    /// The solver (or portfolio member) that found the plan.
+    solver: String,
+    buffers: usize,
+    max_load: u64,
+    elapsed: f64,
+    /// Seconds from Ctrl-C or SIGTERM to the solver's return, if stopped so.
+    stop_latency: Option<f64>,
+    hints: usize,
+    kept: usize,
+}
+
+impl<'a> Summary<'a> {
+    /// The figures of `solution`, found by `solver` in `elapsed` seconds.
+    fn new(
+        problem: &'a Problem,
+        solution: &'a Solution,
+        solver: &dyn Solver,
+        elapsed: f64,
+    ) -> Self {
+        let stats = Stats::with_max_load(
+            problem,
+            &solution.plan,
+            solution.lower_bound.min(solution.makespan),
+        );
+        Summary {
+            problem,
+            solution,
+            solver: solution.found_by.clone().unwrap_or_else(|| solver.name()),
+            buffers: stats.buffers,
+            max_load: problem.max_load(),
+            elapsed,
+            stop_latency: None,
+            hints: memplan::hints::count(problem),
+            kept: memplan::hints::kept(problem, &solution.plan),
+        }
+    }
+
+    /// The one-line JSON object of `solve --json`.
+    fn json(&self) -> serde_json::Value {
+        let (solution, max_load) = (self.solution, self.max_load);
+        json!({
+            "hints": self.hints,
+            "hints_kept": self.kept,
             "status": "ok",
-            "buffers": stats.buffers,
+            "buffers": self.buffers,
             "max_load": max_load,
             "lower_bound": solution.lower_bound,
             "makespan": solution.makespan,
             "fragmentation": solution.makespan - max_load,
             "fragmentation_percent": percent(solution.makespan - max_load, max_load),
             "optimal": solution.optimal,
-            "capacity": problem.capacity,
-            "solver": solver_name,
-            "seconds": elapsed,
-            "stopped": stopped,
-            "stop_latency": stop_latency,
-            "counters": counters,
-        });
-        writeln!(out, "{value}")?;
-    } else {
+            "capacity": self.problem.capacity,
+            "solver": self.solver,
+            "seconds": self.elapsed,
+            "stopped": solution.stopped.map(memplan::Stopped::name),
+            "stop_latency": self.stop_latency,
+            "counters": counter_map(&solution.counters),
+        })
+    }
+
+    /// The text summary, naming the plan file `output` if any.
+    fn write_text(&self, out: &mut dyn Write, output: Option<&Path>) -> Result<(), Failure> {
+        let (solution, max_load) = (self.solution, self.max_load);
         let frag = solution.makespan - max_load;
-        writeln!(out, "buffers        {}", stats.buffers)?;
+        writeln!(out, "buffers        {}", self.buffers)?;
         writeln!(out, "max load       {} ({} B)", bytes(max_load), max_load)?;
         writeln!(
             out,
@@ -178,26 +231,26 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
                 solution.lower_bound
             )?;
         }
-        writeln!(out, "solver         {solver_name}")?;
-        if hints > 0 {
-            writeln!(out, "hints kept     {kept} of {hints}")?;
+        writeln!(out, "solver         {}", self.solver)?;
+        if self.hints > 0 {
+            writeln!(out, "hints kept     {} of {}", self.kept, self.hints)?;
         }
-        writeln!(out, "time           {}", seconds(elapsed))?;
+        writeln!(out, "time           {}", seconds(self.elapsed))?;
         if let Some(stopped) = solution.stopped {
             writeln!(out, "stopped        {}", stopped_phrase(stopped))?;
         }
         for (name, value) in &solution.counters {
             writeln!(out, "{name:<14} {value}")?;
         }
-        if let Some(path) = &args.output {
+        if let Some(path) = output {
             writeln!(out, "plan           {}", path.display())?;
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// What the summary says of a solve cut short.
-fn stopped_phrase(stopped: memplan::Stopped) -> &'static str {
+pub(crate) fn stopped_phrase(stopped: memplan::Stopped) -> &'static str {
     match stopped {
         memplan::Stopped::TimeLimit => "by the time limit (best plan so far)",
         memplan::Stopped::Interrupted => "interrupted (best plan so far)",

@@ -21,6 +21,8 @@ use memplan::geometry::sweep::LoadProfile;
 use memplan::plan::read_plan;
 use memplan::BufferIdx;
 use memplan::{validate, Plan, Problem, Stats};
+use plotters::coord::combinators::WithKeyPoints;
+use plotters::coord::types::RangedCoordu64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
@@ -291,6 +293,8 @@ impl<'a> Figure<'a> {
         }
     }
 
+    /// The whole picture: header, axes, buffers (or aggregated cells),
+    /// the load profile and the makespan, max load and capacity lines.
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
@@ -300,35 +304,7 @@ impl<'a> Figure<'a> {
         root.fill(&WHITE).map_err(err)?;
         let (header, body) = root.split_vertically(64);
         self.draw_header(&header).map_err(err)?;
-
-        let (ticks, unit) = byte_ticks(self.top);
-        let y_label = |v: &u64| byte_label(*v as f64, unit);
-        let x_label = |v: &u64| count_label(*v as f64);
-        let mut chart = ChartBuilder::on(&body)
-            .margin_left(10)
-            .margin_right(24)
-            .margin_bottom(8)
-            .x_label_area_size(44)
-            .y_label_area_size(86)
-            .build_cartesian_2d(
-                (self.time.start as u64)..(self.time.end as u64),
-                (0..self.top.ceil() as u64).with_key_points(ticks),
-            )
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_labels(10)
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("time")
-            .y_desc("address")
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(BLACK.mix(0.08))
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
-            .draw()
-            .map_err(err)?;
-
+        let mut chart = self.chart(&body).map_err(err)?;
         let area = chart.plotting_area();
         let (xs, ys) = area.get_pixel_range();
         let screen = area.use_screen_coord();
@@ -344,39 +320,72 @@ impl<'a> Figure<'a> {
         } else {
             self.draw_cells(&screen, &pixels, raster).map_err(err)?;
         }
-
-        // The load profile as steps, at most a few points per pixel column.
         let columns = (xs.end - xs.start).max(1) as usize;
+        self.draw_levels(&mut chart, columns).map_err(err)
+    }
+
+    /// The axes (time; addresses in human units) and their light mesh.
+    fn chart<'b, DB: DrawingBackend>(
+        &self,
+        body: &'b DrawingArea<DB, Shift>,
+    ) -> Result<Chart<'b, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+        let (ticks, unit) = byte_ticks(self.top);
+        let y_label = |v: &u64| byte_label(*v as f64, unit);
+        let x_label = |v: &u64| count_label(*v as f64);
+        let mut chart = ChartBuilder::on(body)
+            .margin_left(10)
+            .margin_right(24)
+            .margin_bottom(8)
+            .x_label_area_size(44)
+            .y_label_area_size(86)
+            .build_cartesian_2d(
+                (self.time.start as u64)..(self.time.end as u64),
+                (0..self.top.ceil() as u64).with_key_points(ticks),
+            )?;
+        chart
+            .configure_mesh()
+            .x_labels(10)
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .x_desc("time")
+            .y_desc("address")
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(BLACK.mix(0.08))
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 15))
+            .draw()?;
+        Ok(chart)
+    }
+
+    /// The load profile as steps (at most a few points per pixel of
+    /// `columns`), the max load dashed, the makespan and the capacity.
+    fn draw_levels<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<'_, DB>,
+        columns: usize,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let steps = load_steps(&self.profile, &self.time, columns);
         let (t0, t1) = (self.time.start as u64, self.time.end as u64);
-        chart
-            .draw_series(LineSeries::new(steps, LOAD_COLOR.stroke_width(2)))
-            .map_err(err)?;
+        chart.draw_series(LineSeries::new(steps, LOAD_COLOR.stroke_width(2)))?;
         let max_load = self.stats.max_load;
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(t0, max_load), (t1, max_load)],
-                8,
-                5,
-                LOAD_COLOR.stroke_width(1),
-            ))
-            .map_err(err)?;
+        chart.draw_series(DashedLineSeries::new(
+            [(t0, max_load), (t1, max_load)],
+            8,
+            5,
+            LOAD_COLOR.stroke_width(1),
+        ))?;
         let makespan = self.stats.makespan;
-        chart
-            .draw_series(LineSeries::new(
-                [(t0, makespan), (t1, makespan)],
-                MAKESPAN_COLOR.stroke_width(2),
-            ))
-            .map_err(err)?;
+        chart.draw_series(LineSeries::new(
+            [(t0, makespan), (t1, makespan)],
+            MAKESPAN_COLOR.stroke_width(2),
+        ))?;
         if let Some(capacity) = self.capacity {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    [(t0, capacity), (t1, capacity)],
-                    4,
-                    4,
-                    MAKESPAN_COLOR.stroke_width(1),
-                ))
-                .map_err(err)?;
+            chart.draw_series(DashedLineSeries::new(
+                [(t0, capacity), (t1, capacity)],
+                4,
+                4,
+                MAKESPAN_COLOR.stroke_width(1),
+            ))?;
         }
         Ok(())
     }
@@ -386,26 +395,54 @@ impl<'a> Figure<'a> {
         &self,
         header: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let s = &self.stats;
         let title = TextStyle::from((FONT, 20, FontStyle::Bold).into_font()).color(&BLACK);
+        let text = TextStyle::from((FONT, 15)).color(&BLACK);
+        header.draw_text(&self.stats_line(), &text, (14, 36))?;
+
+        // Legend, right-aligned on the title's line.
+        let legend = TextStyle::from((FONT, 14)).color(&BLACK);
+        let entries = self.legend_entries();
+        let (width, _) = header.dim_in_pixel();
+        let mut widths = Vec::with_capacity(entries.len());
+        for (label, _) in &entries {
+            widths.push(header.estimate_text_size(label, &legend)?.0 as i32);
+        }
+        let total: i32 = widths.iter().map(|w| w + 22 + 18).sum();
+        let mut x = width as i32 - 24 - total;
+        let y = 12;
+        // The title (the file name), shortened to end before the legend.
+        let room = (x - 14 - 24).max(0) as u32;
+        let name = shortened(header, &self.name, &title, room)?;
+        header.draw_text(&name, &title, (14, 8))?;
+        for ((label, swatch), w) in entries.iter().zip(widths) {
+            draw_swatch(header, *swatch, (x, y))?;
+            header.draw_text(label, &legend, (x + 22, y - 1))?;
+            x += 22 + w + 18;
+        }
+        Ok(())
+    }
+
+    /// The header's line of statistics.
+    fn stats_line(&self) -> String {
+        let s = &self.stats;
         let detail = if self.problem.len() > DETAIL_LIMIT {
             ", aggregated"
         } else {
             ""
         };
-        let line = format!(
+        format!(
             "{} buffers{detail} · makespan {} · max load {} · fragmentation {} ({:.2}%)",
             group_digits(s.buffers as u64),
             bytes(s.makespan),
             bytes(s.max_load),
             bytes(s.fragmentation),
             s.fragmentation_percent
-        );
-        let text = TextStyle::from((FONT, 15)).color(&BLACK);
-        header.draw_text(&line, &text, (14, 36))?;
+        )
+    }
 
-        // Legend, right-aligned on the title's line.
-        let legend = TextStyle::from((FONT, 14)).color(&BLACK);
+    /// The legend's entries: buffers (or shades), fixed buffers if drawn,
+    /// load, max load, makespan and the capacity if any.
+    fn legend_entries(&self) -> Vec<(&'static str, Swatch)> {
         let buffers = if self.problem.len() > DETAIL_LIMIT {
             ("buffers (darker: fuller cells)", Swatch::Shades)
         } else {
@@ -429,58 +466,7 @@ impl<'a> Figure<'a> {
         if self.capacity.is_some() {
             entries.push(("capacity", Swatch::Line(MAKESPAN_COLOR, true)));
         }
-        let (width, _) = header.dim_in_pixel();
-        let mut widths = Vec::with_capacity(entries.len());
-        for (label, _) in &entries {
-            widths.push(header.estimate_text_size(label, &legend)?.0 as i32);
-        }
-        let total: i32 = widths.iter().map(|w| w + 22 + 18).sum();
-        let mut x = width as i32 - 24 - total;
-        let y = 12;
-        // The title (the file name), shortened from the left to end before
-        // the legend.
-        let room = (x - 14 - 24).max(0) as u32;
-        let mut name = self.name.clone();
-        while !name.is_empty() && header.estimate_text_size(&name, &title)?.0 > room {
-            let rest: String = name.chars().skip(2).collect();
-            name = format!("…{rest}");
-            if rest.is_empty() {
-                name.clear();
-            }
-        }
-        header.draw_text(&name, &title, (14, 8))?;
-        for ((label, swatch), w) in entries.iter().zip(widths) {
-            match *swatch {
-                Swatch::Box(color) => {
-                    header.draw(&Rectangle::new([(x, y), (x + 16, y + 12)], color.filled()))?
-                }
-                Swatch::Shades => {
-                    for (k, shade) in shades().into_iter().enumerate() {
-                        let x0 = x + 4 * k as i32;
-                        header
-                            .draw(&Rectangle::new([(x0, y), (x0 + 4, y + 12)], shade.filled()))?;
-                    }
-                }
-                Swatch::Line(color, dashed) => {
-                    if dashed {
-                        for dx in [0, 7, 14] {
-                            header.draw(&PathElement::new(
-                                [(x + dx, y + 6), (x + dx + 4, y + 6)],
-                                color.stroke_width(1),
-                            ))?;
-                        }
-                    } else {
-                        header.draw(&PathElement::new(
-                            [(x, y + 6), (x + 16, y + 6)],
-                            color.stroke_width(2),
-                        ))?;
-                    }
-                }
-            }
-            header.draw_text(label, &legend, (x + 22, y - 1))?;
-            x += 22 + w + 18;
-        }
-        Ok(())
+        entries
     }
 
     /// Every buffer as a rectangle, at least one pixel wide and high. A
@@ -590,11 +576,71 @@ fn shades() -> Vec<RGBColor> {
         .collect()
 }
 
+/// How a legend entry is drawn.
+#[derive(Clone, Copy)]
 enum Swatch {
     Box(RGBColor),
     /// The shades of aggregated cells side by side.
     Shades,
     Line(RGBColor, bool),
+}
+
+/// The chart of a plot: time by addresses, with key points on the
+/// address axis.
+type Chart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<RangedCoordu64, WithKeyPoints<RangedCoordu64>>>;
+
+/// `name` shortened from the left (with `…`) to fit in `room` pixels in
+/// `style`, or empty.
+fn shortened<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    name: &str,
+    style: &TextStyle,
+    room: u32,
+) -> Result<String, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut name = name.to_string();
+    while !name.is_empty() && area.estimate_text_size(&name, style)?.0 > room {
+        let rest: String = name.chars().skip(2).collect();
+        name = format!("…{rest}");
+        if rest.is_empty() {
+            name.clear();
+        }
+    }
+    Ok(name)
+}
+
+/// A legend entry's 16 × 12 pixel swatch with its top left corner at
+/// `(x, y)`.
+fn draw_swatch<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    swatch: Swatch,
+    (x, y): (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    match swatch {
+        Swatch::Box(color) => {
+            area.draw(&Rectangle::new([(x, y), (x + 16, y + 12)], color.filled()))
+        }
+        Swatch::Shades => {
+            for (k, shade) in shades().into_iter().enumerate() {
+                let x0 = x + 4 * k as i32;
+                area.draw(&Rectangle::new([(x0, y), (x0 + 4, y + 12)], shade.filled()))?;
+            }
+            Ok(())
+        }
+        Swatch::Line(color, true) => {
+            for dx in [0, 7, 14] {
+                area.draw(&PathElement::new(
+                    [(x + dx, y + 6), (x + dx + 4, y + 6)],
+                    color.stroke_width(1),
+                ))?;
+            }
+            Ok(())
+        }
+        Swatch::Line(color, false) => area.draw(&PathElement::new(
+            [(x, y + 6), (x + 16, y + 6)],
+            color.stroke_width(2),
+        )),
+    }
 }
 
 /// `color` three quarters of the way to white: a buffer's idle stretches.

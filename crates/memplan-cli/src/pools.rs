@@ -7,13 +7,14 @@ use std::time::Instant;
 
 use memplan::pools::{
     read_pool_plan, read_pool_problem, read_pools, solve_pools, validate_pools, write_pool_plan,
-    PoolProblem, PoolSolveError, PoolUsage, Spill,
+    PoolProblem, PoolSolution, PoolSolveError, PoolUsage, Spill, Strategy,
 };
 use memplan::solver::Cancel;
 use memplan::{Lifetimes, Progress, SolveOptions};
 use serde_json::{json, Value};
 
 use crate::args::{SolveArgs, ValidateArgs};
+use crate::commands::stopped_phrase;
 use crate::output::{bytes, seconds, Sink};
 use crate::signals;
 use crate::Failure;
@@ -68,35 +69,14 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         Box::new(std::io::stdout())
     };
     let strategy: memplan::pools::Strategy = args.pool_strategy;
-    let options = SolveOptions {
-        time_limit: args.time_limit.map(memplan::solver::seconds),
-        seed: args.seed,
-        cancel: Cancel::new(signals::graceful_stop()),
-        progress: Progress::default(),
-        effort: None,
-        ignore_hints: args.ignore_hints,
-        ..SolveOptions::default()
-    };
     let started = Instant::now();
-    let result = solve_pools(&problem, strategy, &options);
+    let result = solve_pools(&problem, strategy, &solve_options(args));
     let elapsed = started.elapsed().as_secs_f64();
     let solution = match result {
         Ok(solution) => solution,
         Err(error) => {
             if args.json {
-                let (status, reason) = match &error {
-                    PoolSolveError::Infeasible(proof) => ("infeasible", proof.to_string()),
-                    PoolSolveError::NotFound { reason, detail } => {
-                        ("not_found", format!("{}: {detail}", reason.describe()))
-                    }
-                };
-                let value = json!({
-                    "status": status,
-                    "reason": reason,
-                    "buffers": problem.len(),
-                    "strategy": strategy.name(),
-                    "seconds": elapsed,
-                });
+                let value = failure_json(&error, &problem, strategy, elapsed);
                 writeln!(report, "{value}")?;
             }
             return Err(Failure::Negative(format!(
@@ -114,49 +94,107 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
     if let Some(sink) = &sink {
         sink.write(|out| write_pool_plan(out, &problem, &solution.plan, lifetimes))?;
     }
-    let total: u128 = problem.indices().map(|b| problem.area(b)).sum();
     let out = &mut report;
-    let stopped = solution.stopped.map(memplan::Stopped::name);
     if args.json {
-        let pools: Vec<Value> = problem
-            .pools()
-            .iter()
-            .zip(&solution.usage)
-            .map(|(pool, u)| {
-                json!({
-                    "name": pool.name,
-                    "capacity": pool.capacity,
-                    "alignment": pool.alignment,
-                    "buffers": u.buffers,
-                    "makespan": u.makespan,
-                    "area": area_json(u.area),
-                })
-            })
-            .collect();
-        let spill = |s: &Spill| s.0.iter().map(|&a| area_json(a)).collect::<Vec<_>>();
-        let percent: Vec<f64> = solution.spill.0.iter().map(|&a| share(a, total)).collect();
-        let counters: serde_json::Map<String, Value> = solution
-            .counters
-            .iter()
-            .map(|(k, v)| (k.to_string(), json!(v)))
-            .collect();
-        let value = json!({
-            "status": "ok",
-            "buffers": problem.len(),
-            "strategy": strategy.name(),
-            "found_by": solution.found_by.name(),
-            "pools": pools,
-            "area": area_json(total),
-            "spill": spill(&solution.spill),
-            "spill_percent": percent,
-            "spill_bound": spill(&solution.spill_bound),
-            "seconds": elapsed,
-            "stopped": stopped,
-            "counters": counters,
-        });
+        let value = solution_json(&problem, strategy, &solution, elapsed);
         writeln!(out, "{value}")?;
         return Ok(());
     }
+    write_summary(out, args, &problem, strategy, &solution, elapsed)
+}
+
+/// The solve options of `solve --pools`'s flags.
+fn solve_options(args: &SolveArgs) -> SolveOptions {
+    SolveOptions {
+        time_limit: args.time_limit.map(memplan::solver::seconds),
+        seed: args.seed,
+        cancel: Cancel::new(signals::graceful_stop()),
+        progress: Progress::default(),
+        effort: None,
+        ignore_hints: args.ignore_hints,
+        ..SolveOptions::default()
+    }
+}
+
+/// The JSON report of a solve that found no plan.
+fn failure_json(
+    error: &PoolSolveError,
+    problem: &PoolProblem,
+    strategy: Strategy,
+    elapsed: f64,
+) -> Value {
+    let (status, reason) = match error {
+        PoolSolveError::Infeasible(proof) => ("infeasible", proof.to_string()),
+        PoolSolveError::NotFound { reason, detail } => {
+            ("not_found", format!("{}: {detail}", reason.describe()))
+        }
+    };
+    json!({
+        "status": status,
+        "reason": reason,
+        "buffers": problem.len(),
+        "strategy": strategy.name(),
+        "seconds": elapsed,
+    })
+}
+
+/// The JSON report of a plan: pools, spills, bounds, time and counters.
+fn solution_json(
+    problem: &PoolProblem,
+    strategy: Strategy,
+    solution: &PoolSolution,
+    elapsed: f64,
+) -> Value {
+    let total: u128 = problem.indices().map(|b| problem.area(b)).sum();
+    let pools: Vec<Value> = problem
+        .pools()
+        .iter()
+        .zip(&solution.usage)
+        .map(|(pool, u)| {
+            json!({
+                "name": pool.name,
+                "capacity": pool.capacity,
+                "alignment": pool.alignment,
+                "buffers": u.buffers,
+                "makespan": u.makespan,
+                "area": area_json(u.area),
+            })
+        })
+        .collect();
+    let spill = |s: &Spill| s.0.iter().map(|&a| area_json(a)).collect::<Vec<_>>();
+    let percent: Vec<f64> = solution.spill.0.iter().map(|&a| share(a, total)).collect();
+    let counters: serde_json::Map<String, Value> = solution
+        .counters
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    json!({
+        "status": "ok",
+        "buffers": problem.len(),
+        "strategy": strategy.name(),
+        "found_by": solution.found_by.name(),
+        "pools": pools,
+        "area": area_json(total),
+        "spill": spill(&solution.spill),
+        "spill_percent": percent,
+        "spill_bound": spill(&solution.spill_bound),
+        "seconds": elapsed,
+        "stopped": solution.stopped.map(memplan::Stopped::name),
+        "counters": counters,
+    })
+}
+
+/// The text summary of a plan: pool usage, spills, strategy, time,
+/// counters and the plan's path.
+fn write_summary(
+    out: &mut dyn Write,
+    args: &SolveArgs,
+    problem: &PoolProblem,
+    strategy: Strategy,
+    solution: &PoolSolution,
+    elapsed: f64,
+) -> Result<(), Failure> {
+    let total: u128 = problem.indices().map(|b| problem.area(b)).sum();
     writeln!(out, "buffers        {}", problem.len())?;
     for (pool, u) in problem.pools().iter().zip(&solution.usage) {
         writeln!(
@@ -176,7 +214,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         writeln!(
             out,
             "spilled        {}: {spilled} B×t ({:.2}% of bytes × time; lower bound {bound}, {:.2}%)",
-            outside(&problem, j),
+            outside(problem, j),
             share(spilled, total),
             share(bound, total)
         )?;
@@ -189,11 +227,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
     writeln!(out, "strategy       {}{by}", strategy.name())?;
     writeln!(out, "time           {}", seconds(elapsed))?;
     if let Some(stopped) = solution.stopped {
-        let phrase = match stopped {
-            memplan::Stopped::TimeLimit => "by the time limit (best plan so far)",
-            memplan::Stopped::Interrupted => "interrupted (best plan so far)",
-        };
-        writeln!(out, "stopped        {phrase}")?;
+        writeln!(out, "stopped        {}", stopped_phrase(stopped))?;
     }
     for (name, value) in &solution.counters {
         writeln!(out, "{name:<14} {value}")?;

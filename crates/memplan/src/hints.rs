@@ -78,13 +78,6 @@ pub fn select(problem: &Problem, makespan: u64, first: &[BufferIdx]) -> Selectio
     };
     let occ = Occupancy::of_buffers(buffers, usize::MAX);
     let mut stamps = occ.stamps();
-    // The range each buffer occupies if it keeps its hint (fixed buffers:
-    // their offset), by buffer; `None` for the others and size 0.
-    let range = |b: usize| -> Option<(u64, u64)> {
-        let buf = &buffers[b];
-        let at = buf.fixed_offset.or_else(|| hints.at(b))?;
-        (buf.size > 0).then_some((at, at + buf.size))
-    };
     let fits = |b: usize| hints.at(b).is_some_and(|h| h + buffers[b].size <= makespan);
     // Rank 0: fixed buffers and `first`, placed before everything.
     let mut chosen = vec![false; buffers.len()];
@@ -115,39 +108,28 @@ pub fn select(problem: &Problem, makespan: u64, first: &[BufferIdx]) -> Selectio
             forced += 1;
             continue;
         }
-        let Some((lo, hi)) = range(b) else {
+        let Some(at) = range(buffers, hints, b) else {
             // Size 0: conflicts with nothing.
             chosen[b] = true;
             continue;
         };
         found.clear();
         occ.occupied_during(p, 2, &stamps, &mut found);
-        let mut conflict = None;
-        let mut fixed_conflict = false;
-        for &q in &found {
-            let c = occ.buffer_at(q) as usize;
-            if let Some((clo, chi)) = range(c) {
-                if clo < hi && lo < chi {
-                    if buffers[c].fixed_offset.is_some() {
-                        fixed_conflict = true;
-                    } else if conflict.is_none() || !matched[c] {
-                        conflict = Some(c);
-                    }
+        let chosen_alive = found.iter().map(|&q| occ.buffer_at(q) as usize);
+        match clash(buffers, hints, at, chosen_alive, &matched) {
+            Clash::Fixed => forced += 1,
+            Clash::Hint(c) => {
+                // Chosen before and unmatched: the pair joins the matching.
+                if !matched[c] && !matched[b] {
+                    matched[c] = true;
+                    matched[b] = true;
+                    matching += 1;
                 }
             }
-        }
-        if fixed_conflict {
-            forced += 1;
-        } else if let Some(c) = conflict {
-            // Chosen before and unmatched: the pair joins the matching.
-            if !matched[c] && !matched[b] {
-                matched[c] = true;
-                matched[b] = true;
-                matching += 1;
+            Clash::None => {
+                chosen[b] = true;
+                stamps[p as usize].1 = 1;
             }
-        } else {
-            chosen[b] = true;
-            stamps[p as usize].1 = 1;
         }
     }
     let keep: Vec<BufferIdx> = (0..buffers.len())
@@ -160,6 +142,48 @@ pub fn select(problem: &Problem, makespan: u64, first: &[BufferIdx]) -> Selectio
         keep,
         bound: bound + hinted_fixed(buffers, hints),
     }
+}
+
+/// The range buffer `b` occupies if it keeps its hint (a fixed buffer:
+/// its offset); `None` without a hint and for size 0.
+fn range(buffers: &[Buffer], hints: &Hints, b: usize) -> Option<(u64, u64)> {
+    let buf = &buffers[b];
+    let at = buf.fixed_offset.or_else(|| hints.at(b))?;
+    (buf.size > 0).then_some((at, at + buf.size))
+}
+
+/// What a hint overlaps among the chosen buffers alive with it.
+enum Clash {
+    /// Nothing: the hint can be kept.
+    None,
+    /// A fixed buffer: the hint cannot be kept alone.
+    Fixed,
+    /// A chosen hint (an unmatched one if any).
+    Hint(usize),
+}
+
+/// The clash of the hint occupying `(lo, hi)` with the buffers `alive`
+/// (chosen or fixed), preferring a fixed buffer, then one not `matched`.
+fn clash(
+    buffers: &[Buffer],
+    hints: &Hints,
+    (lo, hi): (u64, u64),
+    alive: impl Iterator<Item = usize>,
+    matched: &[bool],
+) -> Clash {
+    let mut conflict = None;
+    for c in alive {
+        if let Some((clo, chi)) = range(buffers, hints, c) {
+            if clo < hi && lo < chi {
+                if buffers[c].fixed_offset.is_some() {
+                    return Clash::Fixed;
+                } else if conflict.is_none() || !matched[c] {
+                    conflict = Some(c);
+                }
+            }
+        }
+    }
+    conflict.map_or(Clash::None, Clash::Hint)
 }
 
 /// Number of fixed buffers with a hint (always kept: a hint on a fixed

@@ -77,23 +77,7 @@ pub fn solve_stable(
     stable: &StableOptions,
 ) -> Result<StableSolution, SolveError> {
     let deadline = options.deadline();
-    let capacity = match (problem.capacity, stable.makespan) {
-        (Some(c), Some(m)) => Some(c.min(m)),
-        (c, m) => c.or(m),
-    };
-    let first_options = SolveOptions {
-        time_limit: options.time_limit.map(|t| t / 2),
-        ..options.clone()
-    };
-    let bounded;
-    let first_problem = if capacity == problem.capacity {
-        problem
-    } else {
-        bounded = problem.clone().with_capacity(capacity);
-        &bounded
-    };
-    let first = solver.solve(first_problem, &first_options)?;
-    let target = capacity.unwrap_or(first.makespan).max(first.makespan);
+    let (first, target) = first_solve(solver, problem, options, stable)?;
     let total = hints::count(problem);
     let kept_by_solver = hints::kept(problem, &first.plan);
     let at_hint: Vec<BufferIdx> = problem
@@ -112,91 +96,176 @@ pub fn solve_stable(
     if selection.keep.len() <= at_hint.len() || options.ignore_hints {
         return Ok(done(first, kept_by_solver));
     }
-    // Free: the buffers the solver places; the others stay at their
-    // hints. First only those not chosen (the "moved" ones); after each
-    // failure, also the chosen buffers alive at the same time as a moved
-    // one whose hint lies within a window around the moved one's place
-    // (its hint, else its offset in P0): first those overlapping it, then
-    // windows of its size, doubling, up to the whole address range.
-    let buffers = problem.buffers();
-    let mut chosen = vec![false; problem.len()];
-    for b in &selection.keep {
-        chosen[b.index()] = true;
-    }
-    let occ = Occupancy::of_buffers(buffers, usize::MAX);
-    let mut stamps = occ.stamps();
-    for b in &selection.keep {
-        stamps[occ.position(b.0) as usize].1 = 0;
-    }
-    let moved: Vec<(u32, u64, u64)> = problem
-        .indices()
-        .filter(|b| !chosen[b.index()] && buffers[b.index()].size > 0)
-        .map(|b| {
-            let at = problem.hint(b).unwrap_or(first.plan.offset(b));
-            (occ.position(b.0), at, buffers[b.index()].size)
-        })
-        .collect();
-    let mut free: Vec<bool> = chosen.iter().map(|&c| !c).collect();
-    let mut found = Vec::new();
-    let mut window: Option<u64> = None; // None: overlapping only
+    let mut near = Neighbourhood::new(problem, &first.plan, &selection.keep);
     let base_effort = options.effort.unwrap_or(Effort::DEFAULT);
     for round in 0..MAX_ROUNDS {
         if deadline.passed() {
             break;
         }
-        let fixed = (0..problem.len()).filter(|&b| !free[b]).map(BufferIdx::new);
         let options = SolveOptions {
             time_limit: deadline.remaining().map(|left| left / 2),
             effort: Effort::new(base_effort.factor() / ROUND_SHARE),
             ..options.clone()
         };
-        if let Some(plan) = complete(solver, problem, target, fixed, &options) {
+        if let Some(plan) = complete(solver, problem, target, near.fixed(), &options) {
             let kept = hints::kept(problem, &plan);
             if kept <= kept_by_solver {
                 break;
             }
-            let makespan = plan.makespan(problem);
-            let lower_bound = first.lower_bound.min(makespan);
-            let mut counters = first.counters.clone();
-            counters.push(("stable_rounds", round as u64 + 1));
-            let solution = Solution {
-                plan,
-                makespan,
-                lower_bound,
-                optimal: makespan == lower_bound,
-                counters,
-                found_by: Some(format!(
-                    "stable/{}",
-                    first.found_by.clone().unwrap_or_else(|| solver.name())
-                )),
-                stopped: None,
-            };
-            return Ok(done(solution, kept));
+            return Ok(done(completed(solver, problem, &first, plan, round), kept));
         }
-        let reach = |k: u64, size: u64| k.saturating_mul(size.max(1)).min(target);
-        if window.is_some_and(|k| moved.iter().all(|&(_, _, size)| reach(k, size) >= target)) {
+        if !near.widen(problem, target) {
             break;
         }
-        // Widen: free the chosen buffers near a moved one.
-        for &(p, at, size) in &moved {
-            let w = window.map_or(0, |k| reach(k, size));
+    }
+    Ok(done(first, kept_by_solver))
+}
+
+/// Step 1: the solver's plan P0 within the given makespan (half the time
+/// limit), and the target makespan M.
+fn first_solve(
+    solver: &dyn Solver,
+    problem: &Problem,
+    options: &SolveOptions,
+    stable: &StableOptions,
+) -> Result<(Solution, u64), SolveError> {
+    let capacity = match (problem.capacity, stable.makespan) {
+        (Some(c), Some(m)) => Some(c.min(m)),
+        (c, m) => c.or(m),
+    };
+    let first_options = SolveOptions {
+        time_limit: options.time_limit.map(|t| t / 2),
+        ..options.clone()
+    };
+    let bounded;
+    let first_problem = if capacity == problem.capacity {
+        problem
+    } else {
+        bounded = problem.clone().with_capacity(capacity);
+        &bounded
+    };
+    let first = solver.solve(first_problem, &first_options)?;
+    let target = capacity.unwrap_or(first.makespan).max(first.makespan);
+    Ok((first, target))
+}
+
+/// The solution of a completion that kept more hints than P0 (`first`),
+/// found in round `round`.
+fn completed(
+    solver: &dyn Solver,
+    problem: &Problem,
+    first: &Solution,
+    plan: Plan,
+    round: usize,
+) -> Solution {
+    let makespan = plan.makespan(problem);
+    let lower_bound = first.lower_bound.min(makespan);
+    let mut counters = first.counters.clone();
+    counters.push(("stable_rounds", round as u64 + 1));
+    Solution {
+        plan,
+        makespan,
+        lower_bound,
+        optimal: makespan == lower_bound,
+        counters,
+        found_by: Some(format!(
+            "stable/{}",
+            first.found_by.clone().unwrap_or_else(|| solver.name())
+        )),
+        stopped: None,
+    }
+}
+
+/// The buffers a completion round frees (the solver places them; the
+/// others stay at their hints). First only those not chosen (the "moved"
+/// ones); after each failure, also the chosen buffers alive at the same
+/// time as a moved one whose hint lies within a window around the moved
+/// one's place (its hint, else its offset in P0): first those overlapping
+/// it, then windows of its size, doubling, up to the whole address range.
+struct Neighbourhood {
+    occ: Occupancy,
+    stamps: Vec<(u32, u32)>,
+    /// Each moved buffer's (position in `occ`, place, size).
+    moved: Vec<(u32, u64, u64)>,
+    /// By buffer: placed by the solver.
+    free: Vec<bool>,
+    /// Scratch for [`Occupancy::occupied_during`].
+    found: Vec<u32>,
+    /// The window in sizes of the moved buffer; `None`: overlapping only.
+    window: Option<u64>,
+}
+
+impl Neighbourhood {
+    /// Frees the buffers not in `keep`; `first` places those without a
+    /// hint.
+    fn new(problem: &Problem, first: &Plan, keep: &[BufferIdx]) -> Self {
+        let buffers = problem.buffers();
+        let mut chosen = vec![false; problem.len()];
+        for b in keep {
+            chosen[b.index()] = true;
+        }
+        let occ = Occupancy::of_buffers(buffers, usize::MAX);
+        let mut stamps = occ.stamps();
+        for b in keep {
+            stamps[occ.position(b.0) as usize].1 = 0;
+        }
+        let moved: Vec<(u32, u64, u64)> = problem
+            .indices()
+            .filter(|b| !chosen[b.index()] && buffers[b.index()].size > 0)
+            .map(|b| {
+                let at = problem.hint(b).unwrap_or(first.offset(b));
+                (occ.position(b.0), at, buffers[b.index()].size)
+            })
+            .collect();
+        Neighbourhood {
+            occ,
+            stamps,
+            moved,
+            free: chosen.iter().map(|&c| !c).collect(),
+            found: Vec::new(),
+            window: None,
+        }
+    }
+
+    /// The buffers kept at their hints.
+    fn fixed(&self) -> impl Iterator<Item = BufferIdx> + '_ {
+        (0..self.free.len())
+            .filter(|&b| !self.free[b])
+            .map(BufferIdx::new)
+    }
+
+    /// Frees the chosen buffers near a moved one and doubles the window;
+    /// false when the window already spans the whole range `target`.
+    fn widen(&mut self, problem: &Problem, target: u64) -> bool {
+        let reach = |k: u64, size: u64| k.saturating_mul(size.max(1)).min(target);
+        let moved = &self.moved;
+        if self
+            .window
+            .is_some_and(|k| moved.iter().all(|&(_, _, size)| reach(k, size) >= target))
+        {
+            return false;
+        }
+        let buffers = problem.buffers();
+        for &(p, at, size) in &self.moved {
+            let w = self.window.map_or(0, |k| reach(k, size));
             let (lo, hi) = (
                 at.saturating_sub(w),
                 at.saturating_add(size).saturating_add(w),
             );
-            found.clear();
-            occ.occupied_during(p, 1, &stamps, &mut found);
-            for &q in &found {
-                let c = occ.buffer_at(q) as usize;
+            self.found.clear();
+            self.occ
+                .occupied_during(p, 1, &self.stamps, &mut self.found);
+            for &q in &self.found {
+                let c = self.occ.buffer_at(q) as usize;
                 let h = problem.hint(BufferIdx(c as u32)).unwrap_or(0);
-                if !free[c] && h < hi && lo < h + buffers[c].size {
-                    free[c] = true;
+                if !self.free[c] && h < hi && lo < h + buffers[c].size {
+                    self.free[c] = true;
                 }
             }
         }
-        window = Some(window.map_or(1, |w| w.saturating_mul(2)));
+        self.window = Some(self.window.map_or(1, |w| w.saturating_mul(2)));
+        true
     }
-    Ok(done(first, kept_by_solver))
 }
 
 /// How many times [`solve_stable`] widens the freed neighbourhood before

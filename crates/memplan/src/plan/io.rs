@@ -4,9 +4,11 @@ use std::io::Write;
 use std::path::Path;
 
 use super::Plan;
-use crate::problem::read::{check_lines, csv_line, csv_reader, parse_u64, read_file, LineCounter};
+use crate::problem::read::{
+    check_lines, csv_reader, each_record, parse_u64, read_file, read_header,
+};
 use crate::problem::write::write_rows;
-use crate::problem::{InputError, InputErrorKind, Lifetimes, Problem};
+use crate::problem::{Buffer, InputError, InputErrorKind, Lifetimes, Problem};
 
 /// Writes `plan` as CSV: `id,lower,upper,size[,alignment][,gaps],offset`,
 /// with the time columns converted back to `lifetimes`. The alignment
@@ -44,57 +46,47 @@ pub fn read_plan(path: &Path, problem: &Problem) -> Result<Plan, InputError> {
 
 /// Reads a plan from CSV bytes; `path` only names the source in errors.
 pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Plan, InputError> {
-    let err = |line: Option<u64>, column: Option<&str>, kind| InputError {
-        path: path.to_path_buf(),
-        line,
-        column: column.map(str::to_string),
-        kind: Box::new(kind),
+    let offsets = read_by_id(
+        bytes,
+        path,
+        problem.buffers(),
+        [(&["offset"], "offset")],
+        |record, [offset], line| offset_cell(record, offset, line, path),
+    )?;
+    Ok(Plan::from_offsets(offsets))
+}
+
+/// Reads the rows of a plan file (plain or pooled) for `buffers`: finds
+/// the `id` column (or an alias) and `columns` (each by its names, then
+/// its canonical name for errors), and calls `value` with each row, the
+/// columns' positions and the row's line. Every buffer must appear
+/// exactly once; the values come in buffer order.
+pub(crate) fn read_by_id<T, const N: usize>(
+    bytes: &[u8],
+    path: &Path,
+    buffers: &[Buffer],
+    columns: [(&[&str], &'static str); N],
+    mut value: impl FnMut(&csv::ByteRecord, [usize; N], u64) -> Result<T, InputError>,
+) -> Result<Vec<T>, InputError> {
+    let err = |line, column: Option<&str>, kind| {
+        InputError::at(path, line, column.map(str::to_string), kind)
     };
     check_lines(bytes, path)?;
     let mut reader = csv_reader(bytes);
-    let header = reader
-        .byte_headers()
-        .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
-        .clone();
-    // The single column named by one of `names`; a second one is refused.
-    let find = |names: &[&str], canonical: &'static str| {
-        let mut found = header
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| names.iter().any(|n| h.eq_ignore_ascii_case(n.as_bytes())));
-        let first = found
-            .next()
-            .ok_or_else(|| err(Some(1), None, InputErrorKind::MissingColumn(canonical)))?;
-        if let Some((_, second)) = found.next() {
-            let name = String::from_utf8_lossy(second).into_owned();
-            return Err(err(
-                Some(1),
-                Some(&name),
-                InputErrorKind::DuplicateColumn(String::from_utf8_lossy(first.1).into_owned()),
-            ));
-        }
-        Ok(first.0)
-    };
-    let id_col = find(&["id", "buffer", "buffer_id"], "id")?;
-    let offset_col = find(&["offset"], "offset")?;
-
-    let index: rustc_hash::FxHashMap<&str, usize> = problem
-        .buffers()
+    let header = read_header(&mut reader, path)?;
+    let id_col = find_column(&header, &["id", "buffer", "buffer_id"], "id", path)?;
+    let mut positions = [0; N];
+    for (p, (names, canonical)) in positions.iter_mut().zip(columns) {
+        *p = find_column(&header, names, canonical, path)?;
+    }
+    let index: rustc_hash::FxHashMap<&str, usize> = buffers
         .iter()
         .enumerate()
         .map(|(i, b)| (b.id.as_str(), i))
         .collect();
-    let mut offsets: Vec<Option<u64>> = vec![None; problem.len()];
-    let mut lines = vec![0u64; problem.len()];
-    let mut record = csv::ByteRecord::new();
-    let mut line_counter = LineCounter::new(1);
-    loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(err(csv_line(&e), None, InputErrorKind::Csv(e.to_string()))),
-        }
-        let line = line_counter.line(bytes, record.position());
+    let mut values: Vec<Option<T>> = (0..buffers.len()).map(|_| None).collect();
+    let mut lines = vec![0u64; buffers.len()];
+    each_record(&mut reader, bytes, path, |record, line| {
         let id = String::from_utf8_lossy(record.get(id_col).unwrap_or(b"")).into_owned();
         let &i = index.get(id.as_str()).ok_or_else(|| {
             err(
@@ -103,7 +95,7 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
                 InputErrorKind::UnknownId(id.clone()),
             )
         })?;
-        if offsets[i].is_some() {
+        if values[i].is_some() {
             return Err(err(
                 Some(line),
                 Some("id"),
@@ -113,18 +105,59 @@ pub fn read_plan_from(bytes: &[u8], path: &Path, problem: &Problem) -> Result<Pl
                 },
             ));
         }
-        let offset = parse_u64(record.get(offset_col).unwrap_or(b""))
-            .map_err(|kind| err(Some(line), Some("offset"), kind))?
-            .ok_or_else(|| err(Some(line), Some("offset"), InputErrorKind::EmptyValue))?;
-        offsets[i] = Some(offset);
+        values[i] = Some(value(record, positions, line)?);
         lines[i] = line;
-    }
-    offsets
+        Ok(())
+    })?;
+    values
         .into_iter()
-        .zip(problem.buffers())
-        .map(|(o, b)| o.ok_or_else(|| err(None, None, InputErrorKind::MissingBuffer(b.id.clone()))))
-        .collect::<Result<Vec<u64>, _>>()
-        .map(Plan::from_offsets)
+        .zip(buffers)
+        .map(|(v, b)| v.ok_or_else(|| err(None, None, InputErrorKind::MissingBuffer(b.id.clone()))))
+        .collect()
+}
+
+/// The position of the single column of `header` named by one of `names`
+/// (any case); a missing one is named `canonical`, a second one refused.
+fn find_column(
+    header: &csv::ByteRecord,
+    names: &[&str],
+    canonical: &'static str,
+    path: &Path,
+) -> Result<usize, InputError> {
+    let mut found = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| names.iter().any(|n| h.eq_ignore_ascii_case(n.as_bytes())));
+    let first = found.next().ok_or_else(|| {
+        InputError::at(
+            path,
+            Some(1),
+            None,
+            InputErrorKind::MissingColumn(canonical),
+        )
+    })?;
+    if let Some((_, second)) = found.next() {
+        return Err(InputError::at(
+            path,
+            Some(1),
+            Some(String::from_utf8_lossy(second).into_owned()),
+            InputErrorKind::DuplicateColumn(String::from_utf8_lossy(first.1).into_owned()),
+        ));
+    }
+    Ok(first.0)
+}
+
+/// The required offset in column `at` of a plan row at `line`.
+pub(crate) fn offset_cell(
+    record: &csv::ByteRecord,
+    at: usize,
+    line: u64,
+    path: &Path,
+) -> Result<u64, InputError> {
+    let err = |kind| InputError::at(path, Some(line), Some("offset".to_string()), kind);
+    parse_u64(record.get(at).unwrap_or(b""))
+        .map_err(err)?
+        .ok_or_else(|| err(InputErrorKind::EmptyValue))
 }
 
 #[cfg(test)]

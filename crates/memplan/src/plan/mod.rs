@@ -3,6 +3,7 @@
 mod io;
 mod validate;
 
+pub(crate) use io::{offset_cell, read_by_id};
 pub use io::{read_plan, read_plan_from, write_plan};
 pub use validate::{validate, PlanError};
 

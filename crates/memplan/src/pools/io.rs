@@ -13,8 +13,10 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
+use crate::plan::{offset_cell, read_by_id};
 use crate::problem::read::{
-    check_lines, csv_line, csv_reader, locate, parse_u64, read_file, read_rows, Field, LineCounter,
+    check_lines, each_record, locate, parse_u64, read_file, read_header, read_rows, Columns, Field,
+    Rows,
 };
 use crate::problem::{InputError, InputErrorKind, Lifetimes};
 
@@ -28,12 +30,6 @@ pub fn read_pools(path: &Path) -> Result<Vec<Pool>, InputError> {
 /// Reads a pool file from CSV bytes; `path` only names the source in
 /// errors.
 pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputError> {
-    let err = |line: Option<u64>, column: Option<&str>, kind| InputError {
-        path: path.to_path_buf(),
-        line,
-        column: column.map(str::to_string),
-        kind: Box::new(kind),
-    };
     check_lines(bytes, path)?;
     // Flexible: a row with the wrong number of fields is reported below
     // with its line.
@@ -42,13 +38,36 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
         .flexible(true)
         .trim(csv::Trim::All)
         .from_reader(bytes);
-    let header = reader
-        .byte_headers()
-        .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
-        .clone();
+    let header = read_header(&mut reader, path)?;
     if header.is_empty() {
-        return Err(err(None, None, InputErrorKind::EmptyFile));
+        return Err(InputError::at(path, None, None, InputErrorKind::EmptyFile));
     }
+    let columns = pool_columns(&header, path)?;
+    let mut pools: Vec<Pool> = Vec::new();
+    let mut first_lines: FxHashMap<String, u64> = FxHashMap::default();
+    each_record(&mut reader, bytes, path, |record, line| {
+        let pool = columns.parse(record, line, PoolIdx::new(pools.len()), &first_lines, path)?;
+        first_lines.insert(pool.name.clone(), line);
+        pools.push(pool);
+        Ok(())
+    })?;
+    super::check_pools(&pools).map_err(|e| InputError::at(path, None, None, pools_kind(e)))?;
+    Ok(pools)
+}
+
+/// The columns of a pool file: positions of `pool` (or `name`),
+/// `capacity` and `alignment`, and the names as written.
+struct PoolColumns {
+    pos: [Option<usize>; 3],
+    names: Vec<String>,
+}
+
+/// Maps the pool file's header to [`PoolColumns`]; unknown, repeated and
+/// missing columns are refused.
+fn pool_columns(header: &csv::ByteRecord, path: &Path) -> Result<PoolColumns, InputError> {
+    let err = |column: Option<&str>, kind| {
+        InputError::at(path, Some(1), column.map(str::to_string), kind)
+    };
     // Columns: 0 = pool, 1 = capacity, 2 = alignment.
     let mut pos: [Option<usize>; 3] = [None; 3];
     let mut names: Vec<String> = Vec::new();
@@ -56,17 +75,16 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
         let name = String::from_utf8_lossy(raw).into_owned();
         names.push(name.clone());
         if name.is_empty() {
-            return Err(err(Some(1), None, InputErrorKind::EmptyColumnName));
+            return Err(err(None, InputErrorKind::EmptyColumnName));
         }
         let field = match name.to_ascii_lowercase().as_str() {
             "pool" | "name" => 0,
             "capacity" => 1,
             "alignment" => 2,
-            _ => return Err(err(Some(1), Some(&name), InputErrorKind::UnknownPoolColumn)),
+            _ => return Err(err(Some(&name), InputErrorKind::UnknownPoolColumn)),
         };
         if let Some(previous) = pos[field] {
             return Err(err(
-                Some(1),
                 Some(&name),
                 InputErrorKind::DuplicateColumn(names[previous].clone()),
             ));
@@ -75,42 +93,48 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
     }
     for (field, canonical) in [(0, "pool"), (1, "capacity")] {
         if pos[field].is_none() {
-            return Err(err(
-                Some(1),
-                None,
-                InputErrorKind::MissingPoolColumn(canonical),
-            ));
+            return Err(err(None, InputErrorKind::MissingPoolColumn(canonical)));
         }
     }
-    let column = |field: usize| pos[field].map(|p| names[p].as_str());
-    let mut pools: Vec<Pool> = Vec::new();
-    let mut first_lines: FxHashMap<String, u64> = FxHashMap::default();
-    let mut record = csv::ByteRecord::new();
-    let mut lines = LineCounter::new(1);
-    loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(err(csv_line(&e), None, InputErrorKind::Csv(e.to_string()))),
-        }
-        let line = lines.line(bytes, record.position());
-        if record.len() != names.len() {
-            return Err(err(
+    Ok(PoolColumns { pos, names })
+}
+
+impl PoolColumns {
+    /// An error at `line` in column `field` (0 = pool, 1 = capacity,
+    /// 2 = alignment).
+    fn error(&self, line: u64, field: usize, kind: InputErrorKind, path: &Path) -> InputError {
+        let column = self.pos[field].map(|p| self.names[p].clone());
+        InputError::at(path, Some(line), column, kind)
+    }
+
+    /// Parses the row at `line`, pool `index` of the file, whose name must
+    /// not be one of `first_lines` (the names before it, by line).
+    fn parse(
+        &self,
+        record: &csv::ByteRecord,
+        line: u64,
+        index: PoolIdx,
+        first_lines: &FxHashMap<String, u64>,
+        path: &Path,
+    ) -> Result<Pool, InputError> {
+        if record.len() != self.names.len() {
+            return Err(InputError::at(
+                path,
                 Some(line),
                 None,
                 InputErrorKind::FieldCount {
-                    expected: names.len(),
+                    expected: self.names.len(),
                     found: record.len(),
                 },
             ));
         }
-        let cell = |field: usize| pos[field].and_then(|p| record.get(p)).unwrap_or(b"");
-        let field_err = |field: usize, kind| err(Some(line), column(field), kind);
+        let cell = |field: usize| self.pos[field].and_then(|p| record.get(p)).unwrap_or(b"");
+        let field_err = |field: usize, kind| self.error(line, field, kind, path);
         let name = String::from_utf8_lossy(cell(0)).into_owned();
         if name.is_empty() {
             return Err(field_err(
                 0,
-                pools_kind(PoolProblemError::EmptyPoolName(PoolIdx::new(pools.len()))),
+                pools_kind(PoolProblemError::EmptyPoolName(index)),
             ));
         }
         if let Some(&first_line) = first_lines.get(&name) {
@@ -128,7 +152,7 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
         if capacity == 0 {
             return Err(field_err(
                 1,
-                pools_kind(PoolProblemError::ZeroCapacity(PoolIdx::new(pools.len()))),
+                pools_kind(PoolProblemError::ZeroCapacity(index)),
             ));
         }
         let alignment = parse_u64(cell(2))
@@ -137,20 +161,15 @@ pub fn read_pools_from(bytes: &[u8], path: &Path) -> Result<Vec<Pool>, InputErro
         if alignment == 0 {
             return Err(field_err(
                 2,
-                pools_kind(PoolProblemError::ZeroPoolAlignment(PoolIdx::new(
-                    pools.len(),
-                ))),
+                pools_kind(PoolProblemError::ZeroPoolAlignment(index)),
             ));
         }
-        first_lines.insert(name.clone(), line);
-        pools.push(Pool {
+        Ok(Pool {
             name,
             capacity,
             alignment,
-        });
+        })
     }
-    super::check_pools(&pools).map_err(|e| err(None, None, pools_kind(e)))?;
-    Ok(pools)
 }
 
 /// Reads a pooled problem: a problem file whose optional `pool` column
@@ -173,38 +192,32 @@ pub fn read_pool_problem_from(
 ) -> Result<PoolProblem, InputError> {
     let rows = read_rows(bytes, path, lifetimes)?;
     let columns = &rows.columns;
-    let at = |line: Option<u64>, field: Option<Field>, kind| InputError {
-        path: path.to_path_buf(),
-        line,
-        column: field.map(|f| columns.name(f)),
-        kind: Box::new(kind),
-    };
-    if columns.get(Field::Gaps).is_some() {
-        return Err(at(
-            Some(1),
-            Some(Field::Gaps),
-            InputErrorKind::GapsWithPools,
-        ));
+    for (field, kind) in [
+        (Field::Gaps, InputErrorKind::GapsWithPools),
+        (Field::Hint, InputErrorKind::HintWithPools),
+    ] {
+        if columns.get(field).is_some() {
+            return Err(InputError::at(
+                path,
+                Some(1),
+                Some(columns.name(field)),
+                kind,
+            ));
+        }
     }
+    let pins = pins(&rows, pools, path)?;
+    PoolProblem::new(rows.buffers, pins, pools.to_vec())
+        .map_err(|e| locate_pool_error(e, path, &rows.lines, columns))
+}
+
+/// The pool each row pins its buffer to, by the `pool` cells (empty: any
+/// pool); an unknown name is refused at its line.
+fn pins(rows: &Rows, pools: &[Pool], path: &Path) -> Result<Vec<Option<PoolIdx>>, InputError> {
     let by_name: FxHashMap<&str, PoolIdx> = pools
         .iter()
         .enumerate()
         .map(|(i, p)| (p.name.as_str(), PoolIdx::new(i)))
         .collect();
-    let known = || {
-        let names: Vec<String> = pools
-            .iter()
-            .map(|p| format!("`{}`", crate::quote::quoted(&p.name)))
-            .collect();
-        names.join(", ")
-    };
-    if columns.get(Field::Hint).is_some() {
-        return Err(at(
-            Some(1),
-            Some(Field::Hint),
-            InputErrorKind::HintWithPools,
-        ));
-    }
     let mut pins = Vec::with_capacity(rows.buffers.len());
     for (i, line) in rows.lines.iter().enumerate() {
         let cell = rows.pools.get(i).map_or("", String::as_str);
@@ -215,44 +228,52 @@ pub fn read_pool_problem_from(
         match by_name.get(cell) {
             Some(&p) => pins.push(Some(p)),
             None => {
-                return Err(at(
+                return Err(InputError::at(
+                    path,
                     Some(*line),
-                    Some(Field::Pool),
+                    Some(rows.columns.name(Field::Pool)),
                     InputErrorKind::UnknownPool {
                         pool: cell.to_string(),
-                        known: known(),
+                        known: known_pools(pools),
                     },
                 ))
             }
         }
     }
-    let lines = rows.lines;
-    PoolProblem::new(rows.buffers, pins, pools.to_vec()).map_err(|e| {
-        let line = e
-            .buffer()
-            .map(|b| lines.get(b.index()).copied().unwrap_or(0));
-        let pool_or = |f: Field| {
-            if columns.get(Field::Pool).is_some() {
-                Field::Pool
-            } else {
-                f
-            }
-        };
-        match e {
-            PoolProblemError::Problem(e) => locate(e, path, &lines, columns),
-            PoolProblemError::UnpinnedFixed { .. } => {
-                at(line, Some(pool_or(Field::Offset)), pools_kind(e))
-            }
-            PoolProblemError::MisalignedForPool { .. } | PoolProblemError::FixedOverlap { .. } => {
-                at(line, Some(Field::Offset), pools_kind(e))
-            }
-            PoolProblemError::AlignmentOverflow { .. } => {
-                at(line, Some(Field::Alignment), pools_kind(e))
-            }
-            PoolProblemError::SizeSumOverflow { .. } => at(line, Some(Field::Size), pools_kind(e)),
-            other => at(line, None, pools_kind(other)),
+    Ok(pins)
+}
+
+/// A [`PoolProblemError`] as an error at the line and column of the
+/// buffer it is about (`lines` gives each buffer's line).
+fn locate_pool_error(
+    e: PoolProblemError,
+    path: &Path,
+    lines: &[u64],
+    columns: &Columns,
+) -> InputError {
+    let line = e
+        .buffer()
+        .map(|b| lines.get(b.index()).copied().unwrap_or(0));
+    let at = |field: Option<Field>, kind| {
+        InputError::at(path, line, field.map(|f| columns.name(f)), kind)
+    };
+    let pool_or = |f: Field| {
+        if columns.get(Field::Pool).is_some() {
+            Field::Pool
+        } else {
+            f
         }
-    })
+    };
+    match e {
+        PoolProblemError::Problem(e) => locate(e, path, lines, columns),
+        PoolProblemError::UnpinnedFixed { .. } => at(Some(pool_or(Field::Offset)), pools_kind(e)),
+        PoolProblemError::MisalignedForPool { .. } | PoolProblemError::FixedOverlap { .. } => {
+            at(Some(Field::Offset), pools_kind(e))
+        }
+        PoolProblemError::AlignmentOverflow { .. } => at(Some(Field::Alignment), pools_kind(e)),
+        PoolProblemError::SizeSumOverflow { .. } => at(Some(Field::Size), pools_kind(e)),
+        other => at(None, pools_kind(other)),
+    }
 }
 
 /// Writes `plan` as CSV: `id,lower,upper,size[,alignment],pool,offset`,
@@ -314,111 +335,45 @@ pub fn read_pool_plan_from(
     path: &Path,
     problem: &PoolProblem,
 ) -> Result<PoolPlan, InputError> {
-    let err = |line: Option<u64>, column: Option<&str>, kind| InputError {
-        path: path.to_path_buf(),
-        line,
-        column: column.map(str::to_string),
-        kind: Box::new(kind),
-    };
-    check_lines(bytes, path)?;
-    let mut reader = csv_reader(bytes);
-    let header = reader
-        .byte_headers()
-        .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
-        .clone();
-    let find = |names: &[&str], canonical: &'static str| {
-        let mut found = header
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| names.iter().any(|n| h.eq_ignore_ascii_case(n.as_bytes())));
-        let first = found
-            .next()
-            .ok_or_else(|| err(Some(1), None, InputErrorKind::MissingColumn(canonical)))?;
-        if let Some((_, second)) = found.next() {
-            let name = String::from_utf8_lossy(second).into_owned();
-            return Err(err(
-                Some(1),
-                Some(&name),
-                InputErrorKind::DuplicateColumn(String::from_utf8_lossy(first.1).into_owned()),
-            ));
-        }
-        Ok(first.0)
-    };
-    let id_col = find(&["id", "buffer", "buffer_id"], "id")?;
-    let pool_col = find(&["pool"], "pool")?;
-    let offset_col = find(&["offset"], "offset")?;
-    let index: FxHashMap<&str, usize> = problem
-        .buffers()
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (b.id.as_str(), i))
-        .collect();
     let pools: FxHashMap<&str, PoolIdx> = problem
         .pools()
         .iter()
         .enumerate()
         .map(|(i, p)| (p.name.as_str(), PoolIdx::new(i)))
         .collect();
-    let mut placed: Vec<Option<(PoolIdx, u64)>> = vec![None; problem.len()];
-    let mut lines = vec![0u64; problem.len()];
-    let mut record = csv::ByteRecord::new();
-    let mut line_counter = LineCounter::new(1);
-    loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(err(csv_line(&e), None, InputErrorKind::Csv(e.to_string()))),
-        }
-        let line = line_counter.line(bytes, record.position());
-        let id = String::from_utf8_lossy(record.get(id_col).unwrap_or(b"")).into_owned();
-        let &i = index.get(id.as_str()).ok_or_else(|| {
-            err(
-                Some(line),
-                Some("id"),
-                InputErrorKind::UnknownId(id.clone()),
-            )
-        })?;
-        if placed[i].is_some() {
-            return Err(err(
-                Some(line),
-                Some("id"),
-                InputErrorKind::DuplicateId {
-                    id,
-                    first_line: lines[i],
-                },
-            ));
-        }
-        let name = String::from_utf8_lossy(record.get(pool_col).unwrap_or(b"")).into_owned();
-        let &pool = pools.get(name.as_str()).ok_or_else(|| {
-            let known: Vec<String> = problem
-                .pools()
-                .iter()
-                .map(|p| format!("`{}`", crate::quote::quoted(&p.name)))
-                .collect();
-            err(
-                Some(line),
-                Some("pool"),
-                InputErrorKind::UnknownPool {
-                    pool: name.clone(),
-                    known: known.join(", "),
-                },
-            )
-        })?;
-        let offset = parse_u64(record.get(offset_col).unwrap_or(b""))
-            .map_err(|kind| err(Some(line), Some("offset"), kind))?
-            .ok_or_else(|| err(Some(line), Some("offset"), InputErrorKind::EmptyValue))?;
-        placed[i] = Some((pool, offset));
-        lines[i] = line;
-    }
-    let placed = placed
-        .into_iter()
-        .zip(problem.buffers())
-        .map(|(o, b)| o.ok_or_else(|| err(None, None, InputErrorKind::MissingBuffer(b.id.clone()))))
-        .collect::<Result<Vec<(PoolIdx, u64)>, _>>()?;
+    let placed = read_by_id(
+        bytes,
+        path,
+        problem.buffers(),
+        [(&["pool"], "pool"), (&["offset"], "offset")],
+        |record, [pool_col, offset_col], line| {
+            let name = String::from_utf8_lossy(record.get(pool_col).unwrap_or(b"")).into_owned();
+            let &pool = pools.get(name.as_str()).ok_or_else(|| {
+                InputError::at(
+                    path,
+                    Some(line),
+                    Some("pool".to_string()),
+                    InputErrorKind::UnknownPool {
+                        pool: name.clone(),
+                        known: known_pools(problem.pools()),
+                    },
+                )
+            })?;
+            Ok((pool, offset_cell(record, offset_col, line, path)?))
+        },
+    )?;
     let (pools, offsets) = placed.into_iter().unzip();
     Ok(PoolPlan::new(pools, offsets))
 }
 
+/// The names of `pools` for an error message: `` `a`, `b` ``.
+fn known_pools(pools: &[Pool]) -> String {
+    let names: Vec<String> = pools
+        .iter()
+        .map(|p| format!("`{}`", crate::quote::quoted(&p.name)))
+        .collect();
+    names.join(", ")
+}
 /// A pool-model rule broken, as a located input error's kind (the problem
 /// layer below knows no pools: it keeps the message).
 fn pools_kind(e: PoolProblemError) -> InputErrorKind {

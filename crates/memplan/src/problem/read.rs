@@ -26,6 +26,21 @@ pub struct InputError {
 impl std::error::Error for InputError {}
 
 impl InputError {
+    /// An error in `path`, at `line` and `column` when known.
+    pub(crate) fn at(
+        path: &Path,
+        line: Option<u64>,
+        column: Option<String>,
+        kind: InputErrorKind,
+    ) -> Self {
+        InputError {
+            path: path.to_path_buf(),
+            line,
+            column,
+            kind: Box::new(kind),
+        }
+    }
+
     /// True when a plan file was read but its ids do not match the
     /// problem's (an unknown, repeated or missing buffer): the plan is
     /// invalid, as opposed to unreadable.
@@ -363,18 +378,10 @@ pub(crate) fn read_rows(
     path: &Path,
     lifetimes: Lifetimes,
 ) -> Result<Rows, InputError> {
-    let err = |line: Option<u64>, column: Option<String>, kind| InputError {
-        path: path.to_path_buf(),
-        line,
-        column,
-        kind: Box::new(kind),
-    };
+    let err = |line, column, kind| InputError::at(path, line, column, kind);
     check_lines(bytes, path)?;
     let mut reader = csv_reader(bytes);
-    let header = reader
-        .byte_headers()
-        .map_err(|e| err(csv_line(&e), None, InputErrorKind::Csv(e.to_string())))?
-        .clone();
+    let header = read_header(&mut reader, path)?;
     if header.is_empty() {
         return Err(err(None, None, InputErrorKind::EmptyFile));
     }
@@ -506,12 +513,7 @@ impl RowContext<'_> {
     /// `first_line` of the file; returns each buffer with its line.
     fn parse_rows(&self, chunk: &[u8], first_line: u64) -> Result<Vec<Row>, InputError> {
         let columns = self.columns;
-        let err = |line: u64, column: Option<String>, kind| InputError {
-            path: self.path.to_path_buf(),
-            line: Some(line),
-            column,
-            kind: Box::new(kind),
-        };
+        let err = |line: u64, kind| InputError::at(self.path, Some(line), None, kind);
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
@@ -526,83 +528,88 @@ impl RowContext<'_> {
                 Ok(true) => {}
                 Err(e) => {
                     let line = first_line + csv_line(&e).unwrap_or(1) - 1;
-                    return Err(err(line, None, InputErrorKind::Csv(e.to_string())));
+                    return Err(err(line, InputErrorKind::Csv(e.to_string())));
                 }
             }
             let line = lines.line(chunk, record.position());
             if record.len() != columns.names.len() {
                 return Err(err(
                     line,
-                    None,
                     InputErrorKind::FieldCount {
                         expected: columns.names.len(),
                         found: record.len(),
                     },
                 ));
             }
-            let field_err = |f: Field, kind| err(line, Some(columns.name(f)), kind);
-            let cell = |f: Field| columns.get(f).and_then(|p| record.get(p)).unwrap_or(b"");
-            let number = |f: Field| -> Result<Option<u64>, InputError> {
-                parse_u64(cell(f)).map_err(|kind| field_err(f, kind))
-            };
-            let required = |f: Field| -> Result<u64, InputError> {
-                number(f)?.ok_or_else(|| field_err(f, InputErrorKind::EmptyValue))
-            };
-
-            let id = std::str::from_utf8(cell(Field::Id))
-                .map_err(|_| field_err(Field::Id, InputErrorKind::NotUtf8))?
-                .to_string();
-            if id.is_empty() {
-                return Err(field_err(Field::Id, InputErrorKind::EmptyId));
-            }
-            let lower = required(Field::Lower)?;
-            let upper = required(Field::Upper)?;
-            let size = required(Field::Size)?;
-            let alignment = number(Field::Alignment)?.unwrap_or(1);
-            let fixed_offset = number(Field::Offset)?;
-            let (start, end) = self
-                .lifetimes
-                .to_half_open(lower, upper)
-                .ok_or_else(|| field_err(Field::Upper, InputErrorKind::UpperOverflow(upper)))?;
-            if start >= end {
-                return Err(field_err(
-                    Field::Upper,
-                    InputErrorKind::EmptyLifetime {
-                        lower,
-                        upper,
-                        semantics: self.lifetimes.name(),
-                    },
-                ));
-            }
-            let pool = match columns.get(Field::Pool) {
-                // Not UTF-8: named by the pool list, which is, it is unknown.
-                Some(_) => String::from_utf8_lossy(cell(Field::Pool)).into_owned(),
-                None => String::new(),
-            };
-            let hint =
-                parse_hint(cell(Field::Hint)).map_err(|kind| field_err(Field::Hint, kind))?;
-            let buffer = Buffer {
-                id,
-                start,
-                end,
-                size,
-                alignment,
-                fixed_offset,
-            };
-            let gaps = match columns.get(Field::Gaps) {
-                Some(_) => parse_gaps(cell(Field::Gaps), &buffer, (lower, upper), self.lifetimes)
-                    .map_err(|kind| field_err(Field::Gaps, kind))?,
-                None => Vec::new(),
-            };
-            out.push(Row {
-                buffer,
-                line,
-                pool,
-                gaps,
-                hint,
-            });
+            out.push(self.parse_row(&record, line)?);
         }
         Ok(out)
+    }
+
+    /// Parses one record (at `line`), whose field count is checked.
+    fn parse_row(&self, record: &csv::ByteRecord, line: u64) -> Result<Row, InputError> {
+        let columns = self.columns;
+        let field_err =
+            |f: Field, kind| InputError::at(self.path, Some(line), Some(columns.name(f)), kind);
+        let cell = |f: Field| columns.get(f).and_then(|p| record.get(p)).unwrap_or(b"");
+        let number = |f: Field| -> Result<Option<u64>, InputError> {
+            parse_u64(cell(f)).map_err(|kind| field_err(f, kind))
+        };
+        let required = |f: Field| -> Result<u64, InputError> {
+            number(f)?.ok_or_else(|| field_err(f, InputErrorKind::EmptyValue))
+        };
+
+        let id = std::str::from_utf8(cell(Field::Id))
+            .map_err(|_| field_err(Field::Id, InputErrorKind::NotUtf8))?
+            .to_string();
+        if id.is_empty() {
+            return Err(field_err(Field::Id, InputErrorKind::EmptyId));
+        }
+        let lower = required(Field::Lower)?;
+        let upper = required(Field::Upper)?;
+        let size = required(Field::Size)?;
+        let alignment = number(Field::Alignment)?.unwrap_or(1);
+        let fixed_offset = number(Field::Offset)?;
+        let (start, end) = self
+            .lifetimes
+            .to_half_open(lower, upper)
+            .ok_or_else(|| field_err(Field::Upper, InputErrorKind::UpperOverflow(upper)))?;
+        if start >= end {
+            return Err(field_err(
+                Field::Upper,
+                InputErrorKind::EmptyLifetime {
+                    lower,
+                    upper,
+                    semantics: self.lifetimes.name(),
+                },
+            ));
+        }
+        let pool = match columns.get(Field::Pool) {
+            // Not UTF-8: named by the pool list, which is, it is unknown.
+            Some(_) => String::from_utf8_lossy(cell(Field::Pool)).into_owned(),
+            None => String::new(),
+        };
+        let hint = parse_hint(cell(Field::Hint)).map_err(|kind| field_err(Field::Hint, kind))?;
+        let buffer = Buffer {
+            id,
+            start,
+            end,
+            size,
+            alignment,
+            fixed_offset,
+        };
+        let gaps = match columns.get(Field::Gaps) {
+            Some(_) => parse_gaps(cell(Field::Gaps), &buffer, (lower, upper), self.lifetimes)
+                .map_err(|kind| field_err(Field::Gaps, kind))?,
+            None => Vec::new(),
+        };
+        Ok(Row {
+            buffer,
+            line,
+            pool,
+            gaps,
+            hint,
+        })
     }
 }
 
@@ -764,6 +771,41 @@ impl LineCounter {
 /// The line a CSV error happened at, if the error knows it.
 pub(crate) fn csv_line(e: &csv::Error) -> Option<u64> {
     e.position().map(|p| p.line())
+}
+
+/// A CSV error located at its line in `path`.
+pub(crate) fn csv_error(e: &csv::Error, path: &Path) -> InputError {
+    InputError::at(path, csv_line(e), None, InputErrorKind::Csv(e.to_string()))
+}
+
+/// The header row of `reader`'s file.
+pub(crate) fn read_header(
+    reader: &mut csv::Reader<&[u8]>,
+    path: &Path,
+) -> Result<csv::ByteRecord, InputError> {
+    reader
+        .byte_headers()
+        .cloned()
+        .map_err(|e| csv_error(&e, path))
+}
+
+/// Calls `f` with each record after the header of `reader` (over `bytes`)
+/// and its line, stopping at the first error.
+pub(crate) fn each_record(
+    reader: &mut csv::Reader<&[u8]>,
+    bytes: &[u8],
+    path: &Path,
+    mut f: impl FnMut(&csv::ByteRecord, u64) -> Result<(), InputError>,
+) -> Result<(), InputError> {
+    let mut record = csv::ByteRecord::new();
+    let mut lines = LineCounter::new(1);
+    while reader
+        .read_byte_record(&mut record)
+        .map_err(|e| csv_error(&e, path))?
+    {
+        f(&record, lines.line(bytes, record.position()))?;
+    }
+    Ok(())
 }
 
 /// Maps header names to fields; unknown and repeated columns are refused.
