@@ -61,6 +61,79 @@ fn stopped(stopped: Option<Stopped>) -> memplan_stopped {
     }
 }
 
+/// Builds and solves `problem` with `options`, and checks the plan.
+fn solve(
+    problem: &memplan_problem,
+    options: &memplan_options,
+) -> Result<memplan_solution, Failure> {
+    let problem = problem.build(options.capacity)?;
+    let stable = planner::stable::Stable {
+        solver: options.solver.as_ref(),
+        options: planner::stable::StableOptions {
+            makespan: options.stable_makespan,
+        },
+    };
+    let solver: &dyn planner::Solver = if options.stable {
+        &stable
+    } else {
+        options.solver.as_ref()
+    };
+    let started = Instant::now();
+    let result = run(solver, &problem, &solve_options(options));
+    let elapsed = started.elapsed();
+    let solution = result.map_err(|error| not_found(&error, &options.solver_name))?;
+    validate(&problem, &solution.plan).map_err(|e| {
+        Failure::new(
+            MEMPLAN_ERROR_INTERNAL,
+            format!(
+                "internal error (a bug, please report it): solver {} returned an invalid plan: {e}",
+                options.solver_name
+            ),
+        )
+    })?;
+    Ok(memplan_solution {
+        makespan: solution.makespan,
+        max_load: problem.max_load(),
+        lower_bound: solution.lower_bound,
+        optimal: solution.optimal,
+        solver: solution.found_by.unwrap_or_else(|| options.solver.name()),
+        stopped: stopped(solution.stopped),
+        seconds: elapsed.as_secs_f64(),
+        hints: planner::hints::count(&problem),
+        hints_kept: planner::hints::kept(&problem, &solution.plan),
+        offsets: solution.plan.offsets().to_vec(),
+    })
+}
+
+/// The library's options of `options`. `auto` has a safety cap without a
+/// limit: given explicitly, a cut there is reported like any other.
+fn solve_options(options: &memplan_options) -> SolveOptions {
+    let time_limit = match options.time_limit {
+        None if options.solver_name == "auto" => Some(planner::solvers::auto::DEFAULT_TIME_LIMIT),
+        limit => limit,
+    };
+    SolveOptions {
+        time_limit,
+        effort: options.effort,
+        seed: options.seed,
+        cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
+        progress: Progress::default(),
+        ignore_hints: options.ignore_hints,
+        ..SolveOptions::default()
+    }
+}
+
+/// `MEMPLAN_INFEASIBLE` (proven) or `MEMPLAN_NOT_FOUND`, naming the solver.
+fn not_found(error: &SolveError, solver: &str) -> Failure {
+    let SolveError::NotFound { reason, .. } = error;
+    let status = if *reason == NotFoundReason::ProvenInfeasible {
+        MEMPLAN_INFEASIBLE
+    } else {
+        MEMPLAN_NOT_FOUND
+    };
+    Failure::new(status, format!("solver {solver}: {error}"))
+}
+
 /// Plans `problem` with `options` and stores the solution in
 /// `*out_solution`; free it with `memplan_solution_free`. Without a capacity
 /// the solver minimises the makespan; with one (`memplan_options_set_capacity`)
@@ -86,74 +159,7 @@ pub unsafe extern "C" fn memplan_solve(
         // SAFETY: the caller passes NULL or live objects of ours.
         let (problem, options) =
             unsafe { (from_ptr(problem, "problem")?, from_ptr(options, "options")?) };
-        let problem = problem.build(options.capacity)?;
-        // `auto` has a safety cap without a limit: given explicitly, a cut
-        // there is reported like any other.
-        let time_limit = match options.time_limit {
-            None if options.solver_name == "auto" => {
-                Some(planner::solvers::auto::DEFAULT_TIME_LIMIT)
-            }
-            limit => limit,
-        };
-        let solve_options = SolveOptions {
-            time_limit,
-            effort: options.effort,
-            seed: options.seed,
-            cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
-            progress: Progress::default(),
-            ignore_hints: options.ignore_hints,
-            ..SolveOptions::default()
-        };
-        let stable = planner::stable::Stable {
-            solver: options.solver.as_ref(),
-            options: planner::stable::StableOptions {
-                makespan: options.stable_makespan,
-            },
-        };
-        let solver: &dyn planner::Solver = if options.stable {
-            &stable
-        } else {
-            options.solver.as_ref()
-        };
-        let started = Instant::now();
-        let result = run(solver, &problem, &solve_options);
-        let elapsed = started.elapsed();
-        let solution = match result {
-            Ok(solution) => solution,
-            Err(error) => {
-                let SolveError::NotFound { reason, .. } = &error;
-                let status = if *reason == NotFoundReason::ProvenInfeasible {
-                    MEMPLAN_INFEASIBLE
-                } else {
-                    MEMPLAN_NOT_FOUND
-                };
-                return Err(Failure::new(
-                    status,
-                    format!("solver {}: {error}", options.solver_name),
-                ));
-            }
-        };
-        validate(&problem, &solution.plan).map_err(|e| {
-            Failure::new(
-                MEMPLAN_ERROR_INTERNAL,
-                format!(
-                    "internal error (a bug, please report it): solver {} returned an invalid plan: {e}",
-                    options.solver_name
-                ),
-            )
-        })?;
-        let solved = memplan_solution {
-            makespan: solution.makespan,
-            max_load: problem.max_load(),
-            lower_bound: solution.lower_bound,
-            optimal: solution.optimal,
-            solver: solution.found_by.unwrap_or_else(|| options.solver.name()),
-            stopped: stopped(solution.stopped),
-            seconds: elapsed.as_secs_f64(),
-            hints: planner::hints::count(&problem),
-            hints_kept: planner::hints::kept(&problem, &solution.plan),
-            offsets: solution.plan.offsets().to_vec(),
-        };
+        let solved = solve(problem, options)?;
         // SAFETY: checked writable above.
         unsafe {
             write_out(

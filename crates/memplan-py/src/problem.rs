@@ -121,6 +121,73 @@ fn alignments(py: Python<'_>, ob: Option<&Bound<'_, PyAny>>, n: usize) -> PyResu
     }
 }
 
+/// The fixed offsets: `None` for none, or a column with `None` for a
+/// buffer not fixed.
+fn offsets_column(
+    py: Python<'_>,
+    ob: Option<&Bound<'_, PyAny>>,
+    n: usize,
+) -> PyResult<Vec<Option<u64>>> {
+    match ob {
+        Some(ob) => {
+            let o = optional_column(py, ob, "offsets")?;
+            check_len(py, "offsets", o.len(), n)?;
+            Ok(o)
+        }
+        None => Ok(vec![None; n]),
+    }
+}
+
+/// The ids: strings, or the buffer indices when not given.
+fn ids_column(py: Python<'_>, ob: Option<&Bound<'_, PyAny>>, n: usize) -> PyResult<Vec<String>> {
+    match ob {
+        Some(ob) => {
+            let mut ids = Vec::with_capacity(n);
+            for (i, item) in ob.try_iter()?.enumerate() {
+                let item = item?;
+                ids.push(
+                    item.extract::<String>()
+                        .map_err(|_| argument_error(py, "ids", Some(i), "expected a string"))?,
+                );
+            }
+            check_len(py, "ids", ids.len(), n)?;
+            Ok(ids)
+        }
+        None => Ok((0..n).map(|i| i.to_string()).collect()),
+    }
+}
+
+/// Buffer `i`'s lifetime `lower..upper` in `semantics` as a non-empty
+/// half-open one.
+fn half_open(
+    py: Python<'_>,
+    semantics: Lifetimes,
+    i: usize,
+    lower: u64,
+    upper: u64,
+) -> PyResult<(u64, u64)> {
+    let (start, end) = semantics.to_half_open(lower, upper).ok_or_else(|| {
+        argument_error(
+            py,
+            "ends",
+            Some(i),
+            format!("inclusive end {upper} + 1 overflows 64 bits"),
+        )
+    })?;
+    if start >= end {
+        return Err(argument_error(
+            py,
+            "ends",
+            Some(i),
+            format!(
+                "empty lifetime: start {lower}, end {upper} is empty under {} semantics",
+                semantics.name()
+            ),
+        ));
+    }
+    Ok((start, end))
+}
+
 /// The `gaps` argument: one item per buffer, `None` (no gaps), a string in
 /// the CSV column's syntax (`"3-5 7-9@0:4"`), or a sequence of `(lo, hi)`
 /// and `(lo, hi, wlo, whi)` tuples; times in the problem's semantics.
@@ -267,51 +334,11 @@ impl PyProblem {
         let ends = column(py, ends, "ends")?;
         check_len(py, "ends", ends.len(), n)?;
         let alignments = self::alignments(py, alignments, n)?;
-        let offsets = match offsets {
-            Some(ob) => {
-                let o = optional_column(py, ob, "offsets")?;
-                check_len(py, "offsets", o.len(), n)?;
-                o
-            }
-            None => vec![None; n],
-        };
-        let ids: Vec<String> = match ids {
-            Some(ob) => {
-                let mut ids = Vec::with_capacity(n);
-                for (i, item) in ob.try_iter()?.enumerate() {
-                    let item = item?;
-                    ids.push(
-                        item.extract::<String>()
-                            .map_err(|_| argument_error(py, "ids", Some(i), "expected a string"))?,
-                    );
-                }
-                check_len(py, "ids", ids.len(), n)?;
-                ids
-            }
-            None => (0..n).map(|i| i.to_string()).collect(),
-        };
+        let offsets = offsets_column(py, offsets, n)?;
+        let ids = ids_column(py, ids, n)?;
         let mut buffers = Vec::with_capacity(n);
         for (i, id) in ids.into_iter().enumerate() {
-            let (lower, upper) = (starts[i], ends[i]);
-            let (start, end) = semantics.to_half_open(lower, upper).ok_or_else(|| {
-                argument_error(
-                    py,
-                    "ends",
-                    Some(i),
-                    format!("inclusive end {upper} + 1 overflows 64 bits"),
-                )
-            })?;
-            if start >= end {
-                return Err(argument_error(
-                    py,
-                    "ends",
-                    Some(i),
-                    format!(
-                        "empty lifetime: start {lower}, end {upper} is empty under {} semantics",
-                        semantics.name()
-                    ),
-                ));
-            }
+            let (start, end) = half_open(py, semantics, i, starts[i], ends[i])?;
             buffers.push(Buffer {
                 id,
                 start,

@@ -93,17 +93,19 @@ impl Solver for OwnedStable {
     }
 }
 
+/// The solvers by name.
+#[derive(Clone, Copy)]
+enum Name {
+    Auto,
+    Greedy,
+    Search,
+    Boxing,
+    Tela,
+}
+
 impl SolverArgs<'_> {
     /// The solver these arguments select.
     pub fn choose(&self, py: Python<'_>) -> PyResult<Choice> {
-        #[derive(Clone, Copy)]
-        enum Name {
-            Auto,
-            Greedy,
-            Search,
-            Boxing,
-            Tela,
-        }
         let name = choice(
             py,
             "solver",
@@ -116,6 +118,39 @@ impl SolverArgs<'_> {
                 ("tela", Name::Tela),
             ],
         )?;
+        let (order, fit) = self.greedy_variant(py)?;
+        if !self.target_fragmentation.is_finite() || self.target_fragmentation < 0.0 {
+            return Err(argument_error(
+                py,
+                "target_fragmentation",
+                None,
+                format!(
+                    "expected a non-negative percentage, got {}",
+                    self.target_fragmentation
+                ),
+            ));
+        }
+        let preorders = self.preorders(py)?;
+        let solver = self.solver(name, Greedy { order, fit }, preorders);
+        self.check_stable(py)?;
+        let solver: Box<dyn Solver> = if self.stable {
+            Box::new(OwnedStable {
+                solver,
+                options: memplan::stable::StableOptions {
+                    makespan: self.stable_makespan,
+                },
+            })
+        } else {
+            solver
+        };
+        Ok(Choice {
+            solver,
+            timed: !matches!(name, Name::Greedy) || self.stable,
+        })
+    }
+
+    /// The greedy solver's order and fit, by name.
+    fn greedy_variant(&self, py: Python<'_>) -> PyResult<(Order, Fit)> {
         let order = choice(
             py,
             "order",
@@ -138,17 +173,12 @@ impl SolverArgs<'_> {
                 ("skyline", Fit::Skyline),
             ],
         )?;
-        if !self.target_fragmentation.is_finite() || self.target_fragmentation < 0.0 {
-            return Err(argument_error(
-                py,
-                "target_fragmentation",
-                None,
-                format!(
-                    "expected a non-negative percentage, got {}",
-                    self.target_fragmentation
-                ),
-            ));
-        }
+        Ok((order, fit))
+    }
+
+    /// The search's preorders by name (its default when not given); not
+    /// empty.
+    fn preorders(&self, py: Python<'_>) -> PyResult<Vec<Preorder>> {
         let preorders = match &self.preorders {
             None => SearchOptions::default().preorders,
             Some(names) => names
@@ -171,9 +201,14 @@ impl SolverArgs<'_> {
         if preorders.is_empty() {
             return Err(argument_error(py, "preorders", None, "must not be empty"));
         }
-        let solver: Box<dyn Solver> = match name {
+        Ok(preorders)
+    }
+
+    /// Solver `name` with these options (`greedy` for the greedy one).
+    fn solver(&self, name: Name, greedy: Greedy, preorders: Vec<Preorder>) -> Box<dyn Solver> {
+        match name {
             Name::Auto => Box::new(Auto::default()),
-            Name::Greedy => Box::new(Greedy { order, fit }),
+            Name::Greedy => Box::new(greedy),
             Name::Search => Box::new(Search {
                 options: SearchOptions {
                     canonical: self.canonical,
@@ -207,7 +242,12 @@ impl SolverArgs<'_> {
                     ..TelaOptions::default()
                 },
             }),
-        };
+        }
+    }
+
+    /// Refuses `stable_makespan` without `stable`, and `stable` with
+    /// `ignore_hints`.
+    fn check_stable(&self, py: Python<'_>) -> PyResult<()> {
         if self.stable_makespan.is_some() && !self.stable {
             return Err(argument_error(
                 py,
@@ -224,20 +264,7 @@ impl SolverArgs<'_> {
                 "cannot be combined with ignore_hints=True",
             ));
         }
-        let solver: Box<dyn Solver> = if self.stable {
-            Box::new(OwnedStable {
-                solver,
-                options: memplan::stable::StableOptions {
-                    makespan: self.stable_makespan,
-                },
-            })
-        } else {
-            solver
-        };
-        Ok(Choice {
-            solver,
-            timed: !matches!(name, Name::Greedy) || self.stable,
-        })
+        Ok(())
     }
 }
 
@@ -439,6 +466,66 @@ impl SolveResult {
     }
 }
 
+/// The `effort` argument: `None`, or a multiple of the default work
+/// budget up to 1e9.
+fn effort_arg(py: Python<'_>, effort: Option<f64>) -> PyResult<Option<Effort>> {
+    match effort {
+        None => Ok(None),
+        Some(e) => Effort::new(e).filter(|_| e <= 1e9).map(Some).ok_or_else(|| {
+            argument_error(
+                py,
+                "effort",
+                None,
+                format!("expected a non-negative number (a multiple of the default effort) or None, got {e}"),
+            )
+        }),
+    }
+}
+
+/// `memplan.InternalError` for solver `name`'s panic.
+fn panic_error(py: Python<'_>, name: &str, panic: Box<dyn std::any::Any + Send>) -> PyErr {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    internal_error(
+        py,
+        format!("internal error: {name} panicked: {what} (a bug; please report it)"),
+    )
+}
+
+/// `memplan.NotFoundError` for a solve that found no plan, with what is
+/// known of it.
+fn not_found_error(
+    py: Python<'_>,
+    error: &SolveError,
+    solver: String,
+    max_load: u64,
+    seconds: f64,
+) -> PyErr {
+    let SolveError::NotFound {
+        capacity,
+        reason,
+        best_makespan,
+        counters,
+    } = error;
+    not_found(
+        py,
+        error.to_string(),
+        NotFoundInfo {
+            capacity: *capacity,
+            proven_infeasible: *reason == NotFoundReason::ProvenInfeasible,
+            reason: reason.describe(),
+            best_makespan: *best_makespan,
+            max_load,
+            solver,
+            seconds,
+            counters: counters.clone(),
+        },
+    )
+}
+
 /// Plans `problem` with the solver `args` select (the body of
 /// `Problem.solve`).
 pub fn solve(
@@ -451,17 +538,7 @@ pub fn solve(
     let py = slf.py();
     let Choice { solver, timed } = args.choose(py)?;
     let limit = self::time_limit(py, time_limit)?;
-    let effort = match effort {
-        None => None,
-        Some(e) => Some(Effort::new(e).filter(|_| e <= 1e9).ok_or_else(|| {
-            argument_error(
-                py,
-                "effort",
-                None,
-                format!("expected a non-negative number (a multiple of the default effort) or None, got {e}"),
-            )
-        })?),
-    };
+    let effort = effort_arg(py, effort)?;
     // The limit the solver works to, as `solver::run` sees it: auto's
     // default when none is given; none for greedy, which always finishes.
     let limit = match (timed, limit) {
@@ -482,38 +559,9 @@ pub fn solve(
     let seconds = elapsed.as_secs_f64();
     let max_load = py.detach(|| problem.max_load());
     let solution = match outcome {
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            return Err(internal_error(
-                py,
-                format!("internal error: {name} panicked: {what} (a bug; please report it)"),
-            ));
-        }
+        Err(panic) => return Err(panic_error(py, &name, panic)),
         Ok(Err(error)) => {
-            let SolveError::NotFound {
-                capacity,
-                reason,
-                best_makespan,
-                counters,
-            } = &error;
-            return Err(not_found(
-                py,
-                error.to_string(),
-                NotFoundInfo {
-                    capacity: *capacity,
-                    proven_infeasible: *reason == NotFoundReason::ProvenInfeasible,
-                    reason: reason.describe(),
-                    best_makespan: *best_makespan,
-                    max_load,
-                    solver: name,
-                    seconds,
-                    counters: counters.clone(),
-                },
-            ));
+            return Err(not_found_error(py, &error, name, max_load, seconds));
         }
         Ok(Ok(solution)) => solution,
     };

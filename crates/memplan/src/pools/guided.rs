@@ -34,6 +34,7 @@
 //! A probe cut short by its slice makes the result depend on the clock,
 //! and the outcome says so ([`Outcome::stopped`]).
 
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use rand::seq::SliceRandom;
@@ -430,16 +431,30 @@ impl Guided<'_> {
     fn improve(
         &mut self,
         p: PoolIdx,
-        mut fill: PoolFill,
+        fill: PoolFill,
         optional: &[BufferIdx],
         deadline: &Deadline,
     ) -> PoolFill {
+        match self.pack(p, fill, optional, deadline) {
+            ControlFlow::Break(fill) => fill,
+            ControlFlow::Continue(fill) => self.insert(p, fill, optional, deadline),
+        }
+    }
+
+    /// Pack: the kept buffers as low as the solvers put them, then the
+    /// `optional` others offered again, while that holds more; `Break`
+    /// when the deadline passed.
+    fn pack(
+        &mut self,
+        p: PoolIdx,
+        mut fill: PoolFill,
+        optional: &[BufferIdx],
+        deadline: &Deadline,
+    ) -> ControlFlow<PoolFill, PoolFill> {
         let problem = self.problem;
-        // Pack: the kept buffers as low as the solvers put them, then the
-        // others offered again.
         loop {
             if self.passed(deadline) {
-                return fill;
+                return ControlFlow::Break(fill);
             }
             let members: Vec<BufferIdx> = fill.placed.iter().map(|&(b, _)| b).collect();
             let makespan = fill_makespan(problem, &fill);
@@ -458,7 +473,20 @@ impl Guided<'_> {
             }
             fill = refilled;
         }
-        // Insert: the passed-over buffers, most bytes × time first.
+        ControlFlow::Continue(fill)
+    }
+
+    /// Insert: the `optional` buffers `fill` passed over, most bytes × time
+    /// first: offered at their first fit, else planned with the kept ones
+    /// by the solvers, or swapped in where the load leaves no room.
+    fn insert(
+        &mut self,
+        p: PoolIdx,
+        mut fill: PoolFill,
+        optional: &[BufferIdx],
+        deadline: &Deadline,
+    ) -> PoolFill {
+        let problem = self.problem;
         let capacity = problem.pool(p).capacity;
         let mut inside = vec![false; problem.len()];
         let mut load = LoadTree::new(self.timeline.segments());
@@ -495,27 +523,40 @@ impl Guided<'_> {
                 }
                 continue;
             }
-            if fill.offer(problem, b) {
-                self.effort.inserted += 1;
-                inside[b.index()] = true;
-                load.add(lo, hi, size);
-                continue;
-            }
-            if self.passed(deadline) {
-                continue;
-            }
-            let mut members: Vec<BufferIdx> = fill.placed.iter().map(|&(b, _)| b).collect();
-            members.push(b);
-            if let Answer::Fits(offsets) =
-                self.probe(p, &members, self.slice(deadline, PROBE_SHARE), false)
-            {
-                fill = self.fill_from(p, &members, &offsets);
+            let added = if fill.offer(problem, b) {
+                true
+            } else if self.passed(deadline) {
+                false
+            } else if let Some(planned) = self.plan_with(p, &fill, b, deadline) {
+                fill = planned;
+                true
+            } else {
+                false
+            };
+            if added {
                 self.effort.inserted += 1;
                 inside[b.index()] = true;
                 load.add(lo, hi, size);
             }
         }
         fill
+    }
+
+    /// `fill` with `b` added, all planned by the solvers within the pool's
+    /// capacity, if they can.
+    fn plan_with(
+        &mut self,
+        p: PoolIdx,
+        fill: &PoolFill,
+        b: BufferIdx,
+        deadline: &Deadline,
+    ) -> Option<PoolFill> {
+        let mut members: Vec<BufferIdx> = fill.placed.iter().map(|&(b, _)| b).collect();
+        members.push(b);
+        match self.probe(p, &members, self.slice(deadline, PROBE_SHARE), false) {
+            Answer::Fits(offsets) => Some(self.fill_from(p, &members, &offsets)),
+            _ => None,
+        }
     }
 
     /// Swaps passed-over buffer `b` in for kept optional buffers of less
