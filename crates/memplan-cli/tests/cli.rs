@@ -13,16 +13,12 @@ use common::*;
 fn solves_the_first_fit_note_exactly() {
     let dir = TempDir::new().unwrap();
     let plan = dir.path().join("plan.csv");
-    let out = memplan()
-        .args(["solve", "--lifetimes", "inclusive", "--json", "-o"])
-        .arg(&plan)
-        .arg(example("first-fit-note.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_ok(
+        memplan()
+            .args(["solve", "--lifetimes", "inclusive", "--json", "-o"])
+            .arg(&plan)
+            .arg(example("first-fit-note.csv")),
+    );
     assert_eq!(v["makespan"], 37);
     assert_eq!(v["max_load"], 37);
     assert_eq!(v["lower_bound"], 37);
@@ -31,7 +27,7 @@ fn solves_the_first_fit_note_exactly() {
     assert_eq!(v["buffers"], 6);
     assert_eq!(v["solver"], "auto/greedy/size/first-fit");
     assert!(v["seconds"].as_f64().unwrap() >= 0.0);
-    let written = std::fs::read_to_string(&plan).unwrap();
+    let written = read(&plan);
     assert_eq!(
         written,
         "id,lower,upper,size,offset\n0,1,5,10,12\n1,2,6,5,28\n2,1,3,8,0\n3,4,7,4,33\n4,3,8,6,22\n5,5,9,12,0\n"
@@ -61,12 +57,7 @@ fn human_summary_and_every_variant() {
                 .success()
                 .stdout(predicate::str::contains("buffers        400"))
                 .stdout(predicate::str::contains(format!("greedy/{order}/{fit}")));
-            memplan()
-                .arg("validate")
-                .arg(example("layered-400.csv"))
-                .arg(&plan)
-                .assert()
-                .success();
+            validate_plan(example("layered-400.csv"), &plan).success();
         }
     }
 }
@@ -82,7 +73,7 @@ fn small_example_keeps_fixed_and_aligned_buffers() {
         .arg(&plan)
         .assert()
         .success();
-    let text = std::fs::read_to_string(&plan).unwrap();
+    let text = read(&plan);
     assert!(
         text.starts_with("id,lower,upper,size,alignment,offset\nweights,0,10,4096,64,0\n"),
         "{text}"
@@ -106,22 +97,21 @@ fn capacity_outcomes_and_exit_codes() {
         .assert()
         .success();
     // Below the max load: proven infeasible, exit 1, no file.
-    memplan()
-        .args([
-            "solve",
-            "--lifetimes",
-            "inclusive",
-            "--capacity",
-            "36",
-            "-o",
-        ])
-        .arg(&plan)
-        .arg(example("first-fit-note.csv"))
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "no plan within capacity 36 found: proven infeasible",
-        ));
+    fails(
+        memplan()
+            .args([
+                "solve",
+                "--lifetimes",
+                "inclusive",
+                "--capacity",
+                "36",
+                "-o",
+            ])
+            .arg(&plan)
+            .arg(example("first-fit-note.csv")),
+        1,
+        "no plan within capacity 36 found: proven infeasible",
+    );
     assert!(!plan.exists());
     // Above the max load but below the greedy plan: not proven.
     let out = memplan()
@@ -149,16 +139,7 @@ fn capacity_outcomes_and_exit_codes() {
 fn header_only_file_is_an_empty_problem() {
     let dir = TempDir::new().unwrap();
     let input = file(&dir, "empty.csv", "id,lower,upper,size\n");
-    let out = memplan()
-        .arg("solve")
-        .arg("--json")
-        .arg(&input)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_ok(memplan().arg("solve").arg("--json").arg(&input));
     assert_eq!(v["makespan"], 0);
     assert_eq!(v["buffers"], 0);
     assert_eq!(v["optimal"], true);
@@ -192,47 +173,35 @@ fn every_bad_input_class_is_refused_with_location() {
         let dir = TempDir::new().unwrap();
         let input = file(&dir, name, text);
         let plan = dir.path().join("plan.csv");
-        memplan()
-            .arg("solve")
-            .arg(&input)
-            .arg("-o")
-            .arg(&plan)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(format!(
-                "{}{message}",
-                input.display()
-            )));
+        fails(
+            memplan().arg("solve").arg(&input).arg("-o").arg(&plan),
+            2,
+            format!("{}{message}", input.display()),
+        );
         assert!(!plan.exists(), "{name}: output written");
         // Every command that reads the input refuses it the same way.
-        memplan()
-            .arg("stats")
-            .arg(&input)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(*message));
+        fails(memplan().arg("stats").arg(&input), 2, *message);
     }
 }
 
 #[test]
 fn unreadable_file_and_usage_errors_exit_2() {
-    memplan()
-        .args(["solve", "does/not/exist.csv"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "does/not/exist.csv: cannot read file: No such file or directory",
-        ));
+    fails(
+        memplan().args(["solve", "does/not/exist.csv"]),
+        2,
+        "does/not/exist.csv: cannot read file: No such file or directory",
+    );
     memplan()
         .args(["solve", "--no-such-flag", "x.csv"])
         .assert()
         .code(2);
-    memplan()
-        .args(["solve", "--capacity", "lots"])
-        .arg(example("small.csv"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("invalid value 'lots'"));
+    fails(
+        memplan()
+            .args(["solve", "--capacity", "lots"])
+            .arg(example("small.csv")),
+        2,
+        "invalid value 'lots'",
+    );
     memplan()
         .args(["solve", "--time-limit", "-1"])
         .arg(example("small.csv"))
@@ -250,14 +219,11 @@ fn non_utf8_id_and_oversized_generate_are_refused() {
     let dir = TempDir::new().unwrap();
     let input = dir.path().join("bytes.csv");
     std::fs::write(&input, b"id,lower,upper,size\n\xff,0,2,4\n").unwrap();
-    memplan()
-        .arg("stats")
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            ":2: column `id`: id is not valid UTF-8",
-        ));
+    fails(
+        memplan().arg("stats").arg(&input),
+        2,
+        ":2: column `id`: id is not valid UTF-8",
+    );
     memplan()
         .args([
             "generate",
@@ -282,14 +248,13 @@ fn inclusive_upper_overflow_is_refused() {
         "id,lower,upper,size\na,0,18446744073709551615,1\n",
     );
     memplan().arg("stats").arg(&input).assert().success();
-    memplan()
-        .args(["stats", "--lifetimes", "inclusive"])
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            ":2: column `upper`: inclusive upper 18446744073709551615 cannot be converted",
-        ));
+    fails(
+        memplan()
+            .args(["stats", "--lifetimes", "inclusive"])
+            .arg(&input),
+        2,
+        ":2: column `upper`: inclusive upper 18446744073709551615 cannot be converted",
+    );
 }
 
 #[test]
@@ -301,38 +266,25 @@ fn validate_reports_the_offending_pair() {
         "id,lower,upper,size\na,0,4,8\nb,2,6,8\nc,5,9,8\n",
     );
     let good = file(&dir, "good.csv", "id,offset\na,0\nb,8\nc,0\n");
-    memplan()
-        .arg("validate")
-        .arg(&input)
-        .arg(&good)
-        .assert()
+    validate_plan(&input, &good)
         .success()
         .stdout(predicate::str::contains("makespan 16 B"));
     let bad = file(&dir, "bad.csv", "id,offset\na,0\nb,4\nc,0\n");
-    memplan()
-        .arg("validate")
-        .arg(&input)
-        .arg(&bad)
-        .assert()
+    validate_plan(&input, &bad)
         .code(1)
         .stderr(predicate::str::contains(
             "invalid plan: buffers `a` and `b` are alive at the same time and share addresses",
         ));
-    memplan()
-        .args(["validate", "--capacity", "15"])
-        .arg(&input)
-        .arg(&good)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "buffer `b` ends at 16, past the capacity 15",
-        ));
+    fails(
+        memplan()
+            .args(["validate", "--capacity", "15"])
+            .arg(&input)
+            .arg(&good),
+        1,
+        "buffer `b` ends at 16, past the capacity 15",
+    );
     let incomplete = file(&dir, "incomplete.csv", "id,offset\na,0\nb,8\n");
-    memplan()
-        .arg("validate")
-        .arg(&input)
-        .arg(&incomplete)
-        .assert()
+    validate_plan(&input, &incomplete)
         .code(1)
         .stderr(predicate::str::contains(
             "incomplete.csv: invalid plan: no offset for buffer `c`",
@@ -351,57 +303,31 @@ fn zero_size_buffers_through_every_command() {
     );
     for solver in ["auto", "greedy", "search", "boxing", "tela"] {
         let plan = dir.path().join(format!("{solver}.csv"));
-        let out = memplan()
-            .args(["solve", "--json", "--solver", solver, "-o"])
-            .arg(&plan)
-            .arg(&input)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let v = json(&out);
+        let v = json_ok(
+            memplan()
+                .args(["solve", "--json", "--solver", solver, "-o"])
+                .arg(&plan)
+                .arg(&input),
+        );
         assert_eq!(v["makespan"], 16, "{solver}");
         assert_eq!(v["max_load"], 16, "{solver}");
         assert_eq!(v["optimal"], true, "{solver}");
         assert_eq!(v["buffers"], 5, "{solver}");
-        let written = std::fs::read_to_string(&plan).unwrap();
+        let written = read(&plan);
         assert!(written.contains("\nz,1,3,0,64,0\n"), "{solver}: {written}");
         assert!(written.contains("\nf,0,9,0,1,8\n"), "{solver}: {written}");
-        memplan()
-            .arg("validate")
-            .arg(&input)
-            .arg(&plan)
-            .assert()
-            .success();
+        validate_plan(&input, &plan).success();
     }
     // A zero-size buffer inside a live buffer's addresses is no overlap.
     let inside = file(&dir, "inside.csv", "id,offset\na,0\nz,4\nb,8\nf,8\nc,0\n");
-    memplan()
-        .arg("validate")
-        .arg(&input)
-        .arg(&inside)
-        .assert()
+    validate_plan(&input, &inside)
         .code(1)
         .stderr(predicate::str::contains(
             "offset 4 is not a multiple of alignment 64",
         ));
     let inside = file(&dir, "inside2.csv", "id,offset\na,0\nz,0\nb,8\nf,8\nc,0\n");
-    memplan()
-        .arg("validate")
-        .arg(&input)
-        .arg(&inside)
-        .assert()
-        .success();
-    let out = memplan()
-        .args(["stats", "--json"])
-        .arg(&input)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    validate_plan(&input, &inside).success();
+    let v = json_ok(memplan().args(["stats", "--json"]).arg(&input));
     assert_eq!(v["max_load"], 16);
     assert_eq!(v["min_size"], 0);
     assert_eq!(v["buffers"], 5);
@@ -423,21 +349,8 @@ fn generate_is_deterministic_and_solvable() {
         let a = dir.path().join(format!("{kind}-a.csv"));
         let b = dir.path().join(format!("{kind}-b.csv"));
         let c = dir.path().join(format!("{kind}-c.csv"));
-        for (path, seed) in [(&a, "5"), (&b, "5"), (&c, "6")] {
-            memplan()
-                .args([
-                    "generate",
-                    "--kind",
-                    kind,
-                    "--buffers",
-                    "500",
-                    "--seed",
-                    seed,
-                    "-o",
-                ])
-                .arg(path)
-                .assert()
-                .success();
+        for (path, seed) in [(&a, 5), (&b, 5), (&c, 6)] {
+            generate(kind, 500, Some(seed), path);
         }
         let (ta, tb, tc) = (
             std::fs::read(&a).unwrap(),
@@ -446,14 +359,7 @@ fn generate_is_deterministic_and_solvable() {
         );
         assert_eq!(ta, tb, "{kind}: same seed, same file");
         assert_ne!(ta, tc, "{kind}: other seed, other file");
-        let out = memplan()
-            .args(["stats", "--json"])
-            .arg(&a)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = ok_stdout(memplan().args(["stats", "--json"]).arg(&a));
         assert_eq!(json(&out)["buffers"], 500);
         let plan = dir.path().join(format!("{kind}-plan.csv"));
         memplan()
@@ -463,26 +369,17 @@ fn generate_is_deterministic_and_solvable() {
             .arg(&plan)
             .assert()
             .success();
-        memplan()
-            .arg("validate")
-            .arg(&a)
-            .arg(&plan)
-            .assert()
-            .success();
+        validate_plan(&a, &plan).success();
     }
 }
 
 #[test]
 fn stats_reports_max_load() {
-    let out = memplan()
-        .args(["stats", "--json", "--lifetimes", "inclusive"])
-        .arg(example("first-fit-note.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_ok(
+        memplan()
+            .args(["stats", "--json", "--lifetimes", "inclusive"])
+            .arg(example("first-fit-note.csv")),
+    );
     assert_eq!(v["max_load"], 37);
     assert_eq!(v["total_size"], 45);
     assert_eq!(v["buffers"], 6);
@@ -502,43 +399,27 @@ fn bench_runs_on_small_generated_instances() {
 fn boxing_is_reproducible_and_start_address_shifts_offsets() {
     let dir = TempDir::new().unwrap();
     let input = dir.path().join("layered.csv");
-    memplan()
-        .args([
-            "generate",
-            "--kind",
-            "layered",
-            "--buffers",
-            "600",
-            "--seed",
-            "4",
-            "-o",
-        ])
-        .arg(&input)
-        .assert()
-        .success();
+    generate("layered", 600, Some(4), &input);
     let run = |name: &str, extra: &[&str]| {
         let plan = dir.path().join(name);
-        let out = memplan()
-            .args([
-                "solve",
-                "--solver",
-                "boxing",
-                "--seed",
-                "9",
-                "--iterations",
-                "16",
-                "--json",
-                "-o",
-            ])
-            .arg(&plan)
-            .arg(&input)
-            .args(extra)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        (json(&out), std::fs::read_to_string(plan).unwrap())
+        let out = ok_stdout(
+            memplan()
+                .args([
+                    "solve",
+                    "--solver",
+                    "boxing",
+                    "--seed",
+                    "9",
+                    "--iterations",
+                    "16",
+                    "--json",
+                    "-o",
+                ])
+                .arg(&plan)
+                .arg(&input)
+                .args(extra),
+        );
+        (json(&out), read(plan))
     };
     let (a, plan_a) = run("a.csv", &[]);
     let (b, plan_b) = run("b.csv", &[]);
@@ -566,15 +447,14 @@ fn misaligned_start_address_is_refused_before_solving() {
         "id,lower,upper,size,alignment\na,0,2,8,64\nb,1,3,8,1\n",
     );
     let plan = dir.path().join("plan.csv");
-    memplan()
-        .args(["solve", "--start-address", "32", "-o"])
-        .arg(&plan)
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "--start-address 32 is not a multiple of buffer `a`'s alignment 64",
-        ));
+    fails(
+        memplan()
+            .args(["solve", "--start-address", "32", "-o"])
+            .arg(&plan)
+            .arg(&input),
+        2,
+        "--start-address 32 is not a multiple of buffer `a`'s alignment 64",
+    );
     assert!(!plan.exists());
 }
 
@@ -582,30 +462,13 @@ fn misaligned_start_address_is_refused_before_solving() {
 fn auto_is_the_default_and_spends_its_budget_to_prove_optimality() {
     let dir = TempDir::new().unwrap();
     let input = dir.path().join("perfect.csv");
-    memplan()
-        .args([
-            "generate",
-            "--kind",
-            "perfect",
-            "--buffers",
-            "60",
-            "--seed",
-            "2",
-            "-o",
-        ])
-        .arg(&input)
-        .assert()
-        .success();
+    generate("perfect", 60, Some(2), &input);
     let run = |limit: &str| {
-        let out = memplan()
-            .args(["solve", "--json", "--time-limit", limit])
-            .arg(&input)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        json(&out)
+        json_ok(
+            memplan()
+                .args(["solve", "--json", "--time-limit", limit])
+                .arg(&input),
+        )
     };
     let greedy_only = run("0");
     assert!(greedy_only["solver"]
@@ -623,22 +486,18 @@ fn auto_is_the_default_and_spends_its_budget_to_prove_optimality() {
 #[test]
 fn tela_solver_decides_and_minimises() {
     // At the max load: found by the search itself, with its counters.
-    let out = memplan()
-        .args([
-            "solve",
-            "--solver",
-            "tela",
-            "--json",
-            "--capacity",
-            "190753792",
-        ])
-        .arg(example("layered-400.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_ok(
+        memplan()
+            .args([
+                "solve",
+                "--solver",
+                "tela",
+                "--json",
+                "--capacity",
+                "190753792",
+            ])
+            .arg(example("layered-400.csv")),
+    );
     assert_eq!(v["solver"], "tela");
     assert_eq!(v["makespan"], 190753792);
     assert_eq!(v["optimal"], true);
@@ -679,21 +538,18 @@ fn tela_solver_decides_and_minimises() {
         .stderr(predicate::str::contains("step limit reached"));
     // Below the max load: proven; without a capacity: minimised, fixed and
     // aligned buffers kept.
-    memplan()
-        .args(["solve", "--solver", "tela", "--capacity", "8703"])
-        .arg(example("small.csv"))
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("proven infeasible"));
-    let out = memplan()
-        .args(["solve", "--solver", "tela", "--json"])
-        .arg(example("small.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    fails(
+        memplan()
+            .args(["solve", "--solver", "tela", "--capacity", "8703"])
+            .arg(example("small.csv")),
+        1,
+        "proven infeasible",
+    );
+    let v = json_ok(
+        memplan()
+            .args(["solve", "--solver", "tela", "--json"])
+            .arg(example("small.csv")),
+    );
     assert_eq!(
         (v["makespan"].as_u64(), v["optimal"].as_bool()),
         (Some(8704), Some(true))
@@ -726,7 +582,7 @@ fn plot_writes_svg_and_png() {
         .arg(&svg)
         .assert()
         .success();
-    let text = std::fs::read_to_string(&svg).unwrap();
+    let text = read(&svg);
     assert!(text.starts_with("<svg") || text.starts_with("<?xml"));
     assert!(text.contains("<rect") || text.contains("<path"));
     assert!(text.contains("small.csv"), "the title names the file");
@@ -755,11 +611,7 @@ fn plot_writes_svg_and_png() {
 fn plot_aggregates_many_buffers_into_a_small_file() {
     let dir = TempDir::new().unwrap();
     let input = dir.path().join("random.csv");
-    memplan()
-        .args(["generate", "--kind", "random", "--buffers", "8000", "-o"])
-        .arg(&input)
-        .assert()
-        .success();
+    generate("random", 8000, None, &input);
     let plan = greedy_plan(&dir, &input, "plan.csv");
     let svg = dir.path().join("plan.svg");
     memplan()
@@ -770,7 +622,7 @@ fn plot_aggregates_many_buffers_into_a_small_file() {
         .arg(&svg)
         .assert()
         .success();
-    let text = std::fs::read_to_string(&svg).unwrap();
+    let text = read(&svg);
     assert!(text.contains("8,000 buffers, aggregated"));
     assert!(text.contains("<rect"));
     assert!(text.len() < 3 << 20, "{} bytes", text.len());
@@ -825,29 +677,22 @@ fn csv_fields(line: &str) -> Vec<&str> {
 fn bench_compares_solvers_in_csv_and_json() {
     let dir = TempDir::new().unwrap();
     let input = dir.path().join("perfect.csv");
-    memplan()
-        .args(["generate", "--kind", "perfect", "--buffers", "40", "-o"])
-        .arg(&input)
-        .assert()
-        .success();
+    generate("perfect", 40, None, &input);
     // A non-CSV file in the directory is skipped.
     file(&dir, "notes.txt", "not an instance");
-    let out = memplan()
-        .args([
-            "bench",
-            "--solvers",
-            "greedy,search",
-            "--time-limit",
-            "0.5",
-            "--format",
-            "csv",
-        ])
-        .arg(dir.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = ok_stdout(
+        memplan()
+            .args([
+                "bench",
+                "--solvers",
+                "greedy,search",
+                "--time-limit",
+                "0.5",
+                "--format",
+                "csv",
+            ])
+            .arg(dir.path()),
+    );
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
@@ -887,16 +732,12 @@ fn bench_compares_solvers_in_csv_and_json() {
         assert_eq!(makespan - max_load, frag);
     }
 
-    let out = memplan()
-        .args(["bench", "--solvers", "greedy,search", "--format", "json"])
-        .args(["--repeat", "3", "--time-limit", "0.5"])
-        .arg(&input)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_ok(
+        memplan()
+            .args(["bench", "--solvers", "greedy,search", "--format", "json"])
+            .args(["--repeat", "3", "--time-limit", "0.5"])
+            .arg(&input),
+    );
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1]["solver"], "search");
@@ -920,12 +761,13 @@ fn bench_compares_solvers_in_csv_and_json() {
         .stdout(predicate::str::contains(
             "greedy/area/best-fit: won 0 of 2, optimal 0, failed 1",
         ));
-    memplan()
-        .args(["bench", "--solvers", "greedy,fastest"])
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("unknown solver `fastest`"));
+    fails(
+        memplan()
+            .args(["bench", "--solvers", "greedy,fastest"])
+            .arg(&input),
+        2,
+        "unknown solver `fastest`",
+    );
 }
 
 #[test]
@@ -942,35 +784,26 @@ fn quiet_solve_prints_nothing_on_stderr() {
 fn skyline_fit_is_the_tela_baseline() {
     let dir = TempDir::new().unwrap();
     let plan = dir.path().join("plan.csv");
-    let out = memplan()
-        .args([
-            "solve",
-            "--solver",
-            "greedy",
-            "--order",
-            "contention",
-            "--fit",
-            "skyline",
-            "--json",
-            "-o",
-        ])
-        .arg(&plan)
-        .arg(example("layered-400.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_ok(
+        memplan()
+            .args([
+                "solve",
+                "--solver",
+                "greedy",
+                "--order",
+                "contention",
+                "--fit",
+                "skyline",
+                "--json",
+                "-o",
+            ])
+            .arg(&plan)
+            .arg(example("layered-400.csv")),
+    );
     assert_eq!(v["solver"], "greedy/contention/skyline");
     // This layered instance is packed without waste by the skyline.
     assert_eq!(v["makespan"], v["max_load"]);
-    memplan()
-        .args(["validate"])
-        .arg(example("layered-400.csv"))
-        .arg(&plan)
-        .assert()
-        .success();
+    validate_plan(example("layered-400.csv"), &plan).success();
 }
 
 /// `-o /dev/null` discards the plan and leaves the device in place (a

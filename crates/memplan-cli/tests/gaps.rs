@@ -11,15 +11,7 @@ use common::*;
 #[test]
 fn gapped_example_end_to_end() {
     let dir = TempDir::new().unwrap();
-    let stats = memplan()
-        .args(["stats", "--json"])
-        .arg(example("gaps.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&stats);
+    let v = json_ok(memplan().args(["stats", "--json"]).arg(example("gaps.csv")));
     assert_eq!(v["max_load"], 6);
     assert_eq!(v["hull_max_load"], 10);
     assert_eq!(
@@ -36,16 +28,12 @@ fn gapped_example_end_to_end() {
         ("tela", None),
     ] {
         let plan = dir.path().join(format!("{solver}.csv"));
-        let out = memplan()
-            .args(["solve", "--json", "--solver", solver, "-o"])
-            .arg(&plan)
-            .arg(example("gaps.csv"))
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let v = json(&out);
+        let v = json_ok(
+            memplan()
+                .args(["solve", "--json", "--solver", solver, "-o"])
+                .arg(&plan)
+                .arg(example("gaps.csv")),
+        );
         assert_eq!(v["max_load"], 6, "{solver}");
         assert_eq!(v["lower_bound"], 6, "{solver}");
         match makespan {
@@ -56,17 +44,12 @@ fn gapped_example_end_to_end() {
             None => assert_eq!(v["counters"]["hulls"], 1, "{solver}"),
         }
         // The plan echoes the gaps column and is checked with the gaps.
-        let written = std::fs::read_to_string(&plan).unwrap();
+        let written = read(&plan);
         assert!(
             written.starts_with("id,lower,upper,size,gaps,offset\nsaved,0,10,4,3-7,"),
             "{written}"
         );
-        memplan()
-            .arg("validate")
-            .arg(example("gaps.csv"))
-            .arg(&plan)
-            .assert()
-            .success();
+        validate_plan(example("gaps.csv"), &plan).success();
     }
 
     // A plan that is valid only thanks to the gaps: valid with them, not
@@ -76,11 +59,7 @@ fn gapped_example_end_to_end() {
         "plan.csv",
         "id,offset\nsaved,0\ntmp1,0\ntmp2,0\nshrink,0\nlate,2\n",
     );
-    memplan()
-        .arg("validate")
-        .arg(example("gaps.csv"))
-        .arg(&plan)
-        .assert()
+    validate_plan(example("gaps.csv"), &plan)
         .success()
         .stdout(predicate::str::contains("makespan 6 B"));
     let hulls = file(
@@ -88,11 +67,7 @@ fn gapped_example_end_to_end() {
         "hulls.csv",
         "id,lower,upper,size\nsaved,0,10,4\ntmp1,3,5,4\ntmp2,5,7,4\nshrink,10,16,6\nlate,12,16,4\n",
     );
-    memplan()
-        .arg("validate")
-        .arg(&hulls)
-        .arg(&plan)
-        .assert()
+    validate_plan(&hulls, &plan)
         .code(1)
         .stderr(predicate::str::contains("buffers `saved` and `tmp1`"));
     // A plan putting `late` inside `shrink`'s window is refused.
@@ -101,11 +76,7 @@ fn gapped_example_end_to_end() {
         "bad.csv",
         "id,offset\nsaved,0\ntmp1,0\ntmp2,0\nshrink,0\nlate,1\n",
     );
-    memplan()
-        .arg("validate")
-        .arg(example("gaps.csv"))
-        .arg(&bad)
-        .assert()
+    validate_plan(example("gaps.csv"), &bad)
         .code(1)
         .stderr(predicate::str::contains("buffers `shrink` and `late`"));
 
@@ -118,7 +89,7 @@ fn gapped_example_end_to_end() {
         .arg(&picture)
         .assert()
         .success();
-    assert!(std::fs::read_to_string(&picture).unwrap().contains("<svg"));
+    assert!(read(&picture).contains("<svg"));
 }
 
 #[test]
@@ -129,25 +100,19 @@ fn bad_gaps_are_located() {
         "in.csv",
         "id,lower,upper,size,gaps\na,0,10,8,2-4\nb,3,9,4,2-5\n",
     );
-    memplan()
-        .arg("solve")
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "in.csv:3: column `gaps`: gap `2-5` is outside the lifetime 3-9",
-        ));
+    fails(
+        memplan().arg("solve").arg(&input),
+        2,
+        "in.csv:3: column `gaps`: gap `2-5` is outside the lifetime 3-9",
+    );
     let input = file(
         &dir,
         "syntax.csv",
         "id,lower,upper,size,gaps\na,0,10,8,2..4\n",
     );
-    memplan()
-        .arg("stats")
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "syntax.csv:2: column `gaps`: gap `2..4`: expected `lo-hi` or `lo-hi@wlo:whi`",
-        ));
+    fails(
+        memplan().arg("stats").arg(&input),
+        2,
+        "syntax.csv:2: column `gaps`: gap `2..4`: expected `lo-hi` or `lo-hi@wlo:whi`",
+    );
 }

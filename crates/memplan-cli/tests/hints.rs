@@ -11,7 +11,7 @@ use common::*;
 
 /// The offsets of a plan file by row.
 fn offsets(path: &Path) -> Vec<u64> {
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = read(path);
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let at = header.iter().position(|h| *h == "offset").unwrap();
@@ -37,16 +37,11 @@ fn hints_are_tried_first_and_reported() {
         .arg(&plan)
         .assert()
         .success();
-    let v = json(&out.get_output().stdout);
+    let v = stdout_json(out);
     assert_eq!(v["hints"], 2);
     assert_eq!(v["hints_kept"], 2);
     assert_eq!(offsets(&plan), [8, 0, 0]);
-    memplan()
-        .arg("validate")
-        .arg(&input)
-        .arg(&plan)
-        .assert()
-        .success();
+    validate_plan(&input, &plan).success();
     // Ignored: first fit.
     let out = memplan()
         .args(["solve", "--json", "--solver", "greedy", "--ignore-hints"])
@@ -55,7 +50,7 @@ fn hints_are_tried_first_and_reported() {
         .arg(&plan)
         .assert()
         .success();
-    assert_eq!(json(&out.get_output().stdout)["hints_kept"], 0);
+    assert_eq!(stdout_json(out)["hints_kept"], 0);
     assert_eq!(offsets(&plan), [0, 8, 0]);
     // The text summary says how many were kept.
     memplan()
@@ -77,7 +72,7 @@ fn stable_keeps_the_bundled_example_s_hints() {
         .arg(&plan)
         .assert()
         .success();
-    let v = json(&out.get_output().stdout);
+    let v = stdout_json(out);
     let (hints, kept, bound) = (
         v["hints"].as_u64().unwrap(),
         v["hints_kept"].as_u64().unwrap(),
@@ -88,12 +83,7 @@ fn stable_keeps_the_bundled_example_s_hints() {
     assert_eq!(v["counters"]["hints_kept"], kept);
     assert!(v["counters"]["hints_kept_by_solver"].as_u64().unwrap() <= kept);
     assert_eq!(v["makespan"], v["counters"]["stable_makespan"]);
-    memplan()
-        .arg("validate")
-        .arg(example("hints.csv"))
-        .arg(&plan)
-        .assert()
-        .success();
+    validate_plan(example("hints.csv"), &plan).success();
 }
 
 #[test]
@@ -155,14 +145,11 @@ fn bad_hints_are_located_and_write_nothing() {
             "in.csv",
             &format!("id,lower,upper,size,alignment,hint\na,0,4,8,1,\n{row}\n"),
         );
-        memplan()
-            .arg("solve")
-            .arg(&input)
-            .arg("-o")
-            .arg(&plan)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(message));
+        fails(
+            memplan().arg("solve").arg(&input).arg("-o").arg(&plan),
+            2,
+            message,
+        );
         assert!(!plan.exists());
     }
 }

@@ -11,7 +11,7 @@ use common::*;
 
 /// The rows of a plan file as (id, pool, offset).
 fn plan_rows(path: &Path) -> Vec<(String, String, u64)> {
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = read(path);
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
@@ -33,18 +33,14 @@ fn solves_the_bundled_pooled_example_and_validates_it() {
     let dir = TempDir::new().unwrap();
     for strategy in ["fastest-first", "guided"] {
         let plan = dir.path().join(format!("{strategy}.csv"));
-        let out = memplan()
-            .args(["solve", "--json", "--pool-strategy", strategy, "--pools"])
-            .arg(example("pools-small.csv"))
-            .arg(example("pooled.csv"))
-            .arg("-o")
-            .arg(&plan)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let v = json(&out);
+        let v = json_ok(
+            memplan()
+                .args(["solve", "--json", "--pool-strategy", strategy, "--pools"])
+                .arg(example("pools-small.csv"))
+                .arg(example("pooled.csv"))
+                .arg("-o")
+                .arg(&plan),
+        );
         assert_eq!(v["status"], "ok");
         assert_eq!(v["buffers"], 7);
         assert_eq!(v["strategy"], strategy);
@@ -84,23 +80,20 @@ fn solves_the_bundled_pooled_example_and_validates_it() {
 #[test]
 fn guided_spills_less_than_fastest_first_on_the_layered_example() {
     let spill = |strategy: &str| {
-        let out = memplan()
-            .args([
-                "solve",
-                "--json",
-                "--time-limit",
-                "0.5",
-                "--pool-strategy",
-                strategy,
-                "--pools",
-            ])
-            .arg(example("pools.csv"))
-            .arg(example("layered-400.csv"))
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = ok_stdout(
+            memplan()
+                .args([
+                    "solve",
+                    "--json",
+                    "--time-limit",
+                    "0.5",
+                    "--pool-strategy",
+                    strategy,
+                    "--pools",
+                ])
+                .arg(example("pools.csv"))
+                .arg(example("layered-400.csv")),
+        );
         json(&out)["spill"][0].as_u64().unwrap()
     };
     let (ff, guided) = (spill("fastest-first"), spill("guided"));
@@ -134,18 +127,18 @@ fn infeasible_pools_exit_1_with_the_proof_and_no_file() {
         "in.csv",
         "id,lower,upper,size,pool\na,0,4,5,fast\nb,3,6,4,fast\n",
     );
-    memplan()
-        .arg("solve")
-        .arg(&input)
-        .arg("--pools")
-        .arg(&pools)
-        .arg("-o")
-        .arg(&plan)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "the buffers cannot all be placed (proven): the buffers pinned to pool `fast` need 9 B at time 3, over its capacity 8",
-        ));
+    let proof = "the buffers cannot all be placed (proven): the buffers pinned to pool `fast` need 9 B at time 3, over its capacity 8";
+    fails(
+        memplan()
+            .arg("solve")
+            .arg(&input)
+            .arg("--pools")
+            .arg(&pools)
+            .arg("-o")
+            .arg(&plan),
+        1,
+        proof,
+    );
     assert!(!plan.exists());
     // More alive at once than all pools hold.
     let input = file(
@@ -181,74 +174,70 @@ fn bad_pool_input_is_refused_with_its_location() {
         "in.csv",
         "id,lower,upper,size,pool\na,0,4,5,\nb,3,6,4,tcm\n",
     );
-    memplan()
-        .arg("solve")
-        .arg(&input)
-        .arg("--pools")
-        .arg(&pools)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{}:3: column `pool`: unknown pool `tcm` (pools: `fast`, `slow`)",
-            input.display()
-        )));
-    let bad = file(&dir, "bad.csv", "pool,capacity\nfast,8\nfast,16\n");
-    memplan()
-        .arg("solve")
-        .arg(&input)
-        .arg("--pools")
-        .arg(&bad)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{}:3: column `pool`: duplicate pool `fast` (first on line 2)",
-            bad.display()
-        )));
-    let bad = file(&dir, "bad2.csv", "pool,capacity\nfast,8k\n");
-    memplan()
-        .arg("solve")
-        .arg(&input)
-        .arg("--pools")
-        .arg(&bad)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{}:2: column `capacity`: expected a non-negative integer, got `8k`",
-            bad.display()
-        )));
-    let fixed = file(&dir, "fixed.csv", "id,lower,upper,size,offset\na,0,4,5,0\n");
-    memplan()
-        .arg("solve")
-        .arg(&fixed)
-        .arg("--pools")
-        .arg(&pools)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{}:2: column `offset`: a fixed buffer must be pinned to a pool (there are 2)",
-            fixed.display()
-        )));
-    // A pool column without --pools.
-    memplan()
-        .arg("solve")
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{}:1: column `pool`: a `pool` column needs the list of pools",
-            input.display()
-        )));
-    // --pools with --capacity or --solver.
-    for extra in [["--capacity", "8"], ["--solver", "greedy"]] {
+    fails(
         memplan()
             .arg("solve")
             .arg(&input)
             .arg("--pools")
-            .arg(&pools)
-            .args(extra)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains("cannot be used with"));
+            .arg(&pools),
+        2,
+        format!(
+            "{}:3: column `pool`: unknown pool `tcm` (pools: `fast`, `slow`)",
+            input.display()
+        ),
+    );
+    let bad = file(&dir, "bad.csv", "pool,capacity\nfast,8\nfast,16\n");
+    fails(
+        memplan().arg("solve").arg(&input).arg("--pools").arg(&bad),
+        2,
+        format!(
+            "{}:3: column `pool`: duplicate pool `fast` (first on line 2)",
+            bad.display()
+        ),
+    );
+    let bad = file(&dir, "bad2.csv", "pool,capacity\nfast,8k\n");
+    fails(
+        memplan().arg("solve").arg(&input).arg("--pools").arg(&bad),
+        2,
+        format!(
+            "{}:2: column `capacity`: expected a non-negative integer, got `8k`",
+            bad.display()
+        ),
+    );
+    let fixed = file(&dir, "fixed.csv", "id,lower,upper,size,offset\na,0,4,5,0\n");
+    fails(
+        memplan()
+            .arg("solve")
+            .arg(&fixed)
+            .arg("--pools")
+            .arg(&pools),
+        2,
+        format!(
+            "{}:2: column `offset`: a fixed buffer must be pinned to a pool (there are 2)",
+            fixed.display()
+        ),
+    );
+    // A pool column without --pools.
+    fails(
+        memplan().arg("solve").arg(&input),
+        2,
+        format!(
+            "{}:1: column `pool`: a `pool` column needs the list of pools",
+            input.display()
+        ),
+    );
+    // --pools with --capacity or --solver.
+    for extra in [["--capacity", "8"], ["--solver", "greedy"]] {
+        fails(
+            memplan()
+                .arg("solve")
+                .arg(&input)
+                .arg("--pools")
+                .arg(&pools)
+                .args(extra),
+            2,
+            "cannot be used with",
+        );
     }
 }
 
@@ -311,25 +300,21 @@ fn validate_checks_each_pool() {
 
 #[test]
 fn bench_compares_the_strategies() {
-    let out = memplan()
-        .args([
-            "bench",
-            "--pool-fractions",
-            "0.5,1",
-            "--pool-fractions",
-            "0.25,0.5,1",
-            "--time-limit",
-            "0.2",
-            "--format",
-            "json",
-        ])
-        .arg(example("layered-400.csv"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_ok(
+        memplan()
+            .args([
+                "bench",
+                "--pool-fractions",
+                "0.5,1",
+                "--pool-fractions",
+                "0.25,0.5,1",
+                "--time-limit",
+                "0.2",
+                "--format",
+                "json",
+            ])
+            .arg(example("layered-400.csv")),
+    );
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["pools"], "0.5/1");
@@ -345,11 +330,11 @@ fn bench_compares_the_strategies() {
     assert!(rows[0]["guided_2_percent"].is_null());
     assert!(rows[1]["guided_2_percent"].is_number());
     assert_eq!(v["summary"].as_array().unwrap().len(), 2);
-    memplan()
-        .args(["bench", "--pool-fractions", "0.5,x"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("expected positive fractions"));
+    fails(
+        memplan().args(["bench", "--pool-fractions", "0.5,x"]),
+        2,
+        "expected positive fractions",
+    );
 }
 
 #[test]
@@ -374,7 +359,7 @@ fn plot_draws_one_panel_per_pool_and_checks_the_plan() {
         .arg(&svg)
         .assert()
         .success();
-    let text = std::fs::read_to_string(&svg).unwrap();
+    let text = read(&svg);
     for pool in ["pool tcm (capacity 4.00 KiB)", "pool sram", "pool dram"] {
         assert!(text.contains(pool), "a panel for {pool}");
     }
@@ -384,7 +369,7 @@ fn plot_draws_one_panel_per_pool_and_checks_the_plan() {
     assert!(text.contains("height=\"960\""));
     // A plan that breaks the pools' capacities (every offset at 1 MiB):
     // exit 1, nothing written.
-    let original = std::fs::read_to_string(&plan).unwrap();
+    let original = read(&plan);
     let mut lines = original.lines();
     let header = lines.next().unwrap();
     let at = header.split(',').position(|h| h == "offset").unwrap();
@@ -397,15 +382,16 @@ fn plot_draws_one_panel_per_pool_and_checks_the_plan() {
     }
     let broken = file(&dir, "broken.csv", &broken_text);
     let out = dir.path().join("broken.svg");
-    memplan()
-        .args(["plot", "--pools"])
-        .arg(example("pools-small.csv"))
-        .arg(example("pooled.csv"))
-        .arg(&broken)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("invalid plan"));
+    fails(
+        memplan()
+            .args(["plot", "--pools"])
+            .arg(example("pools-small.csv"))
+            .arg(example("pooled.csv"))
+            .arg(&broken)
+            .arg("-o")
+            .arg(&out),
+        1,
+        "invalid plan",
+    );
     assert!(!out.exists());
 }

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use memplan::plan::read_plan;
 use memplan::problem::read_problem;
 use memplan::{validate, Lifetimes};
-use predicates::prelude::*;
 use tempfile::TempDir;
 
 mod common;
@@ -77,14 +76,12 @@ fn huge_time_limits_saturate() {
 fn output_equal_to_the_input_is_refused() {
     let dir = TempDir::new().unwrap();
     let input = file(&dir, "two.csv", TWO_BUFFERS);
-    memplan()
-        .args(["solve", "-o"])
-        .arg(&input)
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("is also an input"));
-    assert_eq!(std::fs::read_to_string(&input).unwrap(), TWO_BUFFERS);
+    fails(
+        memplan().args(["solve", "-o"]).arg(&input).arg(&input),
+        2,
+        "is also an input",
+    );
+    assert_eq!(read(&input), TWO_BUFFERS);
     // Through a symlink too.
     let link = dir.path().join("link.csv");
     std::os::unix::fs::symlink(&input, &link).unwrap();
@@ -94,7 +91,7 @@ fn output_equal_to_the_input_is_refused() {
         .arg(&input)
         .assert()
         .code(2);
-    assert_eq!(std::fs::read_to_string(&input).unwrap(), TWO_BUFFERS);
+    assert_eq!(read(&input), TWO_BUFFERS);
 }
 
 #[test]
@@ -120,13 +117,11 @@ fn a_symlinked_output_writes_its_target_and_keeps_the_link() {
     // A link to nowhere is refused, not followed.
     let dangling = dir.path().join("dangling.csv");
     std::os::unix::fs::symlink("missing.csv", &dangling).unwrap();
-    memplan()
-        .args(["solve", "-o"])
-        .arg(&dangling)
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("missing file"));
+    fails(
+        memplan().args(["solve", "-o"]).arg(&dangling).arg(&input),
+        2,
+        "missing file",
+    );
     assert!(!dir.path().join("missing.csv").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
@@ -242,27 +237,21 @@ fn overlong_lines_and_open_quotes_are_located() {
         "long.csv",
         &format!("id,lower,upper,size\na,0,1,8\n{huge},0,1,8\n"),
     );
-    memplan()
-        .arg("stats")
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "long.csv:3: line longer than 1048576 bytes",
-        ));
+    fails(
+        memplan().arg("stats").arg(&input),
+        2,
+        "long.csv:3: line longer than 1048576 bytes",
+    );
     let input = file(
         &dir,
         "quote.csv",
         "id,lower,upper,size\na,0,1,8\n\"b,0,1,8\nc,0,1,8\n",
     );
-    memplan()
-        .arg("stats")
-        .arg(&input)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "quote.csv:3: unterminated quoted field",
-        ));
+    fails(
+        memplan().arg("stats").arg(&input),
+        2,
+        "quote.csv:3: unterminated quoted field",
+    );
     // Quotes that close, and quotes inside unquoted fields, are fine.
     let input = file(
         &dir,
@@ -309,12 +298,7 @@ fn validate_calls_id_mismatches_invalid_plans() {
     }
     // An unreadable plan is still bad input.
     let plan = file(&dir, "noid.csv", "offset\n0\n");
-    memplan()
-        .arg("validate")
-        .arg(&input)
-        .arg(&plan)
-        .assert()
-        .code(2);
+    validate_plan(&input, &plan).code(2);
 }
 
 /// A solve that runs until stopped: boxing with a budget of iterations it

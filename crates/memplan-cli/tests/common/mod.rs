@@ -1,8 +1,10 @@
 //! Helpers shared by the end-to-end tests of the `memplan` binary.
 #![allow(dead_code)] // each test file uses its own subset
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use assert_cmd::assert::Assert;
 use assert_cmd::Command;
 use tempfile::TempDir;
 
@@ -28,4 +30,53 @@ pub fn file(dir: &TempDir, name: &str, text: &str) -> PathBuf {
 /// Parses a command's JSON output.
 pub fn json(output: &[u8]) -> serde_json::Value {
     serde_json::from_slice(output).unwrap()
+}
+
+/// Runs `cmd`, expects success, and returns its standard output.
+pub fn ok_stdout(cmd: &mut Command) -> Vec<u8> {
+    cmd.assert().success().get_output().stdout.clone()
+}
+
+/// Runs `cmd`, expects success, and parses its JSON report.
+pub fn json_ok(cmd: &mut Command) -> serde_json::Value {
+    json(&ok_stdout(cmd))
+}
+
+/// The JSON report on the standard output of a finished command.
+pub fn stdout_json(assert: Assert) -> serde_json::Value {
+    json(&assert.get_output().stdout)
+}
+
+/// `memplan validate INPUT PLAN`, to be checked by the caller.
+pub fn validate_plan(input: impl AsRef<OsStr>, plan: impl AsRef<OsStr>) -> Assert {
+    memplan().arg("validate").arg(input).arg(plan).assert()
+}
+
+/// `memplan generate --kind KIND --buffers N [--seed SEED] -o PATH`,
+/// which must succeed.
+pub fn generate(kind: &str, buffers: usize, seed: Option<u64>, path: &Path) {
+    let mut cmd = memplan();
+    cmd.args([
+        "generate",
+        "--kind",
+        kind,
+        "--buffers",
+        &buffers.to_string(),
+    ]);
+    if let Some(seed) = seed {
+        cmd.args(["--seed", &seed.to_string()]);
+    }
+    cmd.arg("-o").arg(path).assert().success();
+}
+
+/// The text of a file.
+pub fn read(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Runs `cmd`, expects exit `code` and `message` on the standard error.
+pub fn fails(cmd: &mut Command, code: i32, message: impl Into<String>) -> Assert {
+    cmd.assert()
+        .code(code)
+        .stderr(predicates::str::contains(message))
 }
