@@ -67,18 +67,14 @@ fn gapped_example_end_to_end() {
         "hulls.csv",
         "id,lower,upper,size\nsaved,0,10,4\ntmp1,3,5,4\ntmp2,5,7,4\nshrink,10,16,6\nlate,12,16,4\n",
     );
-    validate_plan(&hulls, &plan)
-        .code(1)
-        .stderr(predicate::str::contains("buffers `saved` and `tmp1`"));
+    invalid_plan(&hulls, &plan, "buffers `saved` and `tmp1`");
     // A plan putting `late` inside `shrink`'s window is refused.
     let bad = file(
         &dir,
         "bad.csv",
         "id,offset\nsaved,0\ntmp1,0\ntmp2,0\nshrink,0\nlate,1\n",
     );
-    validate_plan(example("gaps.csv"), &bad)
-        .code(1)
-        .stderr(predicate::str::contains("buffers `shrink` and `late`"));
+    invalid_plan(example("gaps.csv"), &bad, "buffers `shrink` and `late`");
 
     let picture = dir.path().join("plan.svg");
     memplan()

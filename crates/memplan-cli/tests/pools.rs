@@ -146,18 +146,15 @@ fn infeasible_pools_exit_1_with_the_proof_and_no_file() {
         "in2.csv",
         "id,lower,upper,size\na,0,4,8\nb,3,6,8\nc,3,4,1\n",
     );
-    let out = memplan()
-        .arg("solve")
-        .arg(&input)
-        .arg("--pools")
-        .arg(&pools)
-        .arg("--json")
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_code(
+        memplan()
+            .arg("solve")
+            .arg(&input)
+            .arg("--pools")
+            .arg(&pools)
+            .arg("--json"),
+        1,
+    );
     assert_eq!(v["status"], "infeasible");
     assert_eq!(
         v["reason"],
@@ -167,6 +164,12 @@ fn infeasible_pools_exit_1_with_the_proof_and_no_file() {
 
 #[test]
 fn bad_pool_input_is_refused_with_its_location() {
+    // `solve INPUT --pools POOLS` exits 2 with `at`'s path then `rest`.
+    let refused = |input: &Path, pools: &Path, at: &Path, rest: &str| {
+        let mut solve = memplan();
+        solve.arg("solve").arg(input).arg("--pools").arg(pools);
+        fails(&mut solve, 2, format!("{}{rest}", at.display()));
+    };
     let dir = TempDir::new().unwrap();
     let pools = file(&dir, "pools.csv", "pool,capacity\nfast,8\nslow,64\n");
     let input = file(
@@ -174,48 +177,32 @@ fn bad_pool_input_is_refused_with_its_location() {
         "in.csv",
         "id,lower,upper,size,pool\na,0,4,5,\nb,3,6,4,tcm\n",
     );
-    fails(
-        memplan()
-            .arg("solve")
-            .arg(&input)
-            .arg("--pools")
-            .arg(&pools),
-        2,
-        format!(
-            "{}:3: column `pool`: unknown pool `tcm` (pools: `fast`, `slow`)",
-            input.display()
-        ),
+    refused(
+        &input,
+        &pools,
+        &input,
+        ":3: column `pool`: unknown pool `tcm` (pools: `fast`, `slow`)",
     );
     let bad = file(&dir, "bad.csv", "pool,capacity\nfast,8\nfast,16\n");
-    fails(
-        memplan().arg("solve").arg(&input).arg("--pools").arg(&bad),
-        2,
-        format!(
-            "{}:3: column `pool`: duplicate pool `fast` (first on line 2)",
-            bad.display()
-        ),
+    refused(
+        &input,
+        &bad,
+        &bad,
+        ":3: column `pool`: duplicate pool `fast` (first on line 2)",
     );
     let bad = file(&dir, "bad2.csv", "pool,capacity\nfast,8k\n");
-    fails(
-        memplan().arg("solve").arg(&input).arg("--pools").arg(&bad),
-        2,
-        format!(
-            "{}:2: column `capacity`: expected a non-negative integer, got `8k`",
-            bad.display()
-        ),
+    refused(
+        &input,
+        &bad,
+        &bad,
+        ":2: column `capacity`: expected a non-negative integer, got `8k`",
     );
     let fixed = file(&dir, "fixed.csv", "id,lower,upper,size,offset\na,0,4,5,0\n");
-    fails(
-        memplan()
-            .arg("solve")
-            .arg(&fixed)
-            .arg("--pools")
-            .arg(&pools),
-        2,
-        format!(
-            "{}:2: column `offset`: a fixed buffer must be pinned to a pool (there are 2)",
-            fixed.display()
-        ),
+    refused(
+        &fixed,
+        &pools,
+        &fixed,
+        ":2: column `offset`: a fixed buffer must be pinned to a pool (there are 2)",
     );
     // A pool column without --pools.
     fails(

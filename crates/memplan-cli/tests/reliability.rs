@@ -23,16 +23,13 @@ fn two_buffer_capacity_never_panics() {
     let dir = TempDir::new().unwrap();
     let input = file(&dir, "two.csv", TWO_BUFFERS);
     // Verbatim from the issue: exited 101 every time.
-    let out = memplan()
-        .args(["solve", "--solver", "search", "--capacity", "18"])
-        .args(["--time-limit", "0.1", "--json"])
-        .arg(&input)
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v = json(&out);
+    let v = json_code(
+        memplan()
+            .args(["solve", "--solver", "search", "--capacity", "18"])
+            .args(["--time-limit", "0.1", "--json"])
+            .arg(&input),
+        1,
+    );
     assert_eq!(v["status"], "not_found");
     // The search is incomplete with fixed buffers and says so; it does not
     // claim the clock stopped it.
@@ -177,11 +174,7 @@ fn plan_to_standard_output_sends_the_report_to_stderr() {
 fn generate_and_plot_use_the_same_safe_output() {
     let dir = TempDir::new().unwrap();
     let input = dir.path().join("gen.csv");
-    memplan()
-        .args(["generate", "--kind", "layered", "--buffers", "50", "-o"])
-        .arg(&input)
-        .assert()
-        .success();
+    generate("layered", 50, None, &input);
     let plan = dir.path().join("plan.csv");
     memplan()
         .args(["solve", "--solver", "greedy", "-o"])
@@ -283,16 +276,13 @@ fn validate_calls_id_mismatches_invalid_plans() {
         ),
     ] {
         let plan = file(&dir, name, text);
-        let out = memplan()
-            .args(["validate", "--json"])
-            .arg(&input)
-            .arg(&plan)
-            .assert()
-            .code(1)
-            .get_output()
-            .stdout
-            .clone();
-        let v = json(&out);
+        let v = json_code(
+            memplan()
+                .args(["validate", "--json"])
+                .arg(&input)
+                .arg(&plan),
+            1,
+        );
         assert_eq!(v["valid"], false);
         assert!(v["error"].as_str().unwrap().contains(says), "{v}");
     }
@@ -388,11 +378,7 @@ fn first_signal_writes_the_best_plan_second_exits_at_once() {
 fn killed_writes_never_leave_a_partial_plan() {
     let dir = TempDir::new().unwrap();
     let input = dir.path().join("big.csv");
-    memplan()
-        .args(["generate", "--kind", "layered", "--buffers", "200000", "-o"])
-        .arg(&input)
-        .assert()
-        .success();
+    generate("layered", 200000, None, &input);
     let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
     let output = dir.path().join("plan.csv");
     // How long a whole run takes, to spread the kills over it.

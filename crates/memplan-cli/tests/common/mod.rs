@@ -80,3 +80,15 @@ pub fn fails(cmd: &mut Command, code: i32, message: impl Into<String>) -> Assert
         .code(code)
         .stderr(predicates::str::contains(message))
 }
+
+/// Runs `cmd`, expects exit `code`, and parses its JSON report.
+pub fn json_code(cmd: &mut Command, code: i32) -> serde_json::Value {
+    json(&cmd.assert().code(code).get_output().stdout)
+}
+
+/// `memplan validate INPUT PLAN` refuses the plan (exit 1) with `message`.
+pub fn invalid_plan(input: impl AsRef<OsStr>, plan: impl AsRef<OsStr>, message: &str) -> Assert {
+    validate_plan(input, plan)
+        .code(1)
+        .stderr(predicates::str::contains(message))
+}
