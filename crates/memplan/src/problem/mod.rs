@@ -1,7 +1,9 @@
 //! The problem model: buffers with half-open lifetimes, sizes, alignments and
 //! optional fixed offsets, plus an optional capacity.
 
+pub(crate) mod csv;
 pub(crate) mod hints;
+pub(crate) mod input_error;
 pub(crate) mod read;
 pub(crate) mod write;
 
