@@ -40,9 +40,9 @@ fn reason(r: Result<Solution, SolveError>) -> NotFoundReason {
 /// the 5-byte block [3, 6) later. Every greedy variant, the §3.1
 /// baseline (contention order on the skyline) included, puts the large
 /// block at the bottom first and needs 7 or 8.
-#[test]
-fn figure_1_style_block_decides_feasibility() {
-    let p = problem(&[
+/// The instance of Figure 1's style: max load and optimum 6.
+fn figure_1() -> Problem {
+    problem(&[
         (3, 6, 5),
         (5, 6, 1),
         (0, 1, 5),
@@ -50,7 +50,12 @@ fn figure_1_style_block_decides_feasibility() {
         (1, 4, 1),
         (1, 2, 1),
         (1, 3, 2),
-    ]);
+    ])
+}
+
+#[test]
+fn figure_1_style_block_decides_feasibility() {
+    let p = figure_1();
     assert_eq!(p.max_load(), 6);
     assert_eq!(brute_force(&p), 6);
     let tight = p.clone().with_capacity(Some(6));
@@ -413,15 +418,7 @@ fn warm_start_bounds_the_minimisation() {
 #[test]
 fn warm_start_is_never_lost() {
     // Figure 1's instance: optimum 6, which tela needs 7 steps to reach.
-    let p = problem(&[
-        (3, 6, 5),
-        (5, 6, 1),
-        (0, 1, 5),
-        (0, 2, 1),
-        (1, 4, 1),
-        (1, 2, 1),
-        (1, 3, 2),
-    ]);
+    let p = figure_1();
     let (opt, offsets) = brute_force_plan(&p);
     let best = Plan::from_offsets(offsets);
     let one_step = TelaOptions {
