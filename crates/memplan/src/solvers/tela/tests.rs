@@ -33,14 +33,13 @@ fn reason(r: Result<Solution, SolveError>) -> NotFoundReason {
     }
 }
 
-/// In the spirit of the paper's Figure 1: the optimum equals the max
-/// load (6) only if the 5-byte block [0, 1) sits on the 1-byte block
+/// In the spirit of the paper's Figure 1 (max load and optimum 6): the
+/// optimum equals the max load only if the 5-byte block [0, 1) sits on the 1-byte block
 /// [0, 2) rather than under it: that block must be at the bottom to
 /// leave offset 5 free at time 1 for the thin block [1, 4), which meets
 /// the 5-byte block [3, 6) later. Every greedy variant, the §3.1
 /// baseline (contention order on the skyline) included, puts the large
 /// block at the bottom first and needs 7 or 8.
-/// The instance of Figure 1's style: max load and optimum 6.
 fn figure_1() -> Problem {
     problem(&[
         (3, 6, 5),
@@ -53,6 +52,7 @@ fn figure_1() -> Problem {
     ])
 }
 
+/// Tela finds the optimum of [`figure_1`] that no greedy variant finds.
 #[test]
 fn figure_1_style_block_decides_feasibility() {
     let p = figure_1();
