@@ -195,6 +195,10 @@ pub struct BoxingArgs {
     /// by size class first.
     #[arg(long)]
     pub no_size_classes: bool,
+    /// Boxing: no direct answer for the elementary cases (§2.1: no two
+    /// buffers alive together, or one size); bootstrap and iterate.
+    #[arg(long)]
+    pub no_elementary_cases: bool,
 }
 
 impl BoxingArgs {
@@ -204,6 +208,7 @@ impl BoxingArgs {
             iterations: self.iterations,
             target_fragmentation: self.target_fragmentation,
             size_classes: !self.no_size_classes,
+            elementary_cases: !self.no_elementary_cases,
             bootstrap: None,
         }
     }
@@ -498,8 +503,16 @@ mod tests {
         let boxing = args.boxing.options();
         let library = memplan::solvers::boxing::BoxingOptions::default();
         assert_eq!(
-            (boxing.iterations, boxing.size_classes),
-            (library.iterations, library.size_classes)
+            (
+                boxing.iterations,
+                boxing.size_classes,
+                boxing.elementary_cases
+            ),
+            (
+                library.iterations,
+                library.size_classes,
+                library.elementary_cases
+            )
         );
         assert_eq!(boxing.target_fragmentation, library.target_fragmentation);
     }

@@ -233,6 +233,7 @@ impl SolverArgs<'_> {
                     iterations: self.iterations,
                     target_fragmentation: self.target_fragmentation,
                     size_classes: self.size_classes,
+                    elementary_cases: true,
                     bootstrap: None,
                 },
             }),

@@ -74,6 +74,10 @@ pub struct BoxingOptions {
     /// Squeeze by decreasing size class first, sparse offset within a class
     /// (our deviation); `false` squeezes by sparse offset alone (§4).
     pub size_classes: bool,
+    /// Solve the elementary cases directly (§2.1): no two buffers alive
+    /// together (every offset 0), or one size (interval graph coloring,
+    /// optimal); `false`: bootstrap and iterate on them too.
+    pub elementary_cases: bool,
     /// The plan to start from (§5.5 bootstrapping); `None`: the greedy plan
     /// of [`SolveOptions::prepared`] when a portfolio gives one, else the
     /// size-first greedy plan.
@@ -86,6 +90,7 @@ impl Default for BoxingOptions {
             iterations: 100,
             target_fragmentation: 0.0,
             size_classes: true,
+            elementary_cases: true,
             bootstrap: None,
         }
     }
@@ -136,7 +141,12 @@ impl Solver for Boxing {
         // Every step polls the clock: cut before the index, the plan is
         // the bootstrap or stacked; cut before the order, the greedy
         // fallback's; cut in the bootstrap, the fallback completes it.
-        let (plan, max_load) = if let Some(plan) = elementary_case_until(problem, &stop) {
+        let elementary = if self.options.elementary_cases {
+            elementary_case_until(problem, &stop)
+        } else {
+            None
+        };
+        let (plan, max_load) = if let Some(plan) = elementary {
             (plan, None)
         } else if let Some(placer) = Placer::new_until(problem, Fit::FirstFit, &stop) {
             let best = match bootstrap {
@@ -605,5 +615,59 @@ mod tests {
             prop_assert!(s.makespan <= greedy.makespan);
             prop_assert!(s.makespan >= p.max_load());
         }
+
+        /// Every combination of boxing's switches gives a valid plan, never
+        /// below the max load nor above the size-first greedy plan.
+        #[test]
+        fn every_switch_combination_is_sound(
+            p in arb_problem(),
+            size_classes: bool,
+            elementary_cases: bool,
+            seed in 0u64..1000,
+        ) {
+            let boxing = Boxing {
+                options: BoxingOptions {
+                    iterations: 4,
+                    size_classes,
+                    elementary_cases,
+                    ..BoxingOptions::default()
+                },
+            };
+            let options = SolveOptions { seed, ..SolveOptions::default() };
+            let s = boxing.solve(&p, &options).unwrap();
+            prop_assert_eq!(validate(&p, &s.plan), Ok(()));
+            prop_assert!(s.makespan >= p.max_load());
+            let greedy = crate::solvers::greedy::Greedy::default().solve(&p, &SolveOptions::default()).unwrap();
+            prop_assert!(s.makespan <= greedy.makespan);
+        }
+    }
+
+    /// One size: colored at once (no iteration) with the elementary cases;
+    /// without them, bootstrapped like any instance, still valid.
+    #[test]
+    fn elementary_cases_switch() {
+        let buffers = (0..6)
+            .map(|i| Buffer::new(format!("b{i}"), i, i + 3, 8))
+            .collect();
+        let p = Problem::new(buffers, None).unwrap();
+        let run = |elementary_cases| {
+            let boxing = Boxing {
+                options: BoxingOptions {
+                    iterations: 2,
+                    elementary_cases,
+                    ..BoxingOptions::default()
+                },
+            };
+            boxing.solve(&p, &SolveOptions::default()).unwrap()
+        };
+        let (on, off) = (run(true), run(false));
+        assert_eq!(validate(&p, &on.plan), Ok(()));
+        assert_eq!(validate(&p, &off.plan), Ok(()));
+        assert_eq!(on.makespan, p.max_load());
+        assert!(off.makespan >= p.max_load());
+        assert!(on
+            .counters
+            .iter()
+            .any(|&(k, v)| k == "iterations" && v == 0));
     }
 }
