@@ -142,98 +142,17 @@ impl Occupancy {
         if !sort_until(&mut sorted, stop) {
             return None;
         }
-        // Distinct start times, and each position's compressed start.
-        let mut times: Vec<u64> = Vec::new();
-        let mut start = Vec::with_capacity(n);
-        let mut run_begin = Vec::new();
-        for (p, &(t, _, _)) in sorted.iter().enumerate() {
-            if p % POLL == 0 && stop() {
-                return None;
-            }
-            if times.last() != Some(&t) {
-                times.push(t);
-                run_begin.push(p as u32);
-            }
-            start.push(times.len() as u32 - 1);
-        }
-        run_begin.push(n as u32);
+        let (times, start, run_begin) = compressed_starts(&sorted, stop)?;
         let buffer_at: Vec<u32> = sorted.iter().map(|&(_, _, i)| i).collect();
-        // Compressed end: the number of distinct starts before the end,
-        // searched from the start outwards (lifetimes are mostly short, so
-        // this stays within a few cache lines).
-        let compress = |(&(_, e, _), &s): (&(u64, u64, u32), &u32)| {
-            let s = s as usize;
-            let (mut lo, mut step) = (s, 1);
-            while lo + step < times.len() && times[lo + step] < e {
-                lo += step;
-                step *= 2;
-            }
-            let hi = (lo + step).min(times.len());
-            (lo + times[lo..hi].partition_point(|&t| t < e)) as u32
-        };
-        let end: Vec<u32> = if n > 1 << 16 {
-            sorted.par_iter().zip(&start).map(compress).collect()
-        } else {
-            sorted.iter().zip(&start).map(compress).collect()
-        };
+        let end = compressed_ends(&sorted, &start, &times);
         drop(sorted);
         if stop() {
             return None;
         }
-        let mut position = vec![0u32; n];
-        for (p, &i) in buffer_at.iter().enumerate() {
-            if p % POLL == 0 && stop() {
-                return None;
-            }
-            position[i as usize] = p as u32;
-        }
-
-        // Groups, then checkpoints (one at each group start): sweep by
-        // start, keeping the positions seen since the last checkpoint plus
-        // its live list.
-        let mut groups = Vec::new();
-        let (mut from, mut reach) = (0usize, 0u32);
-        for p in 0..n {
-            if p % POLL == 0 && stop() {
-                return None;
-            }
-            if p - from >= min_group.max(1) && start[p] >= reach {
-                groups.push((from as u32, p as u32));
-                from = p;
-            }
-            reach = reach.max(end[p]);
-        }
-        if n > 0 {
-            groups.push((from as u32, n as u32));
-        }
-        let mut checkpoint_of = Vec::with_capacity(times.len());
-        let mut checkpoint_at = Vec::new();
-        let mut alive_from = Vec::new();
-        let mut alive: Vec<u32> = Vec::new();
-        let mut live: Vec<u32> = Vec::new();
-        let (mut last, mut gap) = (0usize, 0usize);
-        let mut next_group = groups.iter().map(|g| g.0 as usize).peekable();
-        for (t, w) in run_begin.windows(2).enumerate() {
-            if t % POLL == 0 && stop() {
-                return None;
-            }
-            let p = w[0] as usize;
-            let group_start = next_group.peek() == Some(&p);
-            if group_start {
-                next_group.next();
-            }
-            if group_start || p - last >= gap {
-                live.retain(|&x| end[x as usize] > t as u32);
-                checkpoint_at.push(p as u32);
-                alive_from.push(alive.len() as u32);
-                alive.extend_from_slice(&live);
-                last = p;
-                gap = live.len().max(MIN_GAP);
-            }
-            checkpoint_of.push(checkpoint_at.len() as u32 - 1);
-            live.extend(w[0]..w[1]);
-        }
-        alive_from.push(alive.len() as u32);
+        let position = positions(&buffer_at, stop)?;
+        let groups = batches(&start, &end, min_group, stop)?;
+        let (checkpoint_of, checkpoint_at, alive_from, alive) =
+            checkpoints(&run_begin, &groups, &end, times.len(), stop)?;
         Some(Occupancy {
             position,
             buffer_at,
@@ -419,6 +338,134 @@ fn prefetch(at: *const u8) {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn prefetch(_at: *const u8) {}
+
+/// The distinct start times of `sorted` (lifetimes by start), each
+/// position's compressed start, and where each run of equal starts begins
+/// (then `n`); `None` once `stop()` holds.
+#[allow(clippy::type_complexity)]
+fn compressed_starts(
+    sorted: &[(u64, u64, u32)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<(Vec<u64>, Vec<u32>, Vec<u32>)> {
+    let mut times: Vec<u64> = Vec::new();
+    let mut start = Vec::with_capacity(sorted.len());
+    let mut run_begin = Vec::new();
+    for (p, &(t, _, _)) in sorted.iter().enumerate() {
+        if p % POLL == 0 && stop() {
+            return None;
+        }
+        if times.last() != Some(&t) {
+            times.push(t);
+            run_begin.push(p as u32);
+        }
+        start.push(times.len() as u32 - 1);
+    }
+    run_begin.push(sorted.len() as u32);
+    Some((times, start, run_begin))
+}
+
+/// Each position's compressed end: the number of distinct starts before
+/// the end, searched from the start outwards (lifetimes are mostly short,
+/// so this stays within a few cache lines).
+fn compressed_ends(sorted: &[(u64, u64, u32)], start: &[u32], times: &[u64]) -> Vec<u32> {
+    let compress = |(&(_, e, _), &s): (&(u64, u64, u32), &u32)| {
+        let s = s as usize;
+        let (mut lo, mut step) = (s, 1);
+        while lo + step < times.len() && times[lo + step] < e {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(times.len());
+        (lo + times[lo..hi].partition_point(|&t| t < e)) as u32
+    };
+    if sorted.len() > 1 << 16 {
+        sorted.par_iter().zip(start).map(compress).collect()
+    } else {
+        sorted.iter().zip(start).map(compress).collect()
+    }
+}
+
+/// The position of each buffer, the inverse of `buffer_at`.
+fn positions(buffer_at: &[u32], stop: &(dyn Fn() -> bool + Sync)) -> Option<Vec<u32>> {
+    let mut position = vec![0u32; buffer_at.len()];
+    for (p, &i) in buffer_at.iter().enumerate() {
+        if p % POLL == 0 && stop() {
+            return None;
+        }
+        position[i as usize] = p as u32;
+    }
+    Some(position)
+}
+
+/// The independent groups as position ranges, consecutive ones merged up
+/// to `min_group` positions: a sweep by start.
+fn batches(
+    start: &[u32],
+    end: &[u32],
+    min_group: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<(u32, u32)>> {
+    let n = start.len();
+    let mut groups = Vec::new();
+    let (mut from, mut reach) = (0usize, 0u32);
+    for p in 0..n {
+        if p % POLL == 0 && stop() {
+            return None;
+        }
+        if p - from >= min_group.max(1) && start[p] >= reach {
+            groups.push((from as u32, p as u32));
+            from = p;
+        }
+        reach = reach.max(end[p]);
+    }
+    if n > 0 {
+        groups.push((from as u32, n as u32));
+    }
+    Some(groups)
+}
+
+/// The checkpoints (one at each group start, and wherever as many
+/// positions have passed as were alive at the last one): a sweep by start
+/// keeping the live list. Returns, as [`Occupancy`]'s fields of the same
+/// names, `checkpoint_of`, `checkpoint_at`, `alive_from` and `alive`.
+#[allow(clippy::type_complexity)]
+fn checkpoints(
+    run_begin: &[u32],
+    groups: &[(u32, u32)],
+    end: &[u32],
+    times: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<(Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>)> {
+    let mut checkpoint_of = Vec::with_capacity(times);
+    let mut checkpoint_at = Vec::new();
+    let mut alive_from = Vec::new();
+    let mut alive: Vec<u32> = Vec::new();
+    let mut live: Vec<u32> = Vec::new();
+    let (mut last, mut gap) = (0usize, 0usize);
+    let mut next_group = groups.iter().map(|g| g.0 as usize).peekable();
+    for (t, w) in run_begin.windows(2).enumerate() {
+        if t % POLL == 0 && stop() {
+            return None;
+        }
+        let p = w[0] as usize;
+        let group_start = next_group.peek() == Some(&p);
+        if group_start {
+            next_group.next();
+        }
+        if group_start || p - last >= gap {
+            live.retain(|&x| end[x as usize] > t as u32);
+            checkpoint_at.push(p as u32);
+            alive_from.push(alive.len() as u32);
+            alive.extend_from_slice(&live);
+            last = p;
+            gap = live.len().max(MIN_GAP);
+        }
+        checkpoint_of.push(checkpoint_at.len() as u32 - 1);
+        live.extend(w[0]..w[1]);
+    }
+    alive_from.push(alive.len() as u32);
+    Some((checkpoint_of, checkpoint_at, alive_from, alive))
+}
 
 #[cfg(test)]
 mod tests {
