@@ -11,26 +11,16 @@ use std::time::Duration;
 use memplan::generate::{generate, Kind};
 use memplan::solver::{run, Cancel, Stopped};
 use memplan::solvers::auto::{Auto, AutoOptions};
-use memplan::solvers::boxing::Boxing;
-use memplan::solvers::greedy::Greedy;
-use memplan::solvers::search::Search;
-use memplan::solvers::tela::Tela;
 use memplan::{validate, Buffer, NotFoundReason, Problem, SolveError, SolveOptions, Solver};
 
 fn solvers() -> Vec<Box<dyn Solver>> {
-    let mut all: Vec<Box<dyn Solver>> = vec![
-        Box::new(Auto::default()),
-        // Auto's path for large instances (boxing beside the skyline).
-        Box::new(Auto {
-            options: AutoOptions {
-                search_max_buffers: 10,
-            },
-        }),
-        Box::new(Search::default()),
-        Box::new(Tela::default()),
-        Box::new(Boxing::default()),
-    ];
-    all.extend(Greedy::all().map(|g| Box::new(g) as Box<dyn Solver>));
+    let mut all = memplan::solvers::every();
+    // Auto's path for large instances (boxing beside the skyline).
+    all.push(Box::new(Auto {
+        options: AutoOptions {
+            search_max_buffers: 10,
+        },
+    }));
     all
 }
 

@@ -9,10 +9,8 @@ use std::time::Duration;
 
 use memplan::problem::read_problem_from;
 use memplan::solvers::auto::Auto;
-use memplan::solvers::boxing::Boxing;
 use memplan::solvers::greedy::{Fit, Greedy};
 use memplan::solvers::search::Search;
-use memplan::solvers::tela::Tela;
 use memplan::{
     validate, Buffer, BufferIdx, Gap, Gaps, Lifetimes, NotFoundReason, Plan, Problem, SolveError,
     SolveOptions, Solver,
@@ -21,14 +19,7 @@ use proptest::prelude::*;
 
 /// Every solver: each greedy variant, search, boxing, tela and auto.
 fn solvers() -> Vec<Box<dyn Solver>> {
-    let mut all: Vec<Box<dyn Solver>> = Greedy::all()
-        .map(|g| Box::new(g) as Box<dyn Solver>)
-        .collect();
-    all.push(Box::new(Search::default()));
-    all.push(Box::new(Boxing::default()));
-    all.push(Box::new(Tela::default()));
-    all.push(Box::new(Auto::default()));
-    all
+    memplan::solvers::every()
 }
 
 /// The solvers that exploit gaps: greedy first-fit and best-fit, search and

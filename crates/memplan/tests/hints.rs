@@ -8,10 +8,7 @@ use std::time::Duration;
 use memplan::generate::{generate, Kind};
 use memplan::hints;
 use memplan::solvers::auto::Auto;
-use memplan::solvers::boxing::Boxing;
 use memplan::solvers::greedy::{Fit, Greedy, Order};
-use memplan::solvers::search::Search;
-use memplan::solvers::tela::Tela;
 use memplan::stable::{solve_stable, StableOptions};
 use memplan::{validate, Buffer, Lifetimes, Problem, ProblemError, SolveOptions, Solver};
 use proptest::prelude::*;
@@ -28,16 +25,9 @@ fn options(ms: u64) -> SolveOptions {
     }
 }
 
-/// Every solver: the greedy variants, search, boxing, tela and auto.
+/// Every solver: each greedy variant, search, boxing, tela and auto.
 fn solvers() -> Vec<Box<dyn Solver>> {
-    let mut all: Vec<Box<dyn Solver>> = Greedy::all()
-        .map(|g| Box::new(g) as Box<dyn Solver>)
-        .collect();
-    all.push(Box::new(Search::default()));
-    all.push(Box::new(Boxing::default()));
-    all.push(Box::new(Tela::default()));
-    all.push(Box::new(Auto::default()));
-    all
+    memplan::solvers::every()
 }
 
 /// `problem` with `offsets` as its hints.

@@ -5,11 +5,6 @@
 
 use std::time::Duration;
 
-use memplan::solvers::auto::Auto;
-use memplan::solvers::boxing::Boxing;
-use memplan::solvers::greedy::{Fit, Greedy, Order};
-use memplan::solvers::search::Search;
-use memplan::solvers::tela::Tela;
 use memplan::{validate, Buffer, NotFoundReason, Problem, SolveError, SolveOptions, Solver};
 use proptest::prelude::*;
 
@@ -122,19 +117,9 @@ fn problems() -> impl Strategy<Value = Problem> {
     })
 }
 
+/// Every solver: each greedy variant, search, boxing, tela and auto.
 fn solvers() -> Vec<Box<dyn Solver>> {
-    let mut all: Vec<Box<dyn Solver>> = vec![
-        Box::new(Auto::default()),
-        Box::new(Search::default()),
-        Box::new(Tela::default()),
-        Box::new(Boxing::default()),
-    ];
-    for order in Order::ALL {
-        for fit in Fit::ALL {
-            all.push(Box::new(Greedy { order, fit }));
-        }
-    }
-    all
+    memplan::solvers::every()
 }
 
 proptest! {

@@ -33,6 +33,19 @@ pub fn names() -> Vec<String> {
     names
 }
 
+/// Every distinct solver with its default options: each greedy variant,
+/// then search, boxing, tela and auto (what tests run "every solver" on).
+pub fn every() -> Vec<Box<dyn Solver>> {
+    let mut all: Vec<Box<dyn Solver>> = Greedy::all()
+        .map(|g| Box::new(g) as Box<dyn Solver>)
+        .collect();
+    all.push(Box::new(search::Search::default()));
+    all.push(Box::new(boxing::Boxing::default()));
+    all.push(Box::new(tela::Tela::default()));
+    all.push(Box::new(auto::Auto::default()));
+    all
+}
+
 /// The solver called `name` (one of [`names`]) with its default options.
 pub fn by_name(name: &str) -> Option<Box<dyn Solver>> {
     Some(match name {
