@@ -216,6 +216,11 @@ impl Search {
         if let Some(plan) = quick {
             return fits(plan, &counters);
         }
+        // The starting plan, before the search spends the time: the best
+        // makespan to report, and a plan when the search runs out of time
+        // first (computed after the deadline, it would be cut short and
+        // report a stacked plan's makespan).
+        let best = self.start(problem, prepared, deadline);
         let groups = Groups::new(problem, self.options.decompose, deadline);
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
@@ -243,9 +248,6 @@ impl Search {
             // Without a budget, only the clock (or a cancel flag) stops it.
             Probe::Unknown => NotFoundReason::TimeLimit,
         };
-        // The starting plan: the best makespan to report (and a plan when
-        // the search ran out of time first).
-        let best = self.start(problem, prepared, deadline);
         let best_makespan = best.makespan(problem);
         if reason != NotFoundReason::ProvenInfeasible && best.makespan(problem) <= capacity {
             return fits(best, &counters);
