@@ -206,21 +206,17 @@ impl Search {
             Ok(s)
         };
         // The default greedy variant (a fraction of a millisecond at a few
-        // hundred buffers): a plan at once when the capacity is loose.
-        // Its setup polls the clock too (millions of buffers).
+        // hundred buffers): a plan at once when the capacity is loose, else
+        // the makespan to report if the search decides nothing. Its setup
+        // polls the clock too (millions of buffers).
         let stop = || deadline.passed();
         let quick = Placer::new_until(problem, Fit::FirstFit, &stop).and_then(|placer| {
             let order = crate::solvers::greedy::order_until(problem, Order::Size, &stop)?;
-            placer.place_until(&order, Some(capacity), &stop)
+            placer.place_until(&order, None, &stop)
         });
-        if let Some(plan) = quick {
-            return fits(plan, &counters);
+        if let Some(plan) = quick.as_ref().filter(|p| p.makespan(problem) <= capacity) {
+            return fits(plan.clone(), &counters);
         }
-        // The starting plan, before the search spends the time: the best
-        // makespan to report, and a plan when the search runs out of time
-        // first (computed after the deadline, it would be cut short and
-        // report a stacked plan's makespan).
-        let best = self.start(problem, prepared, deadline);
         let groups = Groups::new(problem, self.options.decompose, deadline);
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
@@ -248,6 +244,15 @@ impl Search {
             // Without a budget, only the clock (or a cancel flag) stops it.
             Probe::Unknown => NotFoundReason::TimeLimit,
         };
+        // The best plan known: the warm start, the portfolio's greedy plan,
+        // else the default variant's above (the best variant, computed now,
+        // would be cut short by the deadline and report a stacked plan).
+        let best = starting_plan(
+            problem,
+            self.options.warm_start.as_ref(),
+            Some(prepared),
+            || quick.unwrap_or_else(|| self.start(problem, prepared, deadline)),
+        );
         let best_makespan = best.makespan(problem);
         if reason != NotFoundReason::ProvenInfeasible && best.makespan(problem) <= capacity {
             return fits(best, &counters);

@@ -457,20 +457,21 @@ fn a_poor_warm_start_is_improved_and_an_invalid_one_passed_over() {
     assert_eq!(minimise_from(&p, Some(short)).offsets(), &[0, 4]);
 }
 
-/// A search cut by the clock reports the best greedy variant's makespan,
-/// not that of a plan computed after the deadline (which stacks the
-/// buffers: 7,328,768 on challenging D at its max load, against 1,146,880).
+/// A search cut by the clock reports the default greedy variant's
+/// makespan, not that of a plan computed after the deadline (which stacks
+/// the buffers: 7,328,768 on challenging D at its max load, against the
+/// default variant's 1,291,264).
 #[test]
-fn a_search_cut_by_the_clock_reports_the_best_greedy_makespan() {
+fn a_search_cut_by_the_clock_reports_the_greedy_makespan() {
     use crate::generate::{generate, Kind};
     use crate::solvers::greedy::Greedy;
     // Undecided after 0.3 s on the development machine.
     let p = generate(Kind::Challenging, 120, 3).problem.with_capacity(None);
     let capacity = p.max_load();
-    let best = Greedy::all()
-        .map(|g| g.solve(&p, &SolveOptions::default()).unwrap().makespan)
-        .min()
-        .unwrap();
+    let best = Greedy::default()
+        .solve(&p, &SolveOptions::default())
+        .unwrap()
+        .makespan;
     assert!(best > capacity);
     let options = SolveOptions {
         time_limit: Some(std::time::Duration::from_millis(50)),
