@@ -4,10 +4,13 @@
 //! someone else planted: a regular file is written into a fresh temporary
 //! file beside it (random name, created with `O_EXCL`, so no symlink is
 //! followed), synced, then renamed over the target. Standard output (`-`,
-//! `/dev/stdout`, `/dev/fd/1`) and other special files (devices, FIFOs)
-//! are written in place; a symlink is resolved to the file it names, which
-//! is then replaced, not the link; an output that is one of the command's
-//! inputs is refused.
+//! `/dev/stdout`, `/dev/fd/1`), standard error (`/dev/stderr`,
+//! `/dev/fd/2`) and other special files (devices, FIFOs) are written in
+//! place; a symlink is resolved to the file it names, which is then
+//! replaced, not the link. Refused: an output that is one of the command's
+//! inputs, a regular file the user may not write (as the shell's `>`
+//! would), and another open descriptor's file (`/dev/fd/3`), which would
+//! be replaced rather than written.
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -21,6 +24,8 @@ use crate::Failure;
 pub enum Sink {
     /// The process's standard output.
     Stdout,
+    /// The process's standard error.
+    Stderr,
     /// A device, FIFO or socket: opened and written as it is.
     InPlace(PathBuf),
     /// A regular file (existing or not), replaced atomically; symlinks
@@ -42,8 +47,12 @@ impl Sink {
             }
             return Ok(Sink::File(path.to_path_buf()));
         };
-        if stdout_identity().is_some_and(|out| out == id) {
+        let [stdout, stderr] = standard_identities();
+        if stdout.is_some_and(|out| out == id) {
             return Ok(Sink::Stdout);
+        }
+        if stderr.is_some_and(|err| err == id) {
+            return Ok(Sink::Stderr);
         }
         if inputs
             .iter()
@@ -59,9 +68,21 @@ impl Sink {
         if !meta.is_file() {
             return Ok(Sink::InPlace(path.to_path_buf()));
         }
+        if names_a_descriptor(path) {
+            return Err(refuse(
+                "names an open descriptor's file, which would be replaced rather than \
+                 written; give the file's own path",
+            ));
+        }
         // A regular file, maybe behind links: replace the file, keep links.
         let target =
             fs::canonicalize(path).map_err(|e| refuse(&format!("cannot resolve the path: {e}")))?;
+        // Opening for writing (no truncation) asks the system whether the
+        // user may write it: replacing it must not bypass that.
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .map_err(|e| refuse(&format!("cannot write: {e}")))?;
         Ok(Sink::File(target))
     }
 
@@ -81,6 +102,11 @@ impl Sink {
                 let mut out = BufWriter::new(stdout.lock());
                 let result = write(&mut out).and_then(|()| out.flush());
                 (Path::new("standard output"), result)
+            }
+            Sink::Stderr => {
+                let mut out = BufWriter::new(std::io::stderr().lock());
+                let result = write(&mut out).and_then(|()| out.flush());
+                (Path::new("standard error"), result)
             }
             Sink::InPlace(path) => (
                 path.as_path(),
@@ -155,19 +181,31 @@ fn identity(path: &Path) -> Option<PathBuf> {
     fs::canonicalize(path).ok()
 }
 
-/// Standard output's identity, when it is a file.
+/// The identities of the files standard output and standard error write
+/// to, when they are files.
 #[cfg(unix)]
-fn stdout_identity() -> Option<(u64, u64)> {
+fn standard_identities() -> [Option<(u64, u64)>; 2] {
     use std::os::fd::AsFd;
     use std::os::unix::fs::MetadataExt;
-    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    let meta = fs::File::from(fd).metadata().ok()?;
-    Some((meta.dev(), meta.ino()))
+    let of = |fd: std::os::fd::BorrowedFd<'_>| {
+        let meta = fs::File::from(fd.try_clone_to_owned().ok()?)
+            .metadata()
+            .ok()?;
+        Some((meta.dev(), meta.ino()))
+    };
+    [of(std::io::stdout().as_fd()), of(std::io::stderr().as_fd())]
 }
 
 #[cfg(not(unix))]
-fn stdout_identity() -> Option<PathBuf> {
-    None
+fn standard_identities() -> [Option<PathBuf>; 2] {
+    [None, None]
+}
+
+/// Whether `path` names a descriptor of this process (`/dev/fd/N`,
+/// `/proc/self/fd/N`), which opening would reopen, not write.
+fn names_a_descriptor(path: &Path) -> bool {
+    path.parent()
+        .is_some_and(|dir| dir == Path::new("/dev/fd") || dir == Path::new("/proc/self/fd"))
 }
 
 /// Writes a file through `write` (see [`Sink`]); `inputs` are the

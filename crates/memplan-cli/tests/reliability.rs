@@ -170,6 +170,71 @@ fn plan_to_standard_output_sends_the_report_to_stderr() {
     validate(&problem, &read_plan(&redirected, &problem).unwrap()).unwrap();
 }
 
+/// Standard error redirected to a file (appending): `-o /dev/stderr` and
+/// `-o /dev/fd/2` append the plan to it, they do not replace the file and
+/// lose what it held; another descriptor's file is refused.
+#[test]
+fn plan_to_standard_error_appends_to_its_file() {
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    for target in ["/dev/stderr", "/dev/fd/2"] {
+        let log = dir.path().join("build.log");
+        std::fs::write(&log, "precious\n").unwrap();
+        let appending = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let status = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+            .args(["solve", "-q", "-o", target])
+            .arg(&input)
+            .stdout(Stdio::null())
+            .stderr(appending)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{target}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.starts_with("precious\nid,lower,upper,size,offset\n"),
+            "{target}: {text}"
+        );
+    }
+    // Another descriptor's regular file (here standard input's, opened
+    // read-only) is refused and left as it was.
+    let other = file(&dir, "other.txt", "kept\n");
+    let out = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+        .args(["solve", "-q", "-o", "/proc/self/fd/0"])
+        .arg(&input)
+        .stdin(std::fs::File::open(&other).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("open descriptor"));
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "kept\n");
+}
+
+/// A regular file the user may not write is refused, as the shell's `>`
+/// would refuse it (replacing it through a temporary file would not ask).
+#[cfg(unix)]
+#[test]
+fn a_read_only_output_is_refused_unless_the_user_may_write_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    let plan = file(&dir, "plan.csv", "kept\n");
+    std::fs::set_permissions(&plan, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let may_write = std::fs::OpenOptions::new().write(true).open(&plan).is_ok();
+    let out = memplan()
+        .args(["solve", "-q", "-o"])
+        .arg(&plan)
+        .arg(&input)
+        .assert();
+    if may_write {
+        // Root (as in CI containers) may write any file, as with `>`.
+        out.success();
+    } else {
+        out.code(2)
+            .stderr(predicates::str::contains("cannot write"));
+        assert_eq!(std::fs::read_to_string(&plan).unwrap(), "kept\n");
+    }
+}
+
 #[test]
 fn generate_and_plot_use_the_same_safe_output() {
     let dir = TempDir::new().unwrap();

@@ -466,7 +466,9 @@ fn a_search_cut_by_the_clock_reports_the_greedy_makespan() {
     use crate::generate::{generate, Kind};
     use crate::solvers::greedy::Greedy;
     // Undecided after 0.3 s on the development machine.
-    let p = generate(Kind::Challenging, 120, 3).problem.with_capacity(None);
+    let p = generate(Kind::Challenging, 120, 3)
+        .problem
+        .with_capacity(None);
     let capacity = p.max_load();
     let best = Greedy::default()
         .solve(&p, &SolveOptions::default())
