@@ -14,7 +14,8 @@ mod variants;
 
 pub use orders::order;
 pub use orders::order_until;
-pub use placer::{place, plan_within, stacked, Placer, Within};
+pub use fallback::{bucketed, stacked};
+pub use placer::{place, plan_within, Placer, Within};
 pub use variants::{best_of, best_variant, is_dense};
 
 use crate::problem::Problem;
