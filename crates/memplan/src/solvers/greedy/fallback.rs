@@ -15,7 +15,6 @@
 
 use rayon::prelude::*;
 
-use crate::buffer::Buffer;
 use crate::geometry::fit::align_up;
 use crate::geometry::occupancy::Occupancy;
 use crate::plan::Plan;
@@ -227,7 +226,7 @@ struct Record {
 /// A plan for when there is no time for an index (whose sort of the start
 /// times takes tenths of a second at millions of buffers): the colouring
 /// of [`complete`] with time cut into at most `n` equal *buckets*, the
-/// buffers put in bucket order by a counting sort. A buffer's slot is
+/// buffers put in bucket order by a radix sort. A buffer's slot is
 /// freed at the first bucket boundary at or after its end, so two buffers
 /// that share a slot never live at the same time; with at least as many
 /// buckets as time steps it is the fallback's plan itself. Every free
@@ -236,18 +235,23 @@ struct Record {
 /// ones).
 pub fn bucketed(problem: &Problem) -> (Plan, usize) {
     let buffers = problem.buffers();
-    let free = |b: &&Buffer| b.fixed_offset.is_none();
-    let (lo, hi) = buffers
+    // One pass for the timeline of the free buffers and the fixed end.
+    let (lo, hi, fixed_end) = buffers
         .par_iter()
-        .filter(free)
-        .map(|b| (b.start, b.end))
-        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
-    let mut offsets: Vec<u64> = buffers
-        .par_iter()
-        .map(|b| b.fixed_offset.unwrap_or(0))
-        .collect();
+        .map(|b| match b.fixed_offset {
+            None => (b.start, b.end, 0),
+            Some(o) => (u64::MAX, 0, o + b.size),
+        })
+        .reduce(
+            || (u64::MAX, 0, 0),
+            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2.max(b.2)),
+        );
+    let mut offsets = vec![0u64; buffers.len()];
     if lo >= hi {
         // No free buffer.
+        for (o, b) in offsets.iter_mut().zip(buffers) {
+            *o = b.fixed_offset.unwrap_or(0);
+        }
         return (Plan::from_offsets(offsets), 0);
     }
     let span = hi - lo;
@@ -258,22 +262,35 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
     // number of buffers below 2^32.
     let start_of = |t: u64| ((t - lo) / width) as u32;
     let end_of = |t: u64| (t - lo).div_ceil(width) as u32;
-    let mut first = vec![0u32; buckets as usize + 1];
-    for b in buffers.iter().filter(free) {
-        first[start_of(b.start) as usize + 1] += 1;
+    // The free buffers in bucket order, ties in input order, by a two-pass
+    // radix sort on the bucket (a digit of at most 2^12 values a pass:
+    // the writes go to a few thousand places at a time, not to millions).
+    let bits = (64 - (buckets - 1).leading_zeros()).div_ceil(2).max(1);
+    let digits = 1usize << bits;
+    let mask = digits as u32 - 1;
+    let mut low = vec![0u32; digits + 1];
+    let mut high = vec![0u32; digits + 1];
+    for b in buffers {
+        if b.fixed_offset.is_none() {
+            let k = start_of(b.start);
+            low[(k & mask) as usize + 1] += 1;
+            high[(k >> bits) as usize + 1] += 1;
+        }
     }
-    for k in 0..buckets as usize {
-        first[k + 1] += first[k];
+    for d in 0..digits {
+        low[d + 1] += low[d];
+        high[d + 1] += high[d];
     }
-    let count = first[buckets as usize] as usize;
-    let mut records = vec![Record::default(); count];
+    let count = low[digits] as usize;
+    let mut by_low = vec![Record::default(); count];
     for (i, b) in buffers.iter().enumerate() {
-        if b.fixed_offset.is_some() {
+        if let Some(o) = b.fixed_offset {
+            offsets[i] = o;
             continue;
         }
         let start = start_of(b.start);
-        let at = &mut first[start as usize];
-        records[*at as usize] = Record {
+        let at = &mut low[(start & mask) as usize];
+        by_low[*at as usize] = Record {
             item: Item {
                 start,
                 end: end_of(b.end),
@@ -284,10 +301,17 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
         };
         *at += 1;
     }
+    let mut records = vec![Record::default(); count];
+    for r in &by_low {
+        let at = &mut high[(r.item.start >> bits) as usize];
+        records[*at as usize] = *r;
+        *at += 1;
+    }
+    drop(by_low);
     let colouring = colour(buckets as usize, count, |p| Some(records[p].item));
     let bases = colouring
         .as_ref()
-        .and_then(|c| c.columns(problem.fixed_end()));
+        .and_then(|c| c.columns(fixed_end));
     let (Some(colouring), Some(bases)) = (colouring, bases) else {
         return stacked(problem);
     };

@@ -141,7 +141,8 @@ impl Solver for Greedy {
         let max_load = match within.max_load {
             Some(load) => load,
             None if deadline.passed() => {
-                problem.buffers().iter().map(|b| b.size).max().unwrap_or(0)
+                use rayon::prelude::*;
+                problem.buffers().par_iter().map(|b| b.size).max().unwrap_or(0)
             }
             None => problem.max_load(),
         };
