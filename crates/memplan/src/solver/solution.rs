@@ -22,7 +22,11 @@ fn makespan_and_fixed_end(problem: &Problem, plan: &Plan) -> (u64, u64) {
     };
     let max = |a: (u64, u64), b: (u64, u64)| (a.0.max(b.0), a.1.max(b.1));
     if buffers.len() < PARALLEL_PASS {
-        buffers.iter().zip(plan.offsets()).map(ends).fold((0, 0), max)
+        buffers
+            .iter()
+            .zip(plan.offsets())
+            .map(ends)
+            .fold((0, 0), max)
     } else {
         buffers
             .par_iter()

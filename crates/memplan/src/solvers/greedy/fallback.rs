@@ -309,9 +309,7 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
     }
     drop(by_low);
     let colouring = colour(buckets as usize, count, |p| Some(records[p].item));
-    let bases = colouring
-        .as_ref()
-        .and_then(|c| c.columns(fixed_end));
+    let bases = colouring.as_ref().and_then(|c| c.columns(fixed_end));
     let (Some(colouring), Some(bases)) = (colouring, bases) else {
         return stacked(problem);
     };
@@ -449,7 +447,14 @@ mod tests {
             .problem
             .buffers()
             .iter()
-            .map(|b| Buffer::new(b.id.clone(), b.start / 2, (b.end / 2).max(b.start / 2 + 1), b.size))
+            .map(|b| {
+                Buffer::new(
+                    b.id.clone(),
+                    b.start / 2,
+                    (b.end / 2).max(b.start / 2 + 1),
+                    b.size,
+                )
+            })
             .collect();
         let p = Problem::new(halved, None).unwrap();
         let span = p.buffers().iter().map(|b| b.end).max().unwrap()

@@ -12,9 +12,9 @@ mod placer;
 pub mod skyline;
 mod variants;
 
+pub use fallback::{bucketed, stacked};
 pub use orders::order;
 pub use orders::order_until;
-pub use fallback::{bucketed, stacked};
 pub use placer::{place, plan_within, Placer, Within};
 pub use variants::{best_of, best_variant, is_dense};
 
@@ -142,7 +142,12 @@ impl Solver for Greedy {
             Some(load) => load,
             None if deadline.passed() => {
                 use rayon::prelude::*;
-                problem.buffers().par_iter().map(|b| b.size).max().unwrap_or(0)
+                problem
+                    .buffers()
+                    .par_iter()
+                    .map(|b| b.size)
+                    .max()
+                    .unwrap_or(0)
             }
             None => problem.max_load(),
         };

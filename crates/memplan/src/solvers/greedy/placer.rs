@@ -98,8 +98,15 @@ impl<'p> Placer<'p> {
         }
         let buffers = problem.buffers();
         // With gaps, first-fit and best-fit place pieces.
-        let pieces = (problem.has_gaps() && fit != Fit::Skyline)
-            .then(|| PieceConflicts::new(problem.buffers(), problem.gaps()));
+        let pieces = if problem.has_gaps() && fit != Fit::Skyline {
+            Some(PieceConflicts::new_until(
+                problem.buffers(),
+                problem.gaps(),
+                stop,
+            )?)
+        } else {
+            None
+        };
         // The skyline keeps its own state (see `place_until`).
         let occupancy = if fit == Fit::Skyline || pieces.is_some() {
             Occupancy::default()
@@ -726,6 +733,42 @@ mod tests {
                 Some(full.plan),
                 Placer::new(&p, g.fit).place(&order(&p, g.order), None)
             );
+        }
+    }
+
+    /// With gaps, a stop at any poll (the piece conflicts' included) gives
+    /// a valid plan: the bucketed fallback's before the conflicts exist.
+    #[test]
+    fn a_stop_at_any_poll_with_gaps_gives_a_valid_plan() {
+        use crate::geometry::gaps::{Gap, Gaps};
+        use std::sync::atomic::AtomicUsize;
+        let base = crate::generate::generate(crate::generate::Kind::Trace, 2000, 5).problem;
+        let buffers = base.buffers().to_vec();
+        let gaps = buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.end - b.start >= 3)
+            .map(|(i, b)| (BufferIdx::new(i), Gap::idle(b.start + 1, b.start + 2)));
+        let gaps = Gaps::new(buffers.len(), gaps).unwrap();
+        let p = Problem::new_with_gaps(buffers, gaps, None).unwrap();
+        assert!(p.has_gaps());
+        for g in [
+            Greedy::default(),
+            Greedy {
+                order: Order::Start,
+                fit: Fit::BestFit,
+            },
+        ] {
+            for cut in 0..8 {
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let within = plan_within(&p, g, &stop);
+                assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
+            }
+            // Cut at once: every buffer to the bucketed fallback.
+            let within = plan_within(&p, g, &|| true);
+            assert_eq!(within.fallback, p.len());
+            assert!(within.placer.is_none());
         }
     }
 
