@@ -218,7 +218,18 @@ impl<'p> Placer<'p> {
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> (Plan, usize) {
-        let early = self.problem.len() >= EARLY_FALLBACK_MIN;
+        self.place_order_within_from(order, stop, EARLY_FALLBACK_MIN)
+    }
+
+    /// [`Placer::place_order_within`], the fallback computed beside the
+    /// order from `early_min` buffers on.
+    fn place_order_within_from(
+        &self,
+        order: Order,
+        stop: &(dyn Fn() -> bool + Sync),
+        early_min: usize,
+    ) -> (Plan, usize) {
+        let early = self.problem.len() >= early_min;
         let (sorted, fallback) = rayon::join(
             || order_until(self.problem, order, stop),
             || early.then(|| self.fallback_plan()).flatten(),
@@ -733,6 +744,34 @@ mod tests {
                 Some(full.plan),
                 Placer::new(&p, g.fit).place(&order(&p, g.order), None)
             );
+        }
+    }
+
+    /// The fallback computed beside the order (as on large problems): at
+    /// every cut a valid plan, never worse than the fallback alone, the
+    /// fallback's own plan when cut before the order, and the same plan
+    /// as without it when nothing is cut.
+    #[test]
+    fn the_fallback_ready_beside_the_order_is_never_worse() {
+        use std::sync::atomic::AtomicUsize;
+        let p = mixed(crate::generate::Kind::Layered, 6000);
+        for fit in [Fit::FirstFit, Fit::BestFit] {
+            let placer = Placer::with_min_group(&p, fit, 512);
+            let (none, all) = placer.place_none();
+            for cut in 0..16 {
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let (plan, count) = placer.place_order_within_from(Order::Size, &stop, 0);
+                assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
+                assert!(plan.makespan(&p) <= none.makespan(&p), "{fit:?} cut {cut}");
+                if cut == 0 {
+                    assert_eq!((&plan, count), (&none, all));
+                }
+            }
+            let never =
+                |early_min| placer.place_order_within_from(Order::Size, &|| false, early_min);
+            assert_eq!(never(0), never(usize::MAX));
+            assert_eq!(never(0).1, 0);
         }
     }
 
