@@ -16,10 +16,11 @@
 # 2. each solver at each time limit: the solve time, its overrun past the
 #    limit against max(5% of it, 50 ms), the makespan (a longer limit must
 #    never give a worse one);
-# 3. Ctrl-C: SIGINT sent DELAY after the read ends (the read time measured
-#    by `memplan stats`), and the JSON's `stop_latency`, the time from the
-#    signal to the solver's return (target: at most 100 ms), for greedy and
-#    auto.
+# 3. Ctrl-C and SIGTERM: SIGINT, then SIGTERM, sent DELAY after the read
+#    ends (the read time measured by `memplan stats`), and the JSON's
+#    `stop_latency`, the time from the signal to the solver's return
+#    (target: at most 100 ms), for greedy and auto. Environment: SIGNALS
+#    (default "INT TERM"), DELAYS (default "0.1 0.5" seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${1:-10000,1000000,5000000}
@@ -61,18 +62,22 @@ for kind in ${kinds//,/ }; do
         printf '%-8s %6s %8.3f %8.3f %-4s %s\n' "$solver" "$limit" "${solve:-0}" "$over" "$ok" "$(field makespan <<<"$out")"
       done
     done
-    # 3. Ctrl-C, DELAY after the read (as `stats` measures it; a signal
-    #    that comes during the read exits at once, without a plan).
-    for solver in greedy auto; do
-      for delay in 0.1 0.5; do
-        "$memplan" solve "$file" --solver "$solver" --time-limit 60 --json -o /dev/null >"$dir/int.json" 2>/dev/null &
-        pid=$!
-        sleep "$(echo "$read_s + $delay" | bc -l)"
-        kill -INT "$pid" 2>/dev/null || true
-        wait "$pid" || true
-        latency=$(field stop_latency <"$dir/int.json")
-        printf 'Ctrl-C %-6s %4s s after the read: solve %s s, stopped %s, solver returned %s s after the signal\n' \
-          "$solver" "$delay" "$(field seconds <"$dir/int.json")" "$(field stopped <"$dir/int.json")" "${latency:-(signal during the read)}"
+    # 3. Ctrl-C (SIGINT) and SIGTERM, DELAY after the read (as `stats`
+    #    measures it; a signal that comes during the read exits at once,
+    #    without a plan).
+    for signal in ${SIGNALS:-INT TERM}; do
+      for solver in greedy auto; do
+        for delay in ${DELAYS:-0.1 0.5}; do
+          "$memplan" solve "$file" --solver "$solver" --time-limit 60 --json -o /dev/null >"$dir/int.json" 2>/dev/null &
+          pid=$!
+          sleep "$(echo "$read_s + $delay" | bc -l)"
+          kill -"$signal" "$pid" 2>/dev/null || true
+          wait "$pid" || true
+          latency=$(field stop_latency <"$dir/int.json")
+          printf 'SIG%-4s %-6s %4s s after the read: solve %s s, stopped %s, makespan %s, solver returned %s s after the signal\n' \
+            "$signal" "$solver" "$delay" "$(field seconds <"$dir/int.json")" "$(field stopped <"$dir/int.json")" \
+            "$(field makespan <"$dir/int.json")" "${latency:-(signal during the read)}"
+        done
       done
     done
   done

@@ -23,6 +23,7 @@
 //! plan the pieces themselves.
 
 use crate::buffer::{Buffer, BufferIdx};
+use crate::geometry::sort::sort_until;
 
 /// One gap of a buffer, in half-open time `[start, end)` inside the
 /// buffer's lifetime.
@@ -338,21 +339,58 @@ pub struct PieceConflicts {
     entries: Vec<(u32, i128, i128)>,
 }
 
+/// Pieces or piece pairs between two polls of `stop()` in
+/// [`PieceConflicts::new_until`].
+const CONFLICTS_POLL: usize = 1 << 12;
+
 impl PieceConflicts {
     /// The conflicts of `buffers` with their `gaps` (or none).
     pub fn new(buffers: &[Buffer], gaps: &Gaps) -> Self {
+        Self::new_until(buffers, gaps, &|| false).unwrap_or(PieceConflicts {
+            first: vec![0; buffers.len() + 1],
+            entries: Vec::new(),
+        })
+    }
+
+    /// [`PieceConflicts::new`] that gives up (`None`) once `stop()` holds,
+    /// polled in the sorts ([`sort_until`]: the same order, since equal
+    /// tuples are identical and the pairs are deduplicated) and every few
+    /// thousand pieces or pairs.
+    pub fn new_until(
+        buffers: &[Buffer],
+        gaps: &Gaps,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
         let n = buffers.len();
         // (start, end, buffer, lo, hi)
         let mut all: Vec<(u64, u64, u32, u64, u64)> = Vec::new();
         for (i, b) in buffers.iter().enumerate() {
+            if i % CONFLICTS_POLL == 0 && stop() {
+                return None;
+            }
             for p in pieces(b, gaps.of(BufferIdx::new(i))) {
                 all.push((p.start, p.end, i as u32, p.lo, p.hi));
             }
         }
-        all.sort_unstable();
+        if !sort_until(&mut all, stop) {
+            return None;
+        }
         let mut pairs: Vec<(u32, u32, i128, i128)> = Vec::new();
+        // Each piece and each pair a unit of work (a dense instance has
+        // many pairs per piece).
+        let mut work = 0usize;
+        let mut due = || {
+            work += 1;
+            work % CONFLICTS_POLL == 0 && stop()
+        };
         for (k, &(_, end, a, alo, ahi)) in all.iter().enumerate() {
+            if due() {
+                return None;
+            }
             for &(_, _, c, clo, chi) in all[k + 1..].iter().take_while(|q| q.0 < end) {
+                if due() {
+                    return None;
+                }
                 if c == a {
                     continue;
                 }
@@ -368,7 +406,9 @@ impl PieceConflicts {
                 pairs.push((c, a, alo - chi + 1, ahi - clo));
             }
         }
-        pairs.sort_unstable();
+        if !sort_until(&mut pairs, stop) {
+            return None;
+        }
         pairs.dedup();
         let mut first = vec![0usize; n + 1];
         for &(a, ..) in &pairs {
@@ -381,7 +421,7 @@ impl PieceConflicts {
             .into_iter()
             .map(|(_, c, lo, hi)| (c, lo, hi))
             .collect();
-        PieceConflicts { first, entries }
+        Some(PieceConflicts { first, entries })
     }
 
     /// Buffer `b`'s row: `(other, lo, hi)` entries, by other buffer.
@@ -525,6 +565,41 @@ mod tests {
             "window 4:9 must satisfy 0 <= lo < hi <= size 8"
         );
         assert!(check_gaps(&b, &[Gap::windowed(3, 4, 4, 4)]).is_err());
+    }
+
+    /// A generated instance where every buffer of three or more steps is
+    /// idle in its second step.
+    fn gapped(n: usize) -> (Vec<Buffer>, Gaps) {
+        let buffers = crate::generate::generate(crate::generate::Kind::Random, n, 3)
+            .problem
+            .buffers()
+            .to_vec();
+        let gaps = buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.end - b.start >= 3)
+            .map(|(i, b)| (BufferIdx::new(i), Gap::idle(b.start + 1, b.start + 2)));
+        let gaps = Gaps::new(buffers.len(), gaps).unwrap();
+        (buffers, gaps)
+    }
+
+    #[test]
+    fn piece_conflicts_poll_the_stop() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (buffers, gaps) = gapped(3000);
+        assert!(!gaps.is_empty());
+        let full = PieceConflicts::new(&buffers, &gaps);
+        assert!(full.len() > 1 << 13, "{}", full.len());
+        let never = PieceConflicts::new_until(&buffers, &gaps, &|| false).unwrap();
+        assert_eq!((never.first, never.entries), (full.first, full.entries));
+        // A stop at the k-th poll gives up, whichever phase it falls in
+        // (pieces, then pairs): the polls are not all at the start.
+        for k in [0, 1, 2, 3] {
+            let polls = AtomicUsize::new(0);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= k;
+            assert!(PieceConflicts::new_until(&buffers, &gaps, &stop).is_none());
+            assert!(polls.load(Ordering::Relaxed) > k, "{k}");
+        }
     }
 
     #[test]

@@ -200,18 +200,32 @@ pub fn time_groups_until(
 pub fn section_spans<'a>(
     buffers: impl Iterator<Item = &'a Buffer> + Clone,
 ) -> (Vec<(u32, u32)>, usize) {
+    section_spans_until(buffers, &|| false).unwrap_or_default()
+}
+
+/// [`section_spans`] that gives up (`None`) once `stop()` holds, polled in
+/// the sort of the times ([`sort_until`]) and every `POLL` buffers.
+pub fn section_spans_until<'a>(
+    buffers: impl Iterator<Item = &'a Buffer> + Clone,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<(Vec<(u32, u32)>, usize)> {
     let mut times: Vec<u64> = buffers.clone().flat_map(|b| [b.start, b.end]).collect();
-    times.sort_unstable();
+    // Equal times are identical: the order of `sort_unstable`.
+    if !sort_until(&mut times, stop) {
+        return None;
+    }
     times.dedup();
-    let spans = buffers
-        .map(|b| {
-            (
-                segment_of(&times, b.start) as u32,
-                segment_of(&times, b.end) as u32,
-            )
-        })
-        .collect();
-    (spans, times.len().saturating_sub(1))
+    let mut spans = Vec::new();
+    for (i, b) in buffers.enumerate() {
+        if i % POLL == 0 && stop() {
+            return None;
+        }
+        spans.push((
+            segment_of(&times, b.start) as u32,
+            segment_of(&times, b.end) as u32,
+        ));
+    }
+    Some((spans, times.len().saturating_sub(1)))
 }
 
 /// Total size alive in each of `section_count` sections, given each
@@ -336,13 +350,29 @@ pub(crate) struct MaxTree {
 
 impl MaxTree {
     pub(crate) fn new(values: &[u64]) -> Self {
+        match Self::new_until(values, &|| false) {
+            Some(tree) => tree,
+            // Unreachable: nothing stops it.
+            None => MaxTree {
+                half: 1,
+                nodes: vec![0; 2],
+            },
+        }
+    }
+
+    /// [`MaxTree::new`] that gives up (`None`) once `stop()` holds, polled
+    /// every `POLL` nodes.
+    pub(crate) fn new_until(values: &[u64], stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
         let half = values.len().next_power_of_two().max(1);
         let mut nodes = vec![0u64; 2 * half];
         nodes[half..half + values.len()].copy_from_slice(values);
         for i in (1..half).rev() {
+            if i % POLL == 0 && stop() {
+                return None;
+            }
             nodes[i] = nodes[2 * i].max(nodes[2 * i + 1]);
         }
-        MaxTree { half, nodes }
+        Some(MaxTree { half, nodes })
     }
 
     /// Sets `values[i]` to `value`.
@@ -484,6 +514,21 @@ mod tests {
         assert_eq!(time_groups(&b, 1), (vec![0, 0, 1, 2, 2, 1], 3));
         assert_eq!(time_groups(&b, 3), (vec![0, 0, 0, 1, 1, 0], 2));
         assert_eq!(time_groups(&[], 1), (vec![], 0));
+    }
+
+    #[test]
+    fn section_spans_and_the_max_tree_poll_the_stop() {
+        let b = bufs(&[(0, 2, 1), (1, 3, 1), (3, 4, 1)]);
+        assert_eq!(section_spans_until(b.iter(), &|| true), None);
+        assert_eq!(
+            section_spans_until(b.iter(), &|| false),
+            Some(section_spans(b.iter()))
+        );
+        let values: Vec<u64> = (0..(3u64 << 16)).map(|i| i * 7 % 1000).collect();
+        assert!(MaxTree::new_until(&values, &|| true).is_none());
+        let tree = MaxTree::new_until(&values, &|| false).unwrap();
+        assert_eq!(tree.max(5, 1 << 17), MaxTree::new(&values).max(5, 1 << 17));
+        assert_eq!(tree.max(0, values.len()), 999);
     }
 
     #[test]

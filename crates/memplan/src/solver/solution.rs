@@ -1,7 +1,40 @@
 //! What a solve returns: a plan with its bounds, or why there is none.
 
+use rayon::prelude::*;
+
 use crate::plan::Plan;
 use crate::problem::Problem;
+
+/// From this many buffers on, the pass of [`Solution::within_capacity`]
+/// runs in parallel: at millions of buffers it is part of what a stop
+/// waits for (issue 14).
+const PARALLEL_PASS: usize = 1 << 16;
+
+/// The makespan of `plan` and the highest fixed end of `problem`, in one
+/// pass (in parallel on large problems).
+fn makespan_and_fixed_end(problem: &Problem, plan: &Plan) -> (u64, u64) {
+    let buffers = problem.buffers();
+    let ends = |(b, &o): (&crate::problem::Buffer, &u64)| {
+        (
+            o.saturating_add(b.size),
+            b.fixed_offset.map_or(0, |f| f + b.size),
+        )
+    };
+    let max = |a: (u64, u64), b: (u64, u64)| (a.0.max(b.0), a.1.max(b.1));
+    if buffers.len() < PARALLEL_PASS {
+        buffers
+            .iter()
+            .zip(plan.offsets())
+            .map(ends)
+            .fold((0, 0), max)
+    } else {
+        buffers
+            .par_iter()
+            .zip(plan.offsets())
+            .map(ends)
+            .reduce(|| (0, 0), max)
+    }
+}
 
 /// A plan and what the solver knows about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,9 +116,9 @@ impl Solution {
         max_load: u64,
         reason: NotFoundReason,
     ) -> Result<Solution, SolveError> {
-        let makespan = plan.makespan(problem);
+        let (makespan, fixed_end) = makespan_and_fixed_end(problem, &plan);
         // Fixed buffers bound the makespan from below too.
-        let max_load = max_load.max(problem.fixed_end());
+        let max_load = max_load.max(fixed_end);
         if let Some(capacity) = problem.capacity {
             if max_load > capacity {
                 return Err(SolveError::NotFound {

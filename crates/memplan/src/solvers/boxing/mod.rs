@@ -139,8 +139,9 @@ impl Solver for Boxing {
             .or(prepared.map(|(_, plan)| plan))
             .filter(|plan| plan.offsets().len() == problem.len());
         // Every step polls the clock: cut before the index, the plan is
-        // the bootstrap or stacked; cut before the order, the greedy
-        // fallback's; cut in the bootstrap, the fallback completes it.
+        // the bootstrap or the bucketed fallback's (no index needed); cut
+        // before the order, the greedy fallback's; cut in the bootstrap,
+        // the fallback completes it.
         let elementary = if self.options.elementary_cases {
             elementary_case_until(problem, &stop)
         } else {
@@ -151,10 +152,7 @@ impl Solver for Boxing {
         } else if let Some(placer) = Placer::new_until(problem, Fit::FirstFit, &stop) {
             let best = match bootstrap {
                 Some(plan) => plan.clone(),
-                None => match greedy::order_until(problem, Order::Size, &stop) {
-                    Some(order) => placer.place_within(&order, &stop).0,
-                    None => placer.place_none().0,
-                },
+                None => placer.place_order_within(Order::Size, &stop).0,
             };
             let max_load = placer.max_load_until(&stop);
             let best = match max_load {
@@ -174,7 +172,7 @@ impl Solver for Boxing {
         } else {
             let plan = bootstrap
                 .cloned()
-                .unwrap_or_else(|| greedy::stacked(problem).0);
+                .unwrap_or_else(|| greedy::bucketed(problem).0);
             (plan, None)
         };
         let max_load = match max_load {

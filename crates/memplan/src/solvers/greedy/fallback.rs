@@ -13,8 +13,12 @@
 //! twice its own max load. It is not meant to be good, only fast and never
 //! wrong: the first-fit placement it completes is the real plan.
 
+use rayon::prelude::*;
+
 use crate::geometry::fit::align_up;
 use crate::geometry::occupancy::Occupancy;
+use crate::plan::Plan;
+use crate::problem::Problem;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
@@ -32,33 +36,63 @@ struct Class {
     free: Vec<u32>,
 }
 
-/// Places every buffer that `placed` says is not placed above the highest
-/// end of the placed ones. Everything is by position of `occupancy` (start
-/// order): `ranges` holds `(offset, end)` of the placed buffers and
-/// `(_, _ + size)` of the others, and receives theirs; `alignment(p)` is
-/// the alignment at position `p`. Returns how many buffers it placed.
-/// Linear in the number of buffers and distinct start times (no sort), and
-/// sequential in memory.
-pub fn complete(
-    occupancy: &Occupancy,
-    ranges: &mut [(u64, u64)],
-    placed: &[bool],
-    alignment: &dyn Fn(u32) -> u64,
-) -> usize {
-    let n = ranges.len();
-    let base = ranges
-        .iter()
-        .zip(placed)
-        .filter(|(_, &p)| p)
-        .map(|(r, _)| r.1)
-        .max()
-        .unwrap_or(0);
-    // Positions ending at each compressed time (linked through `next`), to
-    // free their slots when the sweep reaches it.
-    let mut ending = vec![NONE; occupancy.times() + 1];
+/// One buffer to colour: its lifetime as `[start, end)` in some discrete
+/// time (compressed times, or time buckets), its size and alignment.
+#[derive(Clone, Copy, Debug, Default)]
+struct Item {
+    start: u32,
+    end: u32,
+    size: u64,
+    alignment: u64,
+}
+
+/// The classes and slots of a colouring ([`colour`]) by position.
+struct Colouring {
+    classes: Vec<Class>,
+    class_of: Vec<u16>,
+    slot_of: Vec<u32>,
+    /// How many positions were coloured.
+    count: usize,
+}
+
+impl Colouring {
+    /// The base address of each class's column, the columns stacked from
+    /// `base`; `None` when they would pass 2^64.
+    fn columns(&self, base: u64) -> Option<Vec<u64>> {
+        let mut bases = Vec::with_capacity(self.classes.len());
+        let mut top = Some(base);
+        for class in &self.classes {
+            let from = top.map(|t| align_up(t, class.alignment));
+            bases.push(from.unwrap_or(0));
+            top = from.and_then(|f| {
+                class
+                    .stride
+                    .checked_mul(u64::from(class.slots))
+                    .and_then(|h| f.checked_add(h))
+                    .filter(|&t| t != u64::MAX)
+            });
+        }
+        top.map(|_| bases)
+    }
+
+    /// The offset of coloured position `p` given the columns' `bases`.
+    fn offset(&self, bases: &[u64], p: usize) -> u64 {
+        let c = usize::from(self.class_of[p]);
+        bases[c] + u64::from(self.slot_of[p]) * self.classes[c].stride
+    }
+}
+
+/// Interval colouring by size class of the `n` positions that `item`
+/// gives (`None`: left out), visited in non-decreasing start: a slot
+/// freed at an item's end is reused by an item starting at or after it.
+/// Ends are at most `times`. `None` with absurdly many classes.
+fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>) -> Option<Colouring> {
+    // Positions ending at each time (linked through `next`), to free their
+    // slots when the sweep reaches it.
+    let mut ending = vec![NONE; times + 1];
     let mut next = vec![NONE; n];
     let mut classes: Vec<Class> = Vec::new();
-    // Class and slot of each remaining position (the slot in `slot_of`).
+    // Class and slot of each coloured position (the slot in `slot_of`).
     let mut class_of = vec![0u16; n];
     let mut slot_of = vec![0u32; n];
     let mut last_class = usize::MAX;
@@ -67,10 +101,15 @@ pub fn complete(
     let mut by_log = [u16::MAX; 64];
     let (mut released, mut count) = (0usize, 0usize);
     for p in 0..n {
-        if placed[p] {
+        let Some(Item {
+            start,
+            end,
+            size,
+            alignment: align,
+        }) = item(p)
+        else {
             continue;
-        }
-        let (start, end) = occupancy.compressed(p as u32);
+        };
         while released <= start as usize {
             let mut x = ending[released];
             while x != NONE {
@@ -80,8 +119,6 @@ pub fn complete(
             }
             released += 1;
         }
-        let size = ranges[p].1 - ranges[p].0;
-        let align = alignment(p as u32);
         let stride = align_up(size.checked_next_power_of_two().unwrap_or(size), align);
         let same = |k: &Class| k.stride == stride && k.alignment == align;
         // Unaligned power-of-two strides (most buffers) by table, the
@@ -105,8 +142,7 @@ pub fn complete(
                     });
                     classes.len() - 1
                 }
-                // Absurdly many classes: stack everything instead.
-                None => return stack(ranges, placed, alignment, base),
+                None => return None,
             }
         };
         last_class = c;
@@ -123,33 +159,186 @@ pub fn complete(
         ending[end as usize] = p as u32;
         count += 1;
     }
-    // Columns of slots, one class above the other.
-    let mut bases = Vec::with_capacity(classes.len());
-    let mut top = Some(base);
-    for class in &classes {
-        let from = top.map(|t| align_up(t, class.alignment));
-        bases.push(from.unwrap_or(0));
-        top = from.and_then(|f| {
-            class
-                .stride
-                .checked_mul(u64::from(class.slots))
-                .and_then(|h| f.checked_add(h))
-                .filter(|&t| t != u64::MAX)
-        });
-    }
-    if top.is_none() {
-        // The columns would pass 2^64 (sizes near the limit the problem
-        // allows): one buffer above the other always fits.
+    Some(Colouring {
+        classes,
+        class_of,
+        slot_of,
+        count,
+    })
+}
+
+/// Places every buffer that `placed` says is not placed above the highest
+/// end of the placed ones. Everything is by position of `occupancy` (start
+/// order): `ranges` holds `(offset, end)` of the placed buffers and
+/// `(_, _ + size)` of the others, and receives theirs; `alignment(p)` is
+/// the alignment at position `p`. Returns how many buffers it placed.
+/// Linear in the number of buffers and distinct start times (no sort), and
+/// sequential in memory.
+pub fn complete(
+    occupancy: &Occupancy,
+    ranges: &mut [(u64, u64)],
+    placed: &[bool],
+    alignment: &dyn Fn(u32) -> u64,
+) -> usize {
+    let n = ranges.len();
+    let base = ranges
+        .iter()
+        .zip(placed)
+        .filter(|(_, &p)| p)
+        .map(|(r, _)| r.1)
+        .max()
+        .unwrap_or(0);
+    let item = |p: usize| {
+        (!placed[p]).then(|| {
+            let (start, end) = occupancy.compressed(p as u32);
+            Item {
+                start,
+                end,
+                size: ranges[p].1 - ranges[p].0,
+                alignment: alignment(p as u32),
+            }
+        })
+    };
+    // Absurdly many classes, or columns past 2^64 (sizes near the limit
+    // the problem allows): one buffer above the other always fits.
+    let Some(colouring) = colour(occupancy.times(), n, item) else {
         return stack(ranges, placed, alignment, base);
-    }
+    };
+    let Some(bases) = colouring.columns(base) else {
+        return stack(ranges, placed, alignment, base);
+    };
     for (p, range) in ranges.iter_mut().enumerate() {
         if !placed[p] {
-            let c = usize::from(class_of[p]);
-            let offset = bases[c] + u64::from(slot_of[p]) * classes[c].stride;
+            let offset = colouring.offset(&bases, p);
             *range = (offset, offset + (range.1 - range.0));
         }
     }
-    count
+    colouring.count
+}
+
+/// A buffer of [`bucketed`], by its place in bucket order.
+#[derive(Clone, Copy, Debug, Default)]
+struct Record {
+    item: Item,
+    buffer: u32,
+}
+
+/// A plan for when there is no time for an index (whose sort of the start
+/// times takes tenths of a second at millions of buffers): the colouring
+/// of [`complete`] with time cut into at most `n` equal *buckets*, the
+/// buffers put in bucket order by a radix sort. A buffer's slot is
+/// freed at the first bucket boundary at or after its end, so two buffers
+/// that share a slot never live at the same time; with at least as many
+/// buckets as time steps it is the fallback's plan itself. Every free
+/// buffer goes above the highest fixed end. Linear time (a few passes,
+/// no sort); returns the plan and how many buffers it placed (the free
+/// ones).
+pub fn bucketed(problem: &Problem) -> (Plan, usize) {
+    let buffers = problem.buffers();
+    // One pass for the timeline of the free buffers and the fixed end.
+    let (lo, hi, fixed_end) = buffers
+        .par_iter()
+        .map(|b| match b.fixed_offset {
+            None => (b.start, b.end, 0),
+            Some(o) => (u64::MAX, 0, o + b.size),
+        })
+        .reduce(
+            || (u64::MAX, 0, 0),
+            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2.max(b.2)),
+        );
+    let mut offsets = vec![0u64; buffers.len()];
+    if lo >= hi {
+        // No free buffer.
+        for (o, b) in offsets.iter_mut().zip(buffers) {
+            *o = b.fixed_offset.unwrap_or(0);
+        }
+        return (Plan::from_offsets(offsets), 0);
+    }
+    let span = hi - lo;
+    // At most one bucket per buffer (and per time step).
+    let buckets = (buffers.len() as u64).clamp(1, span);
+    let width = span.div_ceil(buckets);
+    // Below `buckets` (and ends at most `buckets`): `Problem` keeps the
+    // number of buffers below 2^32.
+    let start_of = |t: u64| ((t - lo) / width) as u32;
+    let end_of = |t: u64| (t - lo).div_ceil(width) as u32;
+    // The free buffers in bucket order, ties in input order, by a two-pass
+    // radix sort on the bucket (a digit of at most 2^12 values a pass:
+    // the writes go to a few thousand places at a time, not to millions).
+    let bits = (64 - (buckets - 1).leading_zeros()).div_ceil(2).max(1);
+    let digits = 1usize << bits;
+    let mask = digits as u32 - 1;
+    let mut low = vec![0u32; digits + 1];
+    let mut high = vec![0u32; digits + 1];
+    for b in buffers {
+        if b.fixed_offset.is_none() {
+            let k = start_of(b.start);
+            low[(k & mask) as usize + 1] += 1;
+            high[(k >> bits) as usize + 1] += 1;
+        }
+    }
+    for d in 0..digits {
+        low[d + 1] += low[d];
+        high[d + 1] += high[d];
+    }
+    let count = low[digits] as usize;
+    let mut by_low = vec![Record::default(); count];
+    for (i, b) in buffers.iter().enumerate() {
+        if let Some(o) = b.fixed_offset {
+            offsets[i] = o;
+            continue;
+        }
+        let start = start_of(b.start);
+        let at = &mut low[(start & mask) as usize];
+        by_low[*at as usize] = Record {
+            item: Item {
+                start,
+                end: end_of(b.end),
+                size: b.size,
+                alignment: b.alignment,
+            },
+            buffer: i as u32,
+        };
+        *at += 1;
+    }
+    let mut records = vec![Record::default(); count];
+    for r in &by_low {
+        let at = &mut high[(r.item.start >> bits) as usize];
+        records[*at as usize] = *r;
+        *at += 1;
+    }
+    drop(by_low);
+    let colouring = colour(buckets as usize, count, |p| Some(records[p].item));
+    let bases = colouring.as_ref().and_then(|c| c.columns(fixed_end));
+    let (Some(colouring), Some(bases)) = (colouring, bases) else {
+        return stacked(problem);
+    };
+    for (p, r) in records.iter().enumerate() {
+        offsets[r.buffer as usize] = colouring.offset(&bases, p);
+    }
+    (Plan::from_offsets(offsets), count)
+}
+
+/// A plan for when the clock leaves no time to build an index: every free
+/// buffer above the previous one, from the highest fixed end, in input
+/// order (linear time, valid: the problem keeps the sum of sizes below
+/// 2^64). Returns the plan and how many buffers it stacked.
+pub fn stacked(problem: &Problem) -> (Plan, usize) {
+    let mut top = problem.fixed_end();
+    let mut count = 0;
+    let offsets = problem
+        .buffers()
+        .iter()
+        .map(|b| {
+            b.fixed_offset.unwrap_or_else(|| {
+                let at = align_up(top, b.alignment);
+                top = at.saturating_add(b.size);
+                count += 1;
+                at
+            })
+        })
+        .collect();
+    (Plan::from_offsets(offsets), count)
 }
 
 /// Every unplaced buffer above the previous one, from `base`: fits in 64
@@ -227,6 +416,69 @@ mod tests {
     }
 
     #[test]
+    fn stacked_plans_are_valid() {
+        let p = crate::solvers::greedy::tests::mixed(Kind::Trace, 500);
+        let (plan, count) = stacked(&p);
+        assert_eq!(validate(&p, &plan), Ok(()));
+        let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
+        assert_eq!(count, free.count());
+    }
+
+    /// The bucketed plan: valid with fixed and aligned buffers, every free
+    /// buffer counted, far below stacking, and with a bucket per time
+    /// step, the fallback's own plan for every free buffer.
+    #[test]
+    fn bucketed_plans_are_valid_and_far_below_stacking() {
+        for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
+            let p = crate::solvers::greedy::tests::mixed(kind, 3000);
+            let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
+            let (plan, count) = bucketed(&p);
+            assert_eq!(validate(&p, &plan), Ok(()), "{kind:?}");
+            assert_eq!(count, free.count());
+            // Heights above the fixed buffers (placed up to 2^41).
+            let base = p.fixed_end();
+            let (stack, _) = stacked(&p);
+            let (ours, theirs) = (plan.makespan(&p) - base, stack.makespan(&p) - base);
+            assert!(ours * 4 < theirs, "{kind:?}: {ours} against {theirs}");
+        }
+        // Fewer time steps than buffers: one bucket per step, the
+        // fallback's plan exactly.
+        let halved: Vec<Buffer> = generate(Kind::Random, 600, 4)
+            .problem
+            .buffers()
+            .iter()
+            .map(|b| {
+                Buffer::new(
+                    b.id.clone(),
+                    b.start / 2,
+                    (b.end / 2).max(b.start / 2 + 1),
+                    b.size,
+                )
+            })
+            .collect();
+        let p = Problem::new(halved, None).unwrap();
+        let span = p.buffers().iter().map(|b| b.end).max().unwrap()
+            - p.buffers().iter().map(|b| b.start).min().unwrap();
+        assert!(span <= p.len() as u64, "{span}");
+        let none = vec![false; p.len()];
+        let (exact, _) = complete_plan(&p, &none, &vec![0; p.len()]);
+        assert_eq!(bucketed(&p).0.makespan(&p), exact.makespan(&p));
+        // Wider buckets than steps (a long timeline): still valid.
+        let stretched: Vec<Buffer> = p
+            .buffers()
+            .iter()
+            .map(|b| Buffer::new(b.id.clone(), b.start * 1000, b.end * 1000 - 7, b.size))
+            .collect();
+        let q = Problem::new(stretched, None).unwrap();
+        assert_eq!(validate(&q, &bucketed(&q).0), Ok(()));
+        // Nothing free, or nothing at all.
+        let fixed = Problem::new(vec![Buffer::new("f", 0, 4, 8).fixed(16)], None).unwrap();
+        assert_eq!(bucketed(&fixed), (Plan::from_offsets(vec![16]), 0));
+        let empty = Problem::new(Vec::new(), None).unwrap();
+        assert_eq!(bucketed(&empty), (Plan::default(), 0));
+    }
+
+    #[test]
     fn honours_alignment_and_fixed_buffers() {
         let p = Problem::new(
             vec![
@@ -241,6 +493,10 @@ mod tests {
         .unwrap();
         let placed = [true, false, false, false, false];
         let (plan, count) = complete_plan(&p, &placed, &[1000, 0, 0, 0, 0]);
+        assert_eq!(count, 4);
+        assert_eq!(validate(&p, &plan), Ok(()));
+        assert!(plan.offsets()[1..].iter().all(|&o| o >= 1100));
+        let (plan, count) = bucketed(&p);
         assert_eq!(count, 4);
         assert_eq!(validate(&p, &plan), Ok(()));
         assert!(plan.offsets()[1..].iter().all(|&o| o >= 1100));

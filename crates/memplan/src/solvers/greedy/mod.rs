@@ -12,9 +12,10 @@ mod placer;
 pub mod skyline;
 mod variants;
 
+pub use fallback::{bucketed, stacked};
 pub use orders::order;
 pub use orders::order_until;
-pub use placer::{place, plan_within, stacked, Placer, Within};
+pub use placer::{place, plan_within, Placer, Within};
 pub use variants::{best_of, best_variant, is_dense};
 
 use crate::problem::Problem;
@@ -140,7 +141,13 @@ impl Solver for Greedy {
         let max_load = match within.max_load {
             Some(load) => load,
             None if deadline.passed() => {
-                problem.buffers().iter().map(|b| b.size).max().unwrap_or(0)
+                use rayon::prelude::*;
+                problem
+                    .buffers()
+                    .par_iter()
+                    .map(|b| b.size)
+                    .max()
+                    .unwrap_or(0)
             }
             None => problem.max_load(),
         };

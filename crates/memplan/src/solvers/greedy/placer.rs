@@ -17,7 +17,7 @@ use crate::problem::Problem;
 use super::fallback;
 use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS, STOP_CHECK};
 use super::orders::order_until;
-use super::{Fit, Greedy};
+use super::{Fit, Greedy, Order};
 
 /// Places the fixed buffers, then the buffers of `order` one by one with
 /// `fit`. With `limit`, stops and returns `None` as soon as a buffer would
@@ -98,8 +98,15 @@ impl<'p> Placer<'p> {
         }
         let buffers = problem.buffers();
         // With gaps, first-fit and best-fit place pieces.
-        let pieces = (problem.has_gaps() && fit != Fit::Skyline)
-            .then(|| PieceConflicts::new(problem.buffers(), problem.gaps()));
+        let pieces = if problem.has_gaps() && fit != Fit::Skyline {
+            Some(PieceConflicts::new_until(
+                problem.buffers(),
+                problem.gaps(),
+                stop,
+            )?)
+        } else {
+            None
+        };
         // The skyline keeps its own state (see `place_until`).
         let occupancy = if fit == Fit::Skyline || pieces.is_some() {
             Occupancy::default()
@@ -197,6 +204,75 @@ impl<'p> Placer<'p> {
         order: &[BufferIdx],
         stop: &(dyn Fn() -> bool + Sync),
     ) -> (Plan, usize) {
+        self.place_within_or(order, stop, None)
+    }
+
+    /// The order `order` of the problem, sorted beside the plan of
+    /// [`fallback::complete`] for every free buffer (on large problems,
+    /// where computing it after a stop would take longer than a stop may
+    /// wait), then [`Placer::place_within`] that order: a cut finds its
+    /// fallback ready. Cut before the order is known, that fallback's plan
+    /// (or [`Placer::place_none`]'s).
+    pub fn place_order_within(
+        &self,
+        order: Order,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Plan, usize) {
+        self.place_order_within_from(order, stop, EARLY_FALLBACK_MIN)
+    }
+
+    /// [`Placer::place_order_within`], the fallback computed beside the
+    /// order from `early_min` buffers on.
+    fn place_order_within_from(
+        &self,
+        order: Order,
+        stop: &(dyn Fn() -> bool + Sync),
+        early_min: usize,
+    ) -> (Plan, usize) {
+        let early = self.problem.len() >= early_min;
+        let (sorted, fallback) = rayon::join(
+            || order_until(self.problem, order, stop),
+            || early.then(|| self.fallback_plan()).flatten(),
+        );
+        match (sorted, fallback) {
+            (Some(sorted), fallback) => self.place_within_or(&sorted, stop, fallback),
+            (None, Some(fallback)) => (fallback.plan, fallback.count),
+            (None, None) => self.place_none(),
+        }
+    }
+
+    /// The fallback for every free buffer as a plan, when the placer has
+    /// the index it needs (not with the skyline or gaps).
+    fn fallback_plan(&self) -> Option<FallbackPlan> {
+        if self.fit == Fit::Skyline || self.pieces.is_some() {
+            return None;
+        }
+        let (ranges, count) = self.fallback_for_all(&self.occupancy);
+        Some(FallbackPlan {
+            top: top(&ranges),
+            plan: self.by_buffer(&self.occupancy, &ranges),
+            count,
+        })
+    }
+
+    /// The plan of offsets by buffer from address ranges by position of
+    /// `occupancy` (in parallel: a random gather).
+    fn by_buffer(&self, occupancy: &Occupancy, ranges: &[(u64, u64)]) -> Plan {
+        let offsets = (0..self.problem.len() as u32)
+            .into_par_iter()
+            .map(|b| ranges[occupancy.position(b) as usize].0)
+            .collect();
+        Plan::from_offsets(offsets)
+    }
+
+    /// [`Placer::place_within`], with the fallback's plan for every free
+    /// buffer already computed (or not).
+    fn place_within_or(
+        &self,
+        order: &[BufferIdx],
+        stop: &(dyn Fn() -> bool + Sync),
+        fallback: Option<FallbackPlan>,
+    ) -> (Plan, usize) {
         let problem = self.problem;
         let buffers = problem.buffers();
         if let Some(pieces) = &self.pieces {
@@ -229,7 +305,7 @@ impl<'p> Placer<'p> {
             // buffers goes to the fallback, which needs the index: built
             // after the deadline, so only when it is quick.
             if buffers.len() > FALLBACK_INDEX_MAX {
-                return stacked(problem);
+                return fallback::bucketed(problem);
             }
             std::borrow::Cow::Owned(Occupancy::of_buffers(buffers, usize::MAX))
         } else {
@@ -257,9 +333,30 @@ impl<'p> Placer<'p> {
                 (run.ranges, skip)
             })
         };
-        let (ranges, count) = match partial {
-            Some((ranges, skip)) if skip.iter().all(|&x| x) => (ranges, 0),
-            Some((mut ranges, skip)) => {
+        let (ranges, count) = match (partial, fallback) {
+            (Some((ranges, skip)), _) if skip.iter().all(|&x| x) => (ranges, 0),
+            (Some((mut ranges, skip)), Some(fallback)) => {
+                // Cut midway, the fallback for all ready: it, unless the
+                // fallback above what was placed does better (a longer
+                // limit must never give a worse plan than a shorter one),
+                // which it cannot when the placed buffers reach as high.
+                let placed = ranges
+                    .par_iter()
+                    .zip(&skip)
+                    .filter(|(_, &s)| s)
+                    .map(|(r, _)| r.1)
+                    .max()
+                    .unwrap_or(0);
+                if placed >= fallback.top {
+                    return (fallback.plan, fallback.count);
+                }
+                let count = self.complete(&occupancy, &mut ranges, &skip);
+                if fallback.top < top(&ranges) {
+                    return (fallback.plan, fallback.count);
+                }
+                (ranges, count)
+            }
+            (Some((mut ranges, skip)), None) => {
                 // Cut midway: the fallback above what was placed, unless
                 // the fallback alone does better (a longer limit must
                 // never give a worse plan than a shorter one); both at
@@ -274,33 +371,28 @@ impl<'p> Placer<'p> {
                     (ranges, count)
                 }
             }
-            None => self.fallback_for_all(&occupancy),
+            (None, Some(fallback)) => return (fallback.plan, fallback.count),
+            (None, None) => self.fallback_for_all(&occupancy),
         };
-        let offsets = (0..buffers.len() as u32)
-            .map(|b| ranges[occupancy.position(b) as usize].0)
-            .collect();
-        (Plan::from_offsets(offsets), count)
+        (self.by_buffer(&occupancy, &ranges), count)
     }
 
     /// The plan when no buffer could be placed in time: the fallback for
-    /// every free buffer, or [`stacked`] without an index.
+    /// every free buffer, or [`fallback::bucketed`] without an index.
     pub fn place_none(&self) -> (Plan, usize) {
         let problem = self.problem;
         let occupancy = if self.pieces.is_some() {
-            return stacked(problem);
+            return fallback::bucketed(problem);
         } else if self.fit == Fit::Skyline {
             if problem.len() > FALLBACK_INDEX_MAX {
-                return stacked(problem);
+                return fallback::bucketed(problem);
             }
             std::borrow::Cow::Owned(Occupancy::of_buffers(problem.buffers(), usize::MAX))
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
         let (ranges, count) = self.fallback_for_all(&occupancy);
-        let offsets = (0..problem.len() as u32)
-            .map(|b| ranges[occupancy.position(b) as usize].0)
-            .collect();
-        (Plan::from_offsets(offsets), count)
+        (self.by_buffer(&occupancy, &ranges), count)
     }
 
     /// Every free buffer placed by [`fallback::complete`] above the fixed
@@ -309,6 +401,7 @@ impl<'p> Placer<'p> {
     fn fallback_for_all(&self, occupancy: &Occupancy) -> (Vec<(u64, u64)>, usize) {
         let buffers = self.problem.buffers();
         let (mut ranges, skip): (Vec<(u64, u64)>, Vec<bool>) = (0..buffers.len() as u32)
+            .into_par_iter()
             .map(|p| {
                 let b = &buffers[occupancy.buffer_at(p) as usize];
                 let offset = b.fixed_offset.unwrap_or(0);
@@ -472,8 +565,24 @@ const SETUP_POLL: usize = 1 << 16;
 
 /// Beyond this many buffers, a skyline cut by the clock is not completed
 /// by the fallback (whose index would cost a sort after the deadline):
-/// the plan is [`stacked`].
+/// the plan is [`fallback::bucketed`]'s.
 const FALLBACK_INDEX_MAX: usize = 1 << 18;
+
+/// From this many buffers on, [`Placer::place_order_within`] computes the
+/// fallback for every free buffer beside the order's sort: after a stop,
+/// its passes over the buffers (a random gather) would take longer than
+/// the tenth of a second a stop may wait (issue 14).
+const EARLY_FALLBACK_MIN: usize = 1 << 18;
+
+/// The fallback's plan for every free buffer ([`fallback::complete`] of
+/// all), computed ahead of a stop.
+struct FallbackPlan {
+    plan: Plan,
+    /// Its makespan.
+    top: u64,
+    /// How many buffers the fallback placed.
+    count: usize,
+}
 
 /// A greedy plan within a deadline ([`plan_within`]).
 pub struct Within<'p> {
@@ -488,7 +597,8 @@ pub struct Within<'p> {
 }
 
 /// The plan of `greedy` on `problem` with `stop()` polled throughout, the
-/// setup included: the placer first (cut there, the plan is [`stacked`]),
+/// setup included: the placer first (cut there, the plan is
+/// [`fallback::bucketed`]'s, which needs no index),
 /// then the order (cut there, the fallback places every buffer), then the
 /// placement ([`Placer::place_within`]) and the max load from the index.
 pub fn plan_within<'p>(
@@ -497,7 +607,7 @@ pub fn plan_within<'p>(
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Within<'p> {
     let Some(placer) = Placer::new_until(problem, greedy.fit, stop) else {
-        let (plan, fallback) = stacked(problem);
+        let (plan, fallback) = fallback::bucketed(problem);
         return Within {
             plan,
             fallback,
@@ -505,10 +615,7 @@ pub fn plan_within<'p>(
             placer: None,
         };
     };
-    let (plan, fallback) = match order_until(problem, greedy.order, stop) {
-        Some(order) => placer.place_within(&order, stop),
-        None => placer.place_none(),
-    };
+    let (plan, fallback) = placer.place_order_within(greedy.order, stop);
     Within {
         plan,
         fallback,
@@ -520,28 +627,6 @@ pub fn plan_within<'p>(
 /// The highest end of `ranges`.
 fn top(ranges: &[(u64, u64)]) -> u64 {
     ranges.iter().map(|r| r.1).max().unwrap_or(0)
-}
-
-/// A plan for when the clock leaves no time to build an index: every free
-/// buffer above the previous one, from the highest fixed end, in input
-/// order (linear time, valid: the problem keeps the sum of sizes below
-/// 2^64). Returns the plan and how many buffers it stacked.
-pub fn stacked(problem: &Problem) -> (Plan, usize) {
-    let mut top = problem.fixed_end();
-    let mut count = 0;
-    let offsets = problem
-        .buffers()
-        .iter()
-        .map(|b| {
-            b.fixed_offset.unwrap_or_else(|| {
-                let at = align_up(top, b.alignment);
-                top = at.saturating_add(b.size);
-                count += 1;
-                at
-            })
-        })
-        .collect();
-    (Plan::from_offsets(offsets), count)
 }
 
 #[cfg(test)]
@@ -630,15 +715,6 @@ mod tests {
         assert!(partial > 0);
     }
 
-    #[test]
-    fn stacked_plans_are_valid() {
-        let p = mixed(crate::generate::Kind::Trace, 500);
-        let (plan, count) = stacked(&p);
-        assert_eq!(validate(&p, &plan), Ok(()));
-        let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
-        assert_eq!(count, free.count());
-    }
-
     /// Whatever poll of the setup or the placement the clock stops at, the
     /// plan is valid, and the fallback count says how many buffers it left.
     #[test]
@@ -668,6 +744,70 @@ mod tests {
                 Some(full.plan),
                 Placer::new(&p, g.fit).place(&order(&p, g.order), None)
             );
+        }
+    }
+
+    /// The fallback computed beside the order (as on large problems): at
+    /// every cut a valid plan, never worse than the fallback alone, the
+    /// fallback's own plan when cut before the order, and the same plan
+    /// as without it when nothing is cut.
+    #[test]
+    fn the_fallback_ready_beside_the_order_is_never_worse() {
+        use std::sync::atomic::AtomicUsize;
+        let p = mixed(crate::generate::Kind::Layered, 6000);
+        for fit in [Fit::FirstFit, Fit::BestFit] {
+            let placer = Placer::with_min_group(&p, fit, 512);
+            let (none, all) = placer.place_none();
+            for cut in 0..16 {
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let (plan, count) = placer.place_order_within_from(Order::Size, &stop, 0);
+                assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
+                assert!(plan.makespan(&p) <= none.makespan(&p), "{fit:?} cut {cut}");
+                if cut == 0 {
+                    assert_eq!((&plan, count), (&none, all));
+                }
+            }
+            let never =
+                |early_min| placer.place_order_within_from(Order::Size, &|| false, early_min);
+            assert_eq!(never(0), never(usize::MAX));
+            assert_eq!(never(0).1, 0);
+        }
+    }
+
+    /// With gaps, a stop at any poll (the piece conflicts' included) gives
+    /// a valid plan: the bucketed fallback's before the conflicts exist.
+    #[test]
+    fn a_stop_at_any_poll_with_gaps_gives_a_valid_plan() {
+        use crate::geometry::gaps::{Gap, Gaps};
+        use std::sync::atomic::AtomicUsize;
+        let base = crate::generate::generate(crate::generate::Kind::Trace, 2000, 5).problem;
+        let buffers = base.buffers().to_vec();
+        let gaps = buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.end - b.start >= 3)
+            .map(|(i, b)| (BufferIdx::new(i), Gap::idle(b.start + 1, b.start + 2)));
+        let gaps = Gaps::new(buffers.len(), gaps).unwrap();
+        let p = Problem::new_with_gaps(buffers, gaps, None).unwrap();
+        assert!(p.has_gaps());
+        for g in [
+            Greedy::default(),
+            Greedy {
+                order: Order::Start,
+                fit: Fit::BestFit,
+            },
+        ] {
+            for cut in 0..8 {
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let within = plan_within(&p, g, &stop);
+                assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
+            }
+            // Cut at once: every buffer to the bucketed fallback.
+            let within = plan_within(&p, g, &|| true);
+            assert_eq!(within.fallback, p.len());
+            assert!(within.placer.is_none());
         }
     }
 

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use crate::buffer::BufferIdx;
 use crate::geometry::fit::{align_up, first_fit_from};
 use crate::geometry::groups::TimeGroups;
-use crate::geometry::sweep::{section_spans, MaxTree};
+use crate::geometry::sweep::{section_spans_until, MaxTree};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::Poll;
@@ -60,13 +60,21 @@ pub fn place(
     }
     // Independent time groups share no section: each has a skyline of its
     // own, placed in parallel.
-    let offsets = TimeGroups::new(buffers, GROUP).solve_each(|m| {
+    let groups = match TimeGroups::new_until(buffers, GROUP, stop) {
+        Some(groups) => groups,
+        None if stop() => return None,
+        None => TimeGroups::single(buffers.len()),
+    };
+    let offsets = groups.solve_each(|m| {
         let group: Vec<&Buffer> = m.iter().map(|b| &buffers[b.index()]).collect();
         let rank: Vec<u32> = m.iter().map(|b| rank[b.index()]).collect();
         place_group(&group, &rank, limit, stop)
     })?;
     Some(Plan::from_offsets(offsets))
 }
+
+/// Buffers between two polls of `stop()` in the skyline's setup.
+const SETUP_POLL: usize = 1 << 16;
 
 /// Consecutive independent parts are merged up to this many buffers per
 /// group (a skyline per handful of buffers costs more than it saves).
@@ -87,14 +95,11 @@ fn place_group(
         .iter()
         .map(|b| b.fixed_offset.unwrap_or(0))
         .collect();
-    let (spans, section_count) = section_spans(buffers.iter().copied());
+    let (spans, section_count) = section_spans_until(buffers.iter().copied(), stop)?;
     let fixed: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].fixed_offset.is_some())
         .collect();
-    let mut sky = Skyline::new(&spans, section_count, rank);
-    if stop() {
-        return None;
-    }
+    let mut sky = Skyline::new_until(&spans, section_count, rank, stop)?;
     // Every gap, section scanned and candidate tried is a unit of work.
     let mut poll = Poll::new();
 
@@ -227,19 +232,44 @@ struct Skyline<'a> {
 }
 
 impl<'a> Skyline<'a> {
-    fn new(spans: &'a [(u32, u32)], section_count: usize, rank: &[u32]) -> Self {
-        let mut by_start: Vec<u32> = (0..spans.len() as u32)
-            .filter(|&i| rank[i as usize] != u32::MAX)
-            .collect();
-        by_start.sort_unstable_by_key(|&i| spans[i as usize].0);
+    /// The skyline at height 0 over `section_count` sections, the buffers
+    /// of finite `rank` waiting; `None` once `stop()` holds (polled every
+    /// `SETUP_POLL` buffers, and in the tree's build).
+    fn new_until(
+        spans: &'a [(u32, u32)],
+        section_count: usize,
+        rank: &[u32],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Self> {
+        let waiting = |i: usize| rank[i] != u32::MAX;
+        // A counting sort by start section (a row is a set: the buffers
+        // taken from it are chosen by rank, so the order within it does
+        // not matter).
         let mut start = vec![0u32; section_count + 1];
-        for &i in &by_start {
-            start[spans[i as usize].0 as usize + 1] += 1;
+        for (i, &(lo, _)) in spans.iter().enumerate() {
+            if i % SETUP_POLL == 0 && stop() {
+                return None;
+            }
+            if waiting(i) {
+                start[lo as usize + 1] += 1;
+            }
         }
         let live: Vec<u32> = start[1..].to_vec();
         for s in 0..section_count {
             start[s + 1] += start[s];
         }
+        let mut by_start = vec![0u32; start[section_count] as usize];
+        let mut next = start.clone();
+        for (i, &(lo, _)) in spans.iter().enumerate() {
+            if i % SETUP_POLL == 0 && stop() {
+                return None;
+            }
+            if waiting(i) {
+                by_start[next[lo as usize] as usize] = i as u32;
+                next[lo as usize] += 1;
+            }
+        }
+        drop(next);
         let mut pos = vec![u32::MAX; spans.len()];
         for (k, &i) in by_start.iter().enumerate() {
             pos[i as usize] = k as u32;
@@ -258,12 +288,12 @@ impl<'a> Skyline<'a> {
             by_start,
             live,
             pos,
-            reach: MaxTree::new(&reach),
+            reach: MaxTree::new_until(&reach, stop)?,
         };
         if section_count > 0 {
             sky.insert(0, section_count as u32, 0);
         }
-        sky
+        Some(sky)
     }
 
     /// The lowest live segment, removed from the heap (it stays in place
@@ -454,6 +484,28 @@ mod tests {
         assert!(place(&p, &o, Some(13), &|| false).is_some());
         let empty = problem(&[]);
         assert_eq!(place(&empty, &[], None, &|| false), Some(Plan::default()));
+    }
+
+    /// A stop at any poll of the setup (time groups, sections, rows, the
+    /// tree) or of the rows gives `None`; never stopped, the same plan.
+    #[test]
+    fn the_setup_polls_the_stop() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let p = crate::generate::generate(crate::generate::Kind::Layered, 3000, 2).problem;
+        let o = order(&p, Order::Contention);
+        let full = place(&p, &o, None, &|| false).unwrap();
+        assert_eq!(validate(&p, &full), Ok(()));
+        let mut cut = 0;
+        for k in 0..40 {
+            let polls = AtomicUsize::new(0);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= k;
+            match place(&p, &o, None, &stop) {
+                None => cut += 1,
+                Some(plan) => assert_eq!(plan, full, "{k}"),
+            }
+        }
+        // The setup alone polls four times per group.
+        assert!(cut >= 4, "{cut}");
     }
 
     proptest! {
