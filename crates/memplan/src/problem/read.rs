@@ -84,7 +84,9 @@ impl Columns {
 /// Reads a problem from a CSV file. `lifetimes` says how to read the time
 /// columns; the capacity is left unset.
 pub fn read_problem(path: &Path, lifetimes: Lifetimes) -> Result<Problem, InputError> {
-    read_problem_from(&read_file(path)?, path, lifetimes)
+    // The file's bytes are dropped before the checks across rows.
+    let rows = read_rows(&read_file(path)?, path, lifetimes)?;
+    problem_of_rows(rows, path)
 }
 
 /// Reads a problem from CSV bytes; `path` only names the source in errors.
@@ -100,7 +102,11 @@ pub fn read_problem_from(
     path: &Path,
     lifetimes: Lifetimes,
 ) -> Result<Problem, InputError> {
-    let rows = read_rows(bytes, path, lifetimes)?;
+    problem_of_rows(read_rows(bytes, path, lifetimes)?, path)
+}
+
+/// The problem of parsed `rows` of the file at `path`, checked across rows.
+fn problem_of_rows(rows: Rows, path: &Path) -> Result<Problem, InputError> {
     if let Some(column) = rows.columns.get(Field::Pool) {
         return Err(InputError {
             path: path.to_path_buf(),
@@ -172,12 +178,16 @@ pub(crate) fn read_rows(
         columns: &columns,
         lifetimes,
     };
-    let chunks = split_lines(body, rayon::current_num_threads());
-    let parsed: Vec<Result<Vec<Row>, InputError>> = chunks
-        .par_iter()
-        .map(|&(chunk, first_line)| ctx.parse_rows(chunk, first_line))
-        .collect();
-    let n = parsed.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum();
+    // Chunks of about a megabyte (`split_lines` takes at least that),
+    // parsed a round of one per thread at a time and appended at once: the
+    // parsed rows in flight stay a few megabytes, not a copy of the file's
+    // buffers (issue 14: at most 200 bytes per buffer).
+    let threads = rayon::current_num_threads().max(1);
+    let chunks = split_lines(body, threads.max(body.len() >> 22));
+    // At most one row per line end and one after the last, and one per 8
+    // bytes (the shortest row, `a,0,1,1`, and its line end): blank lines
+    // reserve nothing.
+    let n = (memchr::memchr_iter(b'\n', body).count() + 1).min(body.len() / 8 + 1);
     let mut buffers = Vec::with_capacity(n);
     let mut lines = Vec::with_capacity(n);
     let mut pools = Vec::new();
@@ -186,17 +196,23 @@ pub(crate) fn read_rows(
     if columns.get(Field::Hint).is_some() {
         hints.reserve_exact(n);
     }
-    for chunk in parsed {
-        for row in chunk? {
-            let b = crate::BufferIdx::new(buffers.len());
-            gaps.extend(row.gaps.into_iter().map(|g| (b, g)));
-            buffers.push(row.buffer);
-            lines.push(row.line);
-            if columns.get(Field::Pool).is_some() {
-                pools.push(row.pool);
-            }
-            if columns.get(Field::Hint).is_some() {
-                hints.push(row.hint);
+    for round in chunks.chunks(threads) {
+        let parsed: Vec<Result<Vec<Row>, InputError>> = round
+            .par_iter()
+            .map(|&(chunk, first_line)| ctx.parse_rows(chunk, first_line))
+            .collect();
+        for chunk in parsed {
+            for row in chunk? {
+                let b = crate::BufferIdx::new(buffers.len());
+                gaps.extend(row.gaps.into_iter().map(|g| (b, g)));
+                buffers.push(row.buffer);
+                lines.push(row.line);
+                if columns.get(Field::Pool).is_some() {
+                    pools.push(row.pool);
+                }
+                if columns.get(Field::Hint).is_some() {
+                    hints.push(row.hint);
+                }
             }
         }
     }
