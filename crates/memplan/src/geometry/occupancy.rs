@@ -296,6 +296,50 @@ impl Occupancy {
         out.truncate(len);
     }
 
+    /// [`Occupancy::occupied_during`] writing `item(c)` for each such
+    /// position `c`, rather than `c`, at the start of `scratch`, and
+    /// returning how many: a caller that needs, say, the address ranges
+    /// reads them in the same pass, mostly sequentially (positions near
+    /// `p`), rather than gathering them afterwards. `scratch` only grows
+    /// (no clearing or filling per query); what lies past the count is
+    /// garbage. `item` is called on every position scanned, placed or not.
+    #[inline]
+    pub fn occupied_map<T: Copy + Default>(
+        &self,
+        p: u32,
+        r: u32,
+        stamps: &[(u32, u32)],
+        scratch: &mut Vec<T>,
+        item: impl Fn(usize) -> T,
+    ) -> usize {
+        let p = p as usize;
+        let (s, e) = (self.start[p], self.end[p]);
+        let k = self.checkpoint_of[s as usize] as usize;
+        let q = self.checkpoint_at[k] as usize;
+        let list = &self.alive[self.alive_from[k] as usize..self.alive_from[k + 1] as usize];
+        let to = self.run_begin[e as usize] as usize;
+        let most = list.len() + (to - q);
+        if scratch.len() < most {
+            scratch.resize(most, T::default());
+        }
+        let out = &mut scratch[..most];
+        let mut len = 0;
+        for &c in list {
+            let (end, rank) = stamps[c as usize];
+            out[len] = item(c as usize);
+            len += usize::from(end > s && rank < r);
+        }
+        for (c, &(end, rank)) in (q..p).zip(&stamps[q..p]) {
+            out[len] = item(c);
+            len += usize::from(end > s && rank < r);
+        }
+        for (c, &(_, rank)) in (p + 1..to).zip(&stamps[p + 1..to]) {
+            out[len] = item(c);
+            len += usize::from(rank < r);
+        }
+        len
+    }
+
     /// Asks the processor to start loading what
     /// [`Occupancy::occupied_during`] will read for position `p`, so that
     /// a caller can overlap the memory latency of upcoming queries (they
@@ -504,6 +548,14 @@ mod tests {
             occ.prefetch(p, &stamps);
             occ.occupied_during(p, stamps[p as usize].1, &stamps, &mut positions);
             prop_assert_eq!(positions[0], 7, "appends");
+            // The mapped scan finds the same, at the start of its scratch.
+            let mut scratch = vec![u64::MAX; 2];
+            let count = occ.occupied_map(p, stamps[p as usize].1, &stamps, &mut scratch, |c| c as u64);
+            let mut mapped: Vec<u64> = scratch[..count].to_vec();
+            mapped.sort_unstable();
+            let mut listed: Vec<u64> = positions[1..].iter().map(|&c| u64::from(c)).collect();
+            listed.sort_unstable();
+            prop_assert_eq!(mapped, listed);
             prop_assert!(positions[1..].iter().all(|&c| c >= from && c < to), "within the group");
             let mut got: Vec<(u64, u64)> = positions[1..].iter().map(|&c| ranges[c as usize]).collect();
             got.sort();

@@ -106,10 +106,23 @@ impl GroupContext<'_> {
         let local = (p - from) as usize;
         let size = ranges[local].1 - ranges[local].0;
         let alignment = self.alignment(b);
+        let hint = self.hint(b, size);
+        if hint.is_none() && self.fit != Fit::BestFit && top <= u64::from(u32::MAX) {
+            // Both ends fit in 32 bits: the ranges read in the scan itself
+            // (mostly sequentially) and sorted as one word.
+            let packed = &mut conflicts.packed;
+            let found = self.occupancy.occupied_map(p, r, self.stamps, packed, |c| {
+                let (o, e) = ranges[c - from as usize];
+                o << 32 | e
+            });
+            let packed = &mut packed[..found];
+            packed.sort_unstable();
+            return first_fit_packed(packed, size, alignment);
+        }
         let positions = &mut conflicts.positions;
         positions.clear();
         self.occupancy.occupied_during(p, r, self.stamps, positions);
-        if let Some(h) = self.hint(b, size) {
+        if let Some(h) = hint {
             let free = positions.iter().all(|&c| {
                 let (o, e) = ranges[(c - from) as usize];
                 e <= h || h + size <= o
@@ -260,7 +273,8 @@ struct Conflicts {
     positions: Vec<u32>,
     /// Address ranges.
     ranges: Vec<(u64, u64)>,
-    /// Address ranges as `offset << 32 | end`, when both fit in 32 bits.
+    /// Address ranges as `offset << 32 | end`, when both fit in 32 bits
+    /// (scratch of [`Occupancy::occupied_map`]: its length is no count).
     packed: Vec<u64>,
 }
 
