@@ -27,6 +27,9 @@ pub enum Failure {
     Negative(String),
     /// A bug in memplan (a solver returned an invalid plan): exit 3.
     Internal(String),
+    /// The reader of standard output closed it (`memplan ... -o - | head`):
+    /// a quiet exit 0, as ripgrep and other pipeline tools do.
+    OutputClosed,
 }
 
 impl Failure {
@@ -35,6 +38,7 @@ impl Failure {
             Failure::Input(_) => 2,
             Failure::Negative(_) => 1,
             Failure::Internal(_) => 3,
+            Failure::OutputClosed => 0,
         }
     }
 }
@@ -51,10 +55,14 @@ fn main() -> ExitCode {
     signals::install();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::OutputClosed) => ExitCode::SUCCESS,
         Err(failure) => {
-            let (Failure::Input(message) | Failure::Negative(message) | Failure::Internal(message)) =
-                &failure;
-            eprintln!("memplan: {message}");
+            if let Failure::Input(message)
+            | Failure::Negative(message)
+            | Failure::Internal(message) = &failure
+            {
+                eprintln!("memplan: {message}");
+            }
             ExitCode::from(failure.exit_code())
         }
     }

@@ -98,9 +98,14 @@ impl Sink {
     ) -> Result<(), Failure> {
         let (path, result) = match self {
             Sink::Stdout => {
-                let stdout = std::io::stdout();
-                let mut out = BufWriter::new(stdout.lock());
+                let mut out = BufWriter::new(PipeWatch {
+                    inner: std::io::stdout().lock(),
+                    broken: false,
+                });
                 let result = write(&mut out).and_then(|()| out.flush());
+                if result.is_err() && out.get_ref().broken {
+                    return Err(Failure::OutputClosed);
+                }
                 (Path::new("standard output"), result)
             }
             Sink::Stderr => {
@@ -122,6 +127,35 @@ impl Sink {
             Sink::File(path) => (path.as_path(), replace(path, write)),
         };
         result.map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())))
+    }
+}
+
+/// A writer that remembers whether its reader went away (a broken pipe),
+/// whatever the error becomes in the layers above (the CSV writer's
+/// errors keep no source).
+struct PipeWatch<W> {
+    inner: W,
+    broken: bool,
+}
+
+impl<W: Write> PipeWatch<W> {
+    fn watch<T>(&mut self, result: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &result {
+            self.broken |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.watch(result)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = self.inner.flush();
+        self.watch(result)
     }
 }
 

@@ -209,6 +209,35 @@ fn plan_to_standard_error_appends_to_its_file() {
     assert_eq!(std::fs::read_to_string(&other).unwrap(), "kept\n");
 }
 
+/// A reader that closes standard output early (`memplan ... -o - | head
+/// -1`) ends memplan quietly with status 0, not with an error message.
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+        .args([
+            "generate",
+            "--kind",
+            "random",
+            "--buffers",
+            "200000",
+            "-o",
+            "-",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "id,lower,upper,size\n");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
 /// A regular file the user may not write is refused, as the shell's `>`
 /// would refuse it (replacing it through a temporary file would not ask).
 #[cfg(unix)]
