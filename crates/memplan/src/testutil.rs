@@ -67,3 +67,16 @@ pub fn problem(spec: &[(u64, u64, u64)]) -> Problem {
         .collect();
     Problem::new(buffers, None).unwrap()
 }
+
+/// Gaps for `buffers`: every buffer of three or more steps idle in its
+/// second step (the stop tests' gapped instances).
+pub fn idle_in_second_step(buffers: &[Buffer]) -> crate::geometry::gaps::Gaps {
+    use crate::buffer::BufferIdx;
+    use crate::geometry::gaps::{Gap, Gaps};
+    let gaps = buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.end - b.start >= 3)
+        .map(|(i, b)| (BufferIdx::new(i), Gap::idle(b.start + 1, b.start + 2)));
+    Gaps::new(buffers.len(), gaps).unwrap()
+}

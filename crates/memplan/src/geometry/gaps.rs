@@ -574,12 +574,7 @@ mod tests {
             .problem
             .buffers()
             .to_vec();
-        let gaps = buffers
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.end - b.start >= 3)
-            .map(|(i, b)| (BufferIdx::new(i), Gap::idle(b.start + 1, b.start + 2)));
-        let gaps = Gaps::new(buffers.len(), gaps).unwrap();
+        let gaps = crate::testutil::idle_in_second_step(&buffers);
         (buffers, gaps)
     }
 

@@ -779,16 +779,10 @@ mod tests {
     /// a valid plan: the bucketed fallback's before the conflicts exist.
     #[test]
     fn a_stop_at_any_poll_with_gaps_gives_a_valid_plan() {
-        use crate::geometry::gaps::{Gap, Gaps};
         use std::sync::atomic::AtomicUsize;
         let base = crate::generate::generate(crate::generate::Kind::Trace, 2000, 5).problem;
         let buffers = base.buffers().to_vec();
-        let gaps = buffers
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.end - b.start >= 3)
-            .map(|(i, b)| (BufferIdx::new(i), Gap::idle(b.start + 1, b.start + 2)));
-        let gaps = Gaps::new(buffers.len(), gaps).unwrap();
+        let gaps = crate::testutil::idle_in_second_step(&buffers);
         let p = Problem::new_with_gaps(buffers, gaps, None).unwrap();
         assert!(p.has_gaps());
         for g in [
