@@ -52,9 +52,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         }
         (None, None) => time_greedy(&args, &files),
     };
-    if let Some(dir) = temp_dir {
-        let _ = std::fs::remove_dir_all(dir);
-    }
+    drop(temp_dir);
     result
 }
 
@@ -435,9 +433,34 @@ pub(crate) fn file_name(file: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The files to run on, and a temporary directory to delete afterwards.
-/// Directories contribute their `.csv` files (not recursively), sorted.
-fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failure> {
+/// A temporary directory, removed when dropped or when a signal ends the
+/// process.
+pub(crate) struct TempDir {
+    // Dropped first: the directory goes, then its registration.
+    dir: tempfile::TempDir,
+    _pending: crate::signals::PendingDir,
+}
+
+impl TempDir {
+    /// A fresh directory with an unpredictable name starting with `prefix`.
+    pub(crate) fn new(prefix: &str) -> Result<Self, Failure> {
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))?;
+        let _pending = crate::signals::PendingDir::new(dir.path());
+        Ok(TempDir { dir, _pending })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// The files to run on, and the temporary directory holding them if they
+/// were generated. Directories contribute their `.csv` files (not
+/// recursively), sorted.
+fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<TempDir>), Failure> {
     if !args.inputs.is_empty() {
         let mut files = Vec::new();
         for input in &args.inputs {
@@ -459,12 +482,8 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
         }
         return Ok((files, None));
     }
-    // A fresh directory with an unpredictable name (removed by the caller).
-    let dir = tempfile::Builder::new()
-        .prefix("memplan-bench-")
-        .tempdir()
-        .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))?
-        .keep();
+    let temp = TempDir::new("memplan-bench-")?;
+    let dir = temp.path();
     let kind: memplan::generate::Kind = args.kind;
     let mut files = Vec::new();
     for &n in &args.sizes {
@@ -475,7 +494,7 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<PathBuf>), Failur
         })?;
         files.push(path);
     }
-    Ok((files, Some(dir)))
+    Ok((files, Some(temp)))
 }
 
 /// A column: its title and width in the table, its keys in CSV and JSON

@@ -73,11 +73,9 @@ pub fn run(
         )));
     }
     let timeout = memplan::solver::seconds(args.time_limit);
-    // A private directory with an unpredictable name, removed on drop.
-    let tmp = tempfile::Builder::new()
-        .prefix("memplan-differential-")
-        .tempdir()
-        .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))?;
+    // A private directory with an unpredictable name, removed on drop
+    // (or by a signal ending the process).
+    let tmp = crate::bench::TempDir::new("memplan-differential-")?;
     let dir = tmp.path().to_path_buf();
     let columns = [
         Column::left("instance", 30, &["instance"]),

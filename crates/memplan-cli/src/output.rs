@@ -190,6 +190,7 @@ fn replace(
     write(&mut out)?;
     out.flush()?;
     drop(out);
+    pause_for_tests();
     if let Some(permissions) = existing {
         tmp.as_file().set_permissions(permissions)?;
     }
@@ -200,6 +201,19 @@ fn replace(
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Debug builds only: waits `MEMPLAN_TEST_PAUSE_BEFORE_RENAME`
+/// milliseconds with the temporary file written, so that a test can signal
+/// the process while that file exists. Release builds ignore the variable.
+fn pause_for_tests() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("MEMPLAN_TEST_PAUSE_BEFORE_RENAME")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// The identity of a file: equal for two paths that name the same file

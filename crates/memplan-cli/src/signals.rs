@@ -1,6 +1,7 @@
 //! Ctrl-C, SIGTERM and SIGHUP: the first one stops a solve, which then
 //! writes its best plan; the second one (or the first, outside a solve)
-//! exits at once with status 130, removing a half-written output file.
+//! exits at once with status 130, removing a half-written output file and
+//! the temporary directories of `bench`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -30,6 +31,9 @@ pub fn first_signal() -> Option<Instant> {
 /// The temporary output file being written, if any.
 static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
 
+/// Temporary directories to remove if a signal ends the process.
+static PENDING_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
 /// Installs the handler (once, at start-up). Failing to install it (e.g.
 /// one already set) leaves the default action, which ends the process.
 pub fn install() {
@@ -40,20 +44,32 @@ pub fn install() {
             stop_flag().store(true, Ordering::SeqCst);
             return;
         }
-        // The writer holds the lock only for an instant, to register or
-        // forget the file; wait for it a little, never forever.
-        for _ in 0..100 {
-            if let Ok(pending) = PENDING.try_lock() {
-                if let Some(path) = pending.as_ref() {
-                    let _ = std::fs::remove_file(path);
-                }
-                break;
+        // The writers hold the locks only for an instant, to register or
+        // forget a path; wait for them a little, never forever.
+        with_lock(&PENDING, |pending| {
+            if let Some(path) = pending.as_ref() {
+                let _ = std::fs::remove_file(path);
             }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        });
+        with_lock(&PENDING_DIRS, |dirs| {
+            for dir in dirs.iter() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        });
         eprintln!("memplan: interrupted");
         std::process::exit(130);
     });
+}
+
+/// Runs `f` on the value of `lock` if it can be taken within about 100 ms.
+fn with_lock<T>(lock: &Mutex<T>, f: impl FnOnce(&T)) {
+    for _ in 0..100 {
+        if let Ok(value) = lock.try_lock() {
+            f(&value);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// The flag of a solve that a first signal stops gracefully; from now on,
@@ -81,6 +97,28 @@ impl Drop for PendingFile {
     fn drop(&mut self) {
         if let Ok(mut pending) = PENDING.lock() {
             *pending = None;
+        }
+    }
+}
+
+/// A temporary directory that an exiting signal removes (with its
+/// content), registered while this value lives.
+pub struct PendingDir(PathBuf);
+
+impl PendingDir {
+    /// Registers `path`.
+    pub fn new(path: &Path) -> Self {
+        if let Ok(mut dirs) = PENDING_DIRS.lock() {
+            dirs.push(path.to_path_buf());
+        }
+        PendingDir(path.to_path_buf())
+    }
+}
+
+impl Drop for PendingDir {
+    fn drop(&mut self) {
+        if let Ok(mut dirs) = PENDING_DIRS.lock() {
+            dirs.retain(|d| d != &self.0);
         }
     }
 }

@@ -388,6 +388,11 @@ fn validate_calls_id_mismatches_invalid_plans() {
 /// A solve that runs until stopped: boxing with a budget of iterations it
 /// cannot spend, on an instance it cannot solve optimally.
 fn long_solve(dir: &TempDir, output: &Path) -> std::process::Child {
+    long_solve_with(dir, output, &[])
+}
+
+/// [`long_solve`] with environment variables set.
+fn long_solve_with(dir: &TempDir, output: &Path, env: &[(&str, &str)]) -> std::process::Child {
     let input = dir.path().join("random.csv");
     if !input.exists() {
         memplan()
@@ -410,6 +415,7 @@ fn long_solve(dir: &TempDir, output: &Path) -> std::process::Child {
         .args(["--time-limit", "60", "--json", "-o"])
         .arg(output)
         .arg(&input)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -444,25 +450,30 @@ fn first_signal_writes_the_best_plan_second_exits_at_once() {
         let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
         validate(&problem, &read_plan(&output, &problem).unwrap()).unwrap();
     }
-    // Two signals: exit 130 at once. The output is a FIFO nobody reads, so
-    // after the first signal the plan's write blocks; the second signal
-    // must end the process anyway.
-    let fifo = dir.path().join("fifo");
-    assert!(Process::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
-    let child = long_solve(&dir, &fifo);
+    // Two signals: exit 130 at once, removing the temporary file. The
+    // debug build waits before renaming it (a test hook), so the second
+    // signal comes while it exists.
+    let output = dir.path().join("plan-twice.csv");
+    let child = long_solve_with(
+        &dir,
+        &output,
+        &[("MEMPLAN_TEST_PAUSE_BEFORE_RENAME", "20000")],
+    );
     std::thread::sleep(Duration::from_millis(1500));
     signal(&child, "TERM");
-    std::thread::sleep(Duration::from_millis(300));
+    // The plan is written, then the pause: the temporary file is there.
+    let waited = Instant::now();
+    while leftovers(dir.path()).is_empty() && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(leftovers(dir.path()).len(), 1);
     signal(&child, "TERM");
     let signalled = Instant::now();
     let out = child.wait_with_output().unwrap();
     assert!(signalled.elapsed() < Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(130), "{:?}", out.status);
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    assert!(!output.exists());
 }
 
 /// Fault injection: a solve killed (SIGKILL) at random moments, writing
@@ -514,4 +525,34 @@ fn killed_writes_never_leave_a_partial_plan() {
         seen_old > 0 && seen_new > 0,
         "old {seen_old}, new {seen_new}"
     );
+}
+
+/// A signal during `bench` removes the directory of the instances it
+/// generated.
+#[test]
+fn a_signal_during_bench_removes_its_temporary_directory() {
+    let tmp = TempDir::new().unwrap();
+    let benches = || -> Vec<String> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("memplan-bench-"))
+            .collect()
+    };
+    let child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+        .args(["bench", "--kind", "random", "--sizes", "2000000,2000000"])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = Instant::now();
+    while benches().is_empty() && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(benches().len(), 1, "no temporary directory appeared");
+    signal(&child, "INT");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert_eq!(benches(), Vec::<String>::new());
 }
