@@ -297,9 +297,13 @@ pub struct PlotArgs {
     pub input: InputArgs,
     /// Plan CSV with `id` and `offset` columns (checked first).
     pub plan: PathBuf,
-    /// Picture to write: `.svg` or `.png`.
+    /// Picture to write: `.svg` or `.png` (the format comes from the
+    /// extension, or from --format), or `-` for standard output.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Picture format, whatever the output's name (needed for `-o -`).
+    #[arg(long, value_enum)]
+    pub format: Option<PlotFormat>,
     /// Width in pixels.
     #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(400..=10_000))]
     pub width: u32,
@@ -408,6 +412,13 @@ pub enum TransformArg {
     Rename,
     /// Sizes and the capacity times 3.
     Scale,
+}
+
+/// Picture formats of `plot`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlotFormat {
+    Svg,
+    Png,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

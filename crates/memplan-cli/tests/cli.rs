@@ -605,6 +605,39 @@ fn plot_writes_svg_and_png() {
         .collect();
     names.sort();
     assert_eq!(names, ["plan.PNG", "plan.csv", "plan.svg"]);
+    // To standard output, the format given; it wins over the extension.
+    let out = memplan()
+        .args(["plot", "--format", "png", "-o", "-"])
+        .arg(&input)
+        .arg(&plan)
+        .assert()
+        .success();
+    assert!(out.get_output().stdout.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let out = memplan()
+        .args(["plot", "--format", "svg", "-o", "-"])
+        .arg(&input)
+        .arg(&plan)
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("small.csv"));
+    let named = dir.path().join("picture.png");
+    memplan()
+        .args(["plot", "--format", "svg", "-o"])
+        .arg(&named)
+        .arg(&input)
+        .arg(&plan)
+        .assert()
+        .success();
+    assert!(read(&named).contains("<svg"));
+    // Without --format, standard output has no extension to go by.
+    memplan()
+        .args(["plot", "-o", "-"])
+        .arg(&input)
+        .arg(&plan)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("--format"));
 }
 
 #[test]

@@ -23,7 +23,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
-use crate::args::PlotArgs;
+use crate::args::{PlotArgs, PlotFormat};
 use crate::glyphs::GlyphText;
 use crate::output::{bytes, Sink};
 use crate::Failure;
@@ -42,7 +42,7 @@ const SVG_MAX_RECTANGLES: usize = 20_000;
 const LEVELS: usize = 4;
 const FONT: &str = "sans-serif";
 
-/// Which file is written, from the output's extension.
+/// Which file is written: `--format`, else from the output's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
     Svg,
@@ -50,7 +50,12 @@ enum Format {
 }
 
 impl Format {
-    fn of(path: &Path) -> Result<Format, Failure> {
+    fn of(path: &Path, given: Option<PlotFormat>) -> Result<Format, Failure> {
+        match given {
+            Some(PlotFormat::Svg) => return Ok(Format::Svg),
+            Some(PlotFormat::Png) => return Ok(Format::Png),
+            None => {}
+        }
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
@@ -58,7 +63,7 @@ impl Format {
             Some("svg") => Ok(Format::Svg),
             Some("png") => Ok(Format::Png),
             _ => Err(Failure::Input(format!(
-                "{}: the plot file must end in .svg or .png",
+                "{}: the plot file must end in .svg or .png, or --format must say which",
                 path.display()
             ))),
         }
@@ -92,7 +97,7 @@ struct Raster {
 
 /// Runs `memplan plot`.
 pub fn run(args: PlotArgs) -> Result<(), Failure> {
-    let format = Format::of(&args.output)?;
+    let format = Format::of(&args.output, args.format)?;
     let mut inputs = vec![args.input.input.as_path(), args.plan.as_path()];
     if let Some(pools) = &args.pools {
         inputs.push(pools);
