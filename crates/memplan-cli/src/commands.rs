@@ -27,7 +27,15 @@ use crate::Failure;
 pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Solve(args) => solve(args),
-        Command::Validate(args) => validate_plan(args),
+        Command::Validate(args) => {
+            let json = args.json;
+            let result = validate_plan(args);
+            if let (true, Err(Failure::Input(message))) = (json, &result) {
+                // Bad input: no verdict, but still one JSON object.
+                println!("{}", json!({ "valid": null, "error": message }));
+            }
+            result
+        }
         Command::Stats(args) => stats(args),
         Command::Generate(args) => generate_file(args),
         Command::Plot(args) => crate::plot::run(args),

@@ -380,9 +380,36 @@ fn validate_calls_id_mismatches_invalid_plans() {
         assert_eq!(v["valid"], false);
         assert!(v["error"].as_str().unwrap().contains(says), "{v}");
     }
-    // An unreadable plan is still bad input.
+    // An unreadable plan is still bad input; with --json, no verdict but
+    // the message, and the columns a plan needs.
     let plan = file(&dir, "noid.csv", "offset\n0\n");
     validate_plan(&input, &plan).code(2);
+    let v = json_code(
+        memplan()
+            .args(["validate", "--json"])
+            .arg(&input)
+            .arg(&plan),
+        2,
+    );
+    assert_eq!(v["valid"], serde_json::Value::Null);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .ends_with("noid.csv:1: missing required column `id` (expected columns: id|buffer|buffer_id, offset)"),
+        "{v}"
+    );
+    // So is an unreadable problem.
+    let broken = file(&dir, "broken.csv", "id,lower,upper,size\na,0,4,8k\n");
+    let v = json_code(
+        memplan()
+            .args(["validate", "--json"])
+            .arg(&broken)
+            .arg(&plan),
+        2,
+    );
+    assert_eq!(v["valid"], serde_json::Value::Null);
+    assert!(v["error"].as_str().unwrap().contains("broken.csv:2: column `size`"), "{v}");
 }
 
 /// A solve that runs until stopped: boxing with a budget of iterations it

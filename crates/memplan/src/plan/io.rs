@@ -74,10 +74,17 @@ pub(crate) fn read_by_id<T, const N: usize>(
     check_lines(bytes, path)?;
     let mut reader = csv_reader(bytes);
     let header = read_header(&mut reader, path)?;
-    let id_col = find_column(&header, &["id", "buffer", "buffer_id"], "id", path)?;
+    // What a plan file holds, for the error of a missing column.
+    let expected = || {
+        std::iter::once(ID_NAMES.join("|"))
+            .chain(columns.iter().map(|(names, _)| names.join("|")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let id_col = find_column(&header, ID_NAMES, "id", path, &expected)?;
     let mut positions = [0; N];
     for (p, (names, canonical)) in positions.iter_mut().zip(columns) {
-        *p = find_column(&header, names, canonical, path)?;
+        *p = find_column(&header, names, canonical, path, &expected)?;
     }
     let index: rustc_hash::FxHashMap<&str, usize> = buffers
         .iter()
@@ -116,13 +123,18 @@ pub(crate) fn read_by_id<T, const N: usize>(
         .collect()
 }
 
+/// The names of a plan's id column.
+const ID_NAMES: &[&str] = &["id", "buffer", "buffer_id"];
+
 /// The position of the single column of `header` named by one of `names`
-/// (any case); a missing one is named `canonical`, a second one refused.
+/// (any case); a missing one is named `canonical` (the file's columns are
+/// `expected()`), a second one refused.
 fn find_column(
     header: &csv::ByteRecord,
     names: &[&str],
     canonical: &'static str,
     path: &Path,
+    expected: &dyn Fn() -> String,
 ) -> Result<usize, InputError> {
     let mut found = header
         .iter()
@@ -133,7 +145,10 @@ fn find_column(
             path,
             Some(1),
             None,
-            InputErrorKind::MissingColumn(canonical),
+            InputErrorKind::MissingPlanColumn {
+                column: canonical,
+                expected: expected(),
+            },
         )
     })?;
     if let Some((_, second)) = found.next() {
@@ -221,6 +236,14 @@ mod tests {
             read("id,offset\na,x\n"),
             "plan.csv:2: column `offset`: expected a non-negative integer, got `x`"
         );
-        assert!(read("id,where\na,0\n").starts_with("plan.csv:1: missing required column `offset`"));
+        // The columns of a plan, not those of a problem.
+        assert_eq!(
+            read("id,where\na,0\n"),
+            "plan.csv:1: missing required column `offset` (expected columns: id|buffer|buffer_id, offset)"
+        );
+        assert_eq!(
+            read("name,offset\na,0\n"),
+            "plan.csv:1: missing required column `id` (expected columns: id|buffer|buffer_id, offset)"
+        );
     }
 }

@@ -75,6 +75,12 @@ pub enum InputErrorKind {
     Csv(String),
     #[error("missing required column `{0}` (expected columns: {COLUMNS_HELP})")]
     MissingColumn(&'static str),
+    /// In a plan file.
+    #[error("missing required column `{column}` (expected columns: {expected})")]
+    MissingPlanColumn {
+        column: &'static str,
+        expected: String,
+    },
     #[error("column given twice (also as `{}`)", quoted(.0))]
     DuplicateColumn(String),
     #[error("unknown column (expected columns: {COLUMNS_HELP})")]
