@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     fixed_mmap_threshold();
     let cli = args::Cli::parse();
     signals::install();
-    match commands::run(cli) {
+    let code = match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::OutputClosed) => ExitCode::SUCCESS,
         Err(failure) => {
@@ -65,7 +65,11 @@ fn main() -> ExitCode {
             }
             ExitCode::from(failure.exit_code())
         }
-    }
+    };
+    // A signal racing with this return must not print "interrupted" and
+    // then lose to status 0 (or the reverse).
+    signals::claim_exit();
+    code
 }
 
 /// Keeps glibc's mmap threshold at its initial 128 KiB. By default glibc

@@ -31,6 +31,20 @@ pub fn first_signal() -> Option<Instant> {
 /// The temporary output file being written, if any.
 static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
 
+/// Held by whichever ends the process first: `main` returning its status
+/// ([`claim_exit`]) or the handler exiting with 130. So a process that
+/// prints "interrupted" exits 130, and one exiting 0 prints nothing more.
+static EXIT: Mutex<()> = Mutex::new(());
+
+/// Claims the end of the process for `main`, which is about to return its
+/// status: a signal arriving from now on waits for the exit. Blocks
+/// forever if the handler is already exiting (its exit ends the process).
+pub fn claim_exit() {
+    if let Ok(guard) = EXIT.lock() {
+        std::mem::forget(guard);
+    }
+}
+
 /// Temporary directories to remove if a signal ends the process.
 static PENDING_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -44,6 +58,9 @@ pub fn install() {
             stop_flag().store(true, Ordering::SeqCst);
             return;
         }
+        // Unless `main` is already returning its status (then this waits
+        // for the exit).
+        let claimed = EXIT.lock();
         // The writers hold the locks only for an instant, to register or
         // forget a path; wait for them a little, never forever.
         with_lock(&PENDING, |pending| {
@@ -57,6 +74,7 @@ pub fn install() {
             }
         });
         eprintln!("memplan: interrupted");
+        std::mem::forget(claimed);
         std::process::exit(130);
     });
 }

@@ -583,3 +583,45 @@ fn a_signal_during_bench_removes_its_temporary_directory() {
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     assert_eq!(benches(), Vec::<String>::new());
 }
+
+/// A signal racing with the end of a run: the process either exits 130
+/// saying "interrupted", or ends as it would have without the signal
+/// (status 0, nothing about an interruption), never a mix of the two.
+#[test]
+fn a_signal_at_the_end_never_mixes_interrupted_with_success() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("small.csv");
+    generate("layered", 20000, None, &input);
+    // How long a run takes, to spread the signals around its end.
+    let started = Instant::now();
+    memplan().arg("stats").arg(&input).assert().success();
+    let whole = started.elapsed();
+    let (mut interrupted, mut finished) = (0, 0);
+    for i in 0..40u32 {
+        let child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+            .arg("stats")
+            .arg(&input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(whole * (i % 20 + 5) / 20);
+        signal(&child, "INT");
+        let out = child.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).contains("interrupted");
+        match out.status.code() {
+            Some(130) => {
+                assert!(said, "exit 130 without a word");
+                interrupted += 1;
+            }
+            Some(0) => {
+                assert!(!said, "exit 0 after printing 'interrupted'");
+                finished += 1;
+            }
+            // Killed before the handler was installed.
+            None => {}
+            Some(code) => panic!("exit {code}: {out:?}"),
+        }
+    }
+    eprintln!("{interrupted} interrupted, {finished} finished");
+}
