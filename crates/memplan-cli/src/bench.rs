@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 
 use crate::args::{BenchArgs, BenchFormat};
 use crate::output::{bytes, seconds, write_output};
+use crate::say;
 use crate::Failure;
 
 /// Runs the benchmark.
@@ -106,7 +107,7 @@ struct Run {
 /// Runs every solver on every file: a row each, then a summary per solver.
 fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), Failure> {
     let columns = columns();
-    let mut out = Printer::new(args.format, &columns);
+    let mut out = Printer::new(args.format, &columns)?;
     let options = SolveOptions {
         time_limit: Some(memplan::solver::seconds(args.time_limit)),
         effort: args.effort.and_then(memplan::solver::Effort::new),
@@ -123,7 +124,7 @@ fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), F
             .min();
         for (o, t) in outcomes.iter().zip(&mut tally) {
             t.count(o, best);
-            out.row(&outcome_row(&name, o));
+            out.row(&outcome_row(&name, o))?;
         }
     }
     let summary = solvers
@@ -131,7 +132,7 @@ fn compare(args: &BenchArgs, files: &[PathBuf], solvers: &Named) -> Result<(), F
         .zip(&tally)
         .map(|((name, _), t)| t.summary(name))
         .collect();
-    out.finish(summary);
+    out.finish(summary)?;
     Ok(())
 }
 
@@ -334,7 +335,7 @@ fn time_greedy(args: &BenchArgs, files: &[PathBuf]) -> Result<(), Failure> {
         Column::right("frag", 12, &["fragmentation", "fragmentation_percent"]),
         Column::right("vs sort", 9, &["vs_sort"]),
     ];
-    let mut out = Printer::new(args.format, &columns);
+    let mut out = Printer::new(args.format, &columns)?;
     for file in files {
         let sort = median(repeat, || time_sort(file)).filter(|s| *s > 0.0);
         for variant in &variants {
@@ -363,11 +364,10 @@ fn time_greedy(args: &BenchArgs, files: &[PathBuf]) -> Result<(), Failure> {
                     || Cell::none(1),
                     |s| Cell::new(format!("{:.2}x", m.total() / s), [json!(m.total() / s)]),
                 ),
-            ]);
+            ])?;
         }
     }
-    out.finish(Vec::new());
-    Ok(())
+    out.finish(Vec::new())
 }
 
 struct Measurement {
@@ -559,29 +559,29 @@ pub(crate) struct Printer<'a> {
 }
 
 impl<'a> Printer<'a> {
-    pub(crate) fn new(format: BenchFormat, columns: &'a [Column]) -> Self {
+    pub(crate) fn new(format: BenchFormat, columns: &'a [Column]) -> Result<Self, Failure> {
         match format {
             BenchFormat::Table => {
                 let titles: Vec<String> = columns.iter().map(|c| pad(c, c.title)).collect();
-                println!("{}", titles.join(" ").trim_end());
+                say!("{}", titles.join(" ").trim_end())?;
             }
             BenchFormat::Csv => {
                 let keys: Vec<&str> = columns
                     .iter()
                     .flat_map(|c| c.keys.iter().copied())
                     .collect();
-                println!("{}", keys.join(","));
+                say!("{}", keys.join(","))?;
             }
             BenchFormat::Json => {}
         }
-        Printer {
+        Ok(Printer {
             format,
             columns,
             rows: Vec::new(),
-        }
+        })
     }
 
-    pub(crate) fn row(&mut self, cells: &[Cell]) {
+    pub(crate) fn row(&mut self, cells: &[Cell]) -> Result<(), Failure> {
         match self.format {
             BenchFormat::Table => {
                 let texts: Vec<String> = self
@@ -590,14 +590,14 @@ impl<'a> Printer<'a> {
                     .zip(cells)
                     .map(|(c, cell)| pad(c, &cell.text))
                     .collect();
-                println!("{}", texts.join(" ").trim_end());
+                say!("{}", texts.join(" ").trim_end())?;
             }
             BenchFormat::Csv => {
                 let fields: Vec<String> = cells
                     .iter()
                     .flat_map(|c| c.values.iter().map(csv_field))
                     .collect();
-                println!("{}", fields.join(","));
+                say!("{}", fields.join(","))?;
             }
             BenchFormat::Json => {
                 let object: serde_json::Map<String, Value> = self
@@ -614,26 +614,28 @@ impl<'a> Printer<'a> {
                 self.rows.push(Value::Object(object));
             }
         }
+        Ok(())
     }
 
     /// Prints the summary lines (not in CSV, which holds rows only) and,
     /// in JSON, the whole document.
-    pub(crate) fn finish(self, summary: Vec<(String, Value)>) {
+    pub(crate) fn finish(self, summary: Vec<(String, Value)>) -> Result<(), Failure> {
         match self.format {
             BenchFormat::Table => {
                 if !summary.is_empty() {
-                    println!();
+                    say!()?;
                     for (text, _) in &summary {
-                        println!("{text}");
+                        say!("{text}")?;
                     }
                 }
             }
             BenchFormat::Csv => {}
             BenchFormat::Json => {
                 let summary: Vec<Value> = summary.into_iter().map(|(_, v)| v).collect();
-                println!("{}", json!({ "rows": self.rows, "summary": summary }));
+                say!("{}", json!({ "rows": self.rows, "summary": summary }))?;
             }
         }
+        Ok(())
     }
 }
 

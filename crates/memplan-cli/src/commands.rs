@@ -18,8 +18,9 @@ use serde_json::json;
 use crate::args::{
     Cli, Command, GenerateArgs, InputArgs, SolveArgs, SolverArg, StatsArgs, ValidateArgs,
 };
-use crate::output::{bytes, seconds, write_output, Sink};
+use crate::output::{bytes, report_stream, seconds, write_failure, write_output, Sink};
 use crate::progress::Spinner;
+use crate::say;
 use crate::signals;
 use crate::Failure;
 
@@ -31,8 +32,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let json = args.json;
             let result = validate_plan(args);
             if let (true, Err(Failure::Input(message))) = (json, &result) {
-                // Bad input: no verdict, but still one JSON object.
-                println!("{}", json!({ "valid": null, "error": message }));
+                // Bad input: no verdict, but still one JSON object (if it
+                // cannot be written, the message still goes to stderr).
+                let _ = say!("{}", json!({ "valid": null, "error": message }));
             }
             result
         }
@@ -81,11 +83,8 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         .map(|path| Sink::new(path, &[&args.input.input]))
         .transpose()?;
     // The report goes to stderr when the plan goes to stdout.
-    let mut report: Box<dyn Write> = if sink.as_ref().is_some_and(Sink::is_stdout) {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
-    };
+    let (mut report, reported) = report_stream(sink.as_ref());
+    let unwritten = |e| write_failure(e, reported);
     let inner = solver(&args);
     let stable = memplan::stable::Stable {
         solver: inner.as_ref(),
@@ -105,7 +104,8 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     let solution = match result {
         Ok(solution) => solution,
         Err(error) => {
-            report_not_found(&mut report, &args, &problem, solver.name(), &error, elapsed)?;
+            report_not_found(&mut report, &args, &problem, solver.name(), &error, elapsed)
+                .map_err(unwritten)?;
             return Err(Failure::Negative(format!(
                 "{}: {error}",
                 args.input.input.display()
@@ -126,11 +126,12 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     let mut summary = Summary::new(&problem, &solution, solver, elapsed);
     summary.stop_latency = stop_latency;
     if args.json {
-        writeln!(report, "{}", summary.json())?;
-        Ok(())
+        writeln!(report, "{}", summary.json())
     } else {
         summary.write_text(&mut report, args.output.as_deref())
     }
+    .and_then(|()| report.flush())
+    .map_err(unwritten)
 }
 
 /// The solve options of `solve`'s flags; Ctrl-C or SIGTERM stops the
@@ -212,7 +213,7 @@ impl<'a> Summary<'a> {
     }
 
     /// The text summary, naming the plan file `output` if any.
-    fn write_text(&self, out: &mut dyn Write, output: Option<&Path>) -> Result<(), Failure> {
+    fn write_text(&self, out: &mut dyn Write, output: Option<&Path>) -> std::io::Result<()> {
         let (solution, max_load) = (self.solution, self.max_load);
         let frag = solution.makespan - max_load;
         writeln!(out, "buffers        {}", self.buffers)?;
@@ -274,7 +275,7 @@ fn report_not_found(
     solver: String,
     error: &SolveError,
     elapsed: f64,
-) -> Result<(), Failure> {
+) -> std::io::Result<()> {
     let SolveError::NotFound {
         capacity,
         reason,
@@ -375,7 +376,9 @@ fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
     // 1), like one whose offsets collide; an unreadable one is bad input.
     let invalid = |at: String, message: String| {
         if args.json {
-            println!("{}", json!({ "valid": false, "error": message }));
+            if let Err(failure) = say!("{}", json!({ "valid": false, "error": message })) {
+                return failure;
+            }
         }
         Failure::Negative(format!("{at}: invalid plan: {message}"))
     };
@@ -395,7 +398,7 @@ fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
     }
     let stats = Stats::new(&problem, &plan);
     if args.json {
-        println!(
+        say!(
             "{}",
             json!({
                 "valid": true,
@@ -405,16 +408,16 @@ fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
                 "fragmentation": stats.fragmentation,
                 "fragmentation_percent": stats.fragmentation_percent,
             })
-        );
+        )?;
     } else {
-        println!(
+        say!(
             "valid: {} buffers, max load {}, makespan {}, fragmentation {} ({:.3}%)",
             stats.buffers,
             bytes(stats.max_load),
             bytes(stats.makespan),
             bytes(stats.fragmentation),
             stats.fragmentation_percent
-        );
+        )?;
     }
     Ok(())
 }
@@ -443,7 +446,7 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
         max_load
     };
     if args.json {
-        println!(
+        say!(
             "{}",
             json!({
                 "buffers": problem.len(),
@@ -459,21 +462,21 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
                 "gaps": gaps,
                 "hull_max_load": hull_max_load,
             })
-        );
+        )?;
     } else {
-        println!("buffers        {}", problem.len());
-        println!("max load       {} ({max_load} B)", bytes(max_load));
-        println!("total size     {} ({total} B)", bytes(total));
-        println!("sizes          {} .. {}", bytes(min_size), bytes(max_size));
-        println!("time           [{first}, {last}) half-open");
-        println!("fixed          {fixed}");
-        println!("aligned        {aligned}");
+        say!("buffers        {}", problem.len())?;
+        say!("max load       {} ({max_load} B)", bytes(max_load))?;
+        say!("total size     {} ({total} B)", bytes(total))?;
+        say!("sizes          {} .. {}", bytes(min_size), bytes(max_size))?;
+        say!("time           [{first}, {last}) half-open")?;
+        say!("fixed          {fixed}")?;
+        say!("aligned        {aligned}")?;
         if gaps > 0 {
-            println!("gaps           {gaps} in {gapped} buffers");
-            println!(
+            say!("gaps           {gaps} in {gapped} buffers")?;
+            say!(
                 "hull max load  {} ({hull_max_load} B, ignoring the gaps)",
                 bytes(hull_max_load)
-            );
+            )?;
         }
     }
     Ok(())

@@ -86,7 +86,7 @@ pub fn run(
         Column::right("ratio", 7, &["ratio"]),
         Column::left("verdict", 0, &["verdict"]),
     ];
-    let mut out = Printer::new(args.format, &columns);
+    let mut out = Printer::new(args.format, &columns)?;
     let transforms: Vec<Transform> = args.transforms.iter().map(|&t| t.into()).collect();
     let mut tally = Tally::default();
     let result = (|| {
@@ -114,14 +114,14 @@ pub fn run(
                 let ours = median_of(repeat, || run_memplan(solver.1, &copy, timeout));
                 let row = Row::new(instance, &copy, theirs, ours);
                 tally.count(&row);
-                out.row(&row.cells());
+                out.row(&row.cells())?;
             }
         }
         Ok::<(), Failure>(())
     })();
     drop(tmp);
     result?;
-    out.finish(tally.summary(solver.0));
+    out.finish(tally.summary(solver.0))?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@ mod pools;
 mod progress;
 mod signals;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -61,7 +62,8 @@ fn main() -> ExitCode {
             | Failure::Negative(message)
             | Failure::Internal(message) = &failure
             {
-                eprintln!("memplan: {message}");
+                // Not `eprintln!`, which panics if stderr is a closed pipe.
+                let _ = writeln!(std::io::stderr(), "memplan: {message}");
             }
             ExitCode::from(failure.exit_code())
         }

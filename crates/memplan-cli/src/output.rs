@@ -130,6 +130,48 @@ impl Sink {
     }
 }
 
+/// Writes one line to standard output. A reader that went away (a broken
+/// pipe) ends the command quietly ([`Failure::OutputClosed`]); any other
+/// error (a full disk) is reported, never a panic as with `println!`.
+pub fn say(line: std::fmt::Arguments<'_>) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_fmt(line)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(|e| write_failure(e, "standard output"))
+}
+
+/// The failure of a write to `what` (standard output or error, for the
+/// report): a broken pipe is a reader that went away.
+pub fn write_failure(e: std::io::Error, what: &str) -> Failure {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Failure::OutputClosed
+    } else {
+        Failure::Input(format!("{what}: cannot write: {e}"))
+    }
+}
+
+/// Where a command's report goes: standard error when the output `sink`
+/// is standard output, else standard output; with its name for errors.
+pub fn report_stream(sink: Option<&Sink>) -> (Box<dyn Write>, &'static str) {
+    if sink.is_some_and(Sink::is_stdout) {
+        (Box::new(std::io::stderr()), "standard error")
+    } else {
+        (Box::new(std::io::stdout()), "standard output")
+    }
+}
+
+/// [`say`] with `format!` arguments: `say!("{x}")?`.
+#[macro_export]
+macro_rules! say {
+    () => {
+        $crate::output::say(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::say(format_args!($($arg)*))
+    };
+}
+
 /// A writer that remembers whether its reader went away (a broken pipe),
 /// whatever the error becomes in the layers above (the CSV writer's
 /// errors keep no source).

@@ -77,7 +77,7 @@ struct Tally {
 /// Compares the strategies on `files` for every `--pool-fractions` set.
 pub fn compare(args: &BenchArgs, files: &[PathBuf]) -> Result<(), Failure> {
     let columns = columns();
-    let mut out = Printer::new(args.format, &columns);
+    let mut out = Printer::new(args.format, &columns)?;
     let options = SolveOptions {
         time_limit: Some(memplan::solver::seconds(args.time_limit)),
         ..SolveOptions::default()
@@ -91,7 +91,7 @@ pub fn compare(args: &BenchArgs, files: &[PathBuf]) -> Result<(), Failure> {
         let name = file_name(file);
         let problem = read_problem(file, Lifetimes::HalfOpen);
         for (fractions, tally) in args.pool_fractions.iter().zip(&mut tallies) {
-            out.row(&instance_row(&name, &problem, fractions, &options, tally));
+            out.row(&instance_row(&name, &problem, fractions, &options, tally))?;
         }
     }
     let summary = args
@@ -100,7 +100,7 @@ pub fn compare(args: &BenchArgs, files: &[PathBuf]) -> Result<(), Failure> {
         .zip(&tallies)
         .map(|(fractions, t)| summary_line(fractions, t))
         .collect();
-    out.finish(summary);
+    out.finish(summary)?;
     Ok(())
 }
 

@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 
 use crate::args::{SolveArgs, ValidateArgs};
 use crate::commands::stopped_phrase;
-use crate::output::{bytes, seconds, Sink};
+use crate::output::{bytes, report_stream, seconds, write_failure, Sink};
+use crate::say;
 use crate::signals;
 use crate::Failure;
 
@@ -63,11 +64,9 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         .as_deref()
         .map(|path| Sink::new(path, &[&args.input.input, pools]))
         .transpose()?;
-    let mut report: Box<dyn Write> = if sink.as_ref().is_some_and(Sink::is_stdout) {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
-    };
+    // The report goes to stderr when the plan goes to stdout.
+    let (mut report, reported) = report_stream(sink.as_ref());
+    let unwritten = |e| write_failure(e, reported);
     let strategy: memplan::pools::Strategy = args.pool_strategy;
     let started = Instant::now();
     let result = solve_pools(&problem, strategy, &solve_options(args));
@@ -77,7 +76,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         Err(error) => {
             if args.json {
                 let value = failure_json(&error, &problem, strategy, elapsed);
-                writeln!(report, "{value}")?;
+                writeln!(report, "{value}").map_err(unwritten)?;
             }
             return Err(Failure::Negative(format!(
                 "{}: {error}",
@@ -97,10 +96,12 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
     let out = &mut report;
     if args.json {
         let value = solution_json(&problem, strategy, &solution, elapsed);
-        writeln!(out, "{value}")?;
-        return Ok(());
+        writeln!(out, "{value}")
+    } else {
+        write_summary(out, args, &problem, strategy, &solution, elapsed)
     }
-    write_summary(out, args, &problem, strategy, &solution, elapsed)
+    .and_then(|()| out.flush())
+    .map_err(unwritten)
 }
 
 /// The solve options of `solve --pools`'s flags.
@@ -193,7 +194,7 @@ fn write_summary(
     strategy: Strategy,
     solution: &PoolSolution,
     elapsed: f64,
-) -> Result<(), Failure> {
+) -> std::io::Result<()> {
     let total: u128 = problem.indices().map(|b| problem.area(b)).sum();
     writeln!(out, "buffers        {}", problem.len())?;
     for (pool, u) in problem.pools().iter().zip(&solution.usage) {
@@ -254,7 +255,9 @@ pub fn validate(args: &ValidateArgs, pools: &Path) -> Result<(), Failure> {
     let problem = read(&args.input.input, args.input.lifetimes, pools)?;
     let invalid = |at: String, message: String| {
         if args.json {
-            println!("{}", json!({ "valid": false, "error": message }));
+            if let Err(failure) = say!("{}", json!({ "valid": false, "error": message })) {
+                return failure;
+            }
         }
         Failure::Negative(format!("{at}: invalid plan: {message}"))
     };
@@ -295,7 +298,7 @@ pub fn validate(args: &ValidateArgs, pools: &Path) -> Result<(), Failure> {
             })
             .collect();
         let spilled: Vec<Value> = spill.0.iter().map(|&a| area_json(a)).collect();
-        println!(
+        say!(
             "{}",
             json!({
                 "valid": true,
@@ -304,26 +307,26 @@ pub fn validate(args: &ValidateArgs, pools: &Path) -> Result<(), Failure> {
                 "area": area_json(total),
                 "spill": spilled,
             })
-        );
+        )?;
     } else {
-        println!(
+        say!(
             "valid: {} buffers in {} pools",
             problem.len(),
             problem.pools().len()
-        );
+        )?;
         for (pool, u) in problem.pools().iter().zip(&usage) {
-            println!(
+            say!(
                 "pool {:<9} {}",
                 pool.name,
                 usage_text(u, pool.capacity, total)
-            );
+            )?;
         }
         for (j, &spilled) in spill.0.iter().enumerate() {
-            println!(
+            say!(
                 "spilled        {}: {spilled} B×t ({:.2}%)",
                 outside(&problem, j),
                 share(spilled, total)
-            );
+            )?;
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 //! exits at once with status 130, removing a half-written output file and
 //! the temporary directories of `bench`.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -73,7 +74,10 @@ pub fn install() {
                 let _ = std::fs::remove_dir_all(dir);
             }
         });
-        eprintln!("memplan: interrupted");
+        // Nothing here may panic (a panic would end this thread, and
+        // signals would be ignored from then on): not `eprintln!`, which
+        // panics when stderr is a closed pipe.
+        let _ = writeln!(std::io::stderr(), "memplan: interrupted");
         std::mem::forget(claimed);
         std::process::exit(130);
     });

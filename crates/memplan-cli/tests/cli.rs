@@ -620,7 +620,9 @@ fn plot_writes_svg_and_png() {
         .assert()
         .success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("small.csv"));
-    let named = dir.path().join("picture.png");
+    // A name without a known extension takes the format given; one with
+    // the other format's extension is refused.
+    let named = dir.path().join("picture.out");
     memplan()
         .args(["plot", "--format", "svg", "-o"])
         .arg(&named)
@@ -629,6 +631,18 @@ fn plot_writes_svg_and_png() {
         .assert()
         .success();
     assert!(read(&named).contains("<svg"));
+    let png = dir.path().join("picture.png");
+    memplan()
+        .args(["plot", "--format", "svg", "-o"])
+        .arg(&png)
+        .arg(&input)
+        .arg(&plan)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "picture.png: --format svg does not match the file's extension",
+        ));
+    assert!(!png.exists());
     // Without --format, standard output has no extension to go by.
     memplan()
         .args(["plot", "-o", "-"])
@@ -637,7 +651,9 @@ fn plot_writes_svg_and_png() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr(predicate::str::contains("--format"));
+        .stderr(predicate::str::contains(
+            "standard output: the plot file must end in .svg or .png, or --format must say which",
+        ));
 }
 
 #[test]

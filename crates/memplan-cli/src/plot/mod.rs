@@ -13,7 +13,7 @@
 //! rasterised in PNG) with DejaVu Sans, embedded from the `dejavu` crate,
 //! so nothing is read from the system.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::path::Path;
 
@@ -50,22 +50,42 @@ enum Format {
 }
 
 impl Format {
+    /// `given`, or the format of `path`'s extension; refused when they
+    /// disagree (an SVG in `plot.png`) or when neither says.
     fn of(path: &Path, given: Option<PlotFormat>) -> Result<Format, Failure> {
-        match given {
-            Some(PlotFormat::Svg) => return Ok(Format::Svg),
-            Some(PlotFormat::Png) => return Ok(Format::Png),
-            None => {}
-        }
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
-        match ext.as_deref() {
-            Some("svg") => Ok(Format::Svg),
-            Some("png") => Ok(Format::Png),
-            _ => Err(Failure::Input(format!(
-                "{}: the plot file must end in .svg or .png, or --format must say which",
-                path.display()
+        let named = match ext.as_deref() {
+            Some("svg") => Some(Format::Svg),
+            Some("png") => Some(Format::Png),
+            _ => None,
+        };
+        let given = given.map(|f| match f {
+            PlotFormat::Svg => Format::Svg,
+            PlotFormat::Png => Format::Png,
+        });
+        let shown = if path == Path::new("-") {
+            "standard output".into()
+        } else {
+            path.display().to_string()
+        };
+        match (given, named) {
+            (Some(g), Some(n)) if g != n => Err(Failure::Input(format!(
+                "{shown}: --format {} does not match the file's extension",
+                g.name()
             ))),
+            (Some(format), _) | (None, Some(format)) => Ok(format),
+            (None, None) => Err(Failure::Input(format!(
+                "{shown}: the plot file must end in .svg or .png, or --format must say which"
+            ))),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Svg => "svg",
+            Format::Png => "png",
         }
     }
 
@@ -103,6 +123,12 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
         inputs.push(pools);
     }
     let sink = Sink::new(&args.output, &inputs)?;
+    if format == Format::Png && sink.is_stdout() && std::io::stdout().is_terminal() {
+        return Err(Failure::Input(
+            "standard output is a terminal: a PNG would garble it (redirect it to a file or a pipe)"
+                .into(),
+        ));
+    }
     let name = args
         .input
         .input
