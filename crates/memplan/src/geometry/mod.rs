@@ -7,7 +7,7 @@
 //!   sections, contention);
 //! - [`groups`]: split into independent time groups, solve each, scatter;
 //! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the
-//!   fitting step;
+//!   fitting step; [`marks`]: which positions are placed, a bit each;
 //! - [`sort`]: a parallel sort that a deadline can cut short;
 //! - [`gaps`]: lifetimes with gaps (MiniMalloc's `gaps` column): the
 //!   side table, pieces, what pieces forbid, the gapped max load.
@@ -16,6 +16,7 @@ pub mod csr;
 pub mod fit;
 pub mod gaps;
 pub mod groups;
+pub mod marks;
 pub mod occupancy;
 pub mod overlap;
 pub mod sort;

@@ -30,6 +30,7 @@
 use rayon::prelude::*;
 
 use crate::buffer::Buffer;
+use crate::geometry::marks::Marks;
 use crate::geometry::sort::sort_until;
 
 /// Buffers between two polls of `stop()` in the passes of
@@ -55,6 +56,21 @@ impl From<&Buffer> for Span {
             size: b.size,
         }
     }
+}
+
+/// Where a query of [`Occupancy::occupied_marked`] reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Window {
+    /// The position queried.
+    p: u32,
+    /// Its compressed start.
+    s: u32,
+    /// Its checkpoint's list, as a range of `alive`.
+    list: (u32, u32),
+    /// Its checkpoint's position.
+    q: u32,
+    /// The first position starting at or after its compressed end.
+    to: u32,
 }
 
 /// Checkpoints are at least this many positions apart.
@@ -340,6 +356,78 @@ impl Occupancy {
         len
     }
 
+    /// Where a query for position `p` reads: its compressed start, its
+    /// checkpoint's list and the runs of positions. Five dependent loads
+    /// at random places: a caller computing the windows of several
+    /// upcoming queries in one loop lets the processor overlap them.
+    #[inline]
+    pub fn window(&self, p: u32) -> Window {
+        let pu = p as usize;
+        let (s, e) = (self.start[pu], self.end[pu]);
+        let k = self.checkpoint_of[s as usize] as usize;
+        Window {
+            p,
+            s,
+            list: (self.alive_from[k], self.alive_from[k + 1]),
+            q: self.checkpoint_at[k],
+            to: self.run_begin[e as usize],
+        }
+    }
+
+    /// [`Occupancy::occupied_map`] of the query `w` (from
+    /// [`Occupancy::window`]) with the placed positions given as `marks`
+    /// (a position is placed when marked) rather than by rank: the runs
+    /// of positions are scanned a word of marks at a time, so `item` is
+    /// called on the marked positions of the runs only (and on every
+    /// position of the checkpoint's list). `marks` covers the group of
+    /// the query.
+    #[inline]
+    pub fn occupied_marked<T: Copy + Default>(
+        &self,
+        w: &Window,
+        marks: &Marks,
+        scratch: &mut Vec<T>,
+        item: impl Fn(usize) -> T,
+    ) -> usize {
+        let (p, s, q, to) = (w.p as usize, w.s, w.q as usize, w.to as usize);
+        let list = &self.alive[w.list.0 as usize..w.list.1 as usize];
+        let most = list.len() + (to - q);
+        if scratch.len() < most {
+            scratch.resize(most, T::default());
+        }
+        let out = &mut scratch[..most];
+        let end = &self.end;
+        let mut len = 0;
+        // Alive at s and started before it: the checkpoint's list, then
+        // the positions between the checkpoint and p.
+        for &c in list {
+            let c = c as usize;
+            out[len] = item(c);
+            len += usize::from((end[c] > s) & marks.get(c));
+        }
+        marks.for_each_in(q, p, |c| {
+            out[len] = item(c);
+            len += usize::from(end[c] > s);
+        });
+        // Starting in [s, e) after p.
+        marks.for_each_in(p + 1, to, |c| {
+            out[len] = item(c);
+            len += 1;
+        });
+        len
+    }
+
+    /// [`Occupancy::prefetch`] for [`Occupancy::occupied_marked`] of the
+    /// query `w`: the checkpoint's list, the marks of the runs and
+    /// `items[q..to]` (the caller's data by position minus `from`).
+    #[inline]
+    pub fn prefetch_marked<T>(&self, w: &Window, marks: &Marks, items: &[T], from: u32) {
+        let (q, to, from) = (w.q as usize, w.to as usize, from as usize);
+        prefetch_lines(&self.alive[w.list.0 as usize..w.list.1 as usize]);
+        prefetch_lines(marks.words_of(q, to));
+        prefetch_lines(&items[q - from..to - from]);
+    }
+
     /// Asks the processor to start loading what
     /// [`Occupancy::occupied_during`] will read for position `p`, so that
     /// a caller can overlap the memory latency of upcoming queries (they
@@ -555,7 +643,22 @@ mod tests {
             mapped.sort_unstable();
             let mut listed: Vec<u64> = positions[1..].iter().map(|&c| u64::from(c)).collect();
             listed.sort_unstable();
-            prop_assert_eq!(mapped, listed);
+            prop_assert_eq!(&mapped, &listed);
+            // So does the scan by marks: placed means ranked below.
+            let r = stamps[p as usize].1;
+            let mut marks = Marks::new(from as usize, to as usize);
+            for c in from..to {
+                if stamps[c as usize].1 < r {
+                    marks.set(c as usize);
+                }
+            }
+            let window = occ.window(p);
+            occ.prefetch_marked(&window, &marks, &ranges[from as usize..], from);
+            let mut scratch = vec![u64::MAX; 3];
+            let count = occ.occupied_marked(&window, &marks, &mut scratch, |c| c as u64);
+            let mut marked: Vec<u64> = scratch[..count].to_vec();
+            marked.sort_unstable();
+            prop_assert_eq!(&marked, &listed);
             prop_assert!(positions[1..].iter().all(|&c| c >= from && c < to), "within the group");
             let mut got: Vec<(u64, u64)> = positions[1..].iter().map(|&c| ranges[c as usize]).collect();
             got.sort();

@@ -5,7 +5,8 @@
 use rayon::prelude::*;
 
 use crate::geometry::fit::{align_up, best_fit, first_fit};
-use crate::geometry::occupancy::{Occupancy, Span};
+use crate::geometry::marks::Marks;
+use crate::geometry::occupancy::{Occupancy, Span, Window};
 use crate::geometry::time_tree::TimeTree;
 use crate::problem::{Buffer, Hints};
 
@@ -94,11 +95,14 @@ impl GroupContext<'_> {
     /// The offset of the buffer at position `p` among the buffers of rank
     /// below `r`: its hint if free, else by the group's fit; `top` is at
     /// least the end of every one of them.
+    #[allow(clippy::too_many_arguments)]
     fn fit(
         &self,
         ranges: &[(u64, u64)],
+        placed: &Placed,
         from: u32,
         (p, b): (u32, u32),
+        window: &Window,
         r: u32,
         top: u64,
         conflicts: &mut Conflicts,
@@ -111,10 +115,11 @@ impl GroupContext<'_> {
             // Both ends fit in 32 bits: the ranges read in the scan itself
             // (mostly sequentially) and sorted as one word.
             let packed = &mut conflicts.packed;
-            let found = self.occupancy.occupied_map(p, r, self.stamps, packed, |c| {
-                let (o, e) = ranges[c - from as usize];
-                o << 32 | e
-            });
+            let found = self
+                .occupancy
+                .occupied_marked(window, &placed.marks, packed, |c| {
+                    placed.packed[c - from as usize]
+                });
             let packed = &mut packed[..found];
             packed.sort_unstable();
             return first_fit_packed(packed, size, alignment);
@@ -170,6 +175,8 @@ impl GroupContext<'_> {
     ) -> GroupEnd {
         let mut conflicts = Conflicts::default();
         let mut guesses = vec![0u64; BATCH];
+        let mut placed = Placed::new(self.stamps, ranges, from);
+        let mut windows = Vec::with_capacity(CHUNK);
         // At least every end so far (the unplaced ranges hold their sizes).
         let mut top = ranges.iter().map(|r| r.1).max().unwrap_or(0);
         // Recent refits per batched buffer, in 1/16ths; sequential stretch
@@ -184,18 +191,36 @@ impl GroupContext<'_> {
                 }
             }
             if sequential > 0 || work.len() - k < BATCH {
-                if let Some(&(ahead, _)) = work.get(k + PREFETCH) {
-                    self.occupancy.prefetch(ahead, self.stamps);
-                }
-                let item = work[k];
-                let r = self.stamps[item.0 as usize].1;
-                let offset = self.fit(ranges, from, item, r, top, &mut conflicts);
-                let Some(end) = self.commit(ranges, from, item.0, offset) else {
-                    return GroupEnd::OverLimit;
+                // One buffer at a time, a chunk of windows at once.
+                let chunk = if sequential > 0 {
+                    sequential.min(CHUNK)
+                } else {
+                    CHUNK
                 };
-                top = top.max(end);
-                sequential = sequential.saturating_sub(1);
-                k += 1;
+                let items = &work[k..(k + chunk).min(work.len())];
+                self.windows(items, &mut windows);
+                for (i, &item) in items.iter().enumerate() {
+                    if let Some(ahead) = windows.get(i + PREFETCH) {
+                        placed.prefetch(self.occupancy, ahead, from);
+                    }
+                    let r = self.stamps[item.0 as usize].1;
+                    let offset = self.fit(
+                        ranges,
+                        &placed,
+                        from,
+                        item,
+                        &windows[i],
+                        r,
+                        top,
+                        &mut conflicts,
+                    );
+                    let Some(end) = self.commit(ranges, &mut placed, from, item.0, offset) else {
+                        return GroupEnd::OverLimit;
+                    };
+                    top = top.max(end);
+                }
+                sequential = sequential.saturating_sub(items.len());
+                k += items.len();
                 continue;
             }
             let batch = &work[k..k + BATCH];
@@ -203,16 +228,30 @@ impl GroupContext<'_> {
             let before = self.stamps[batch[0].0 as usize].1;
             {
                 let shared: &[(u64, u64)] = ranges;
+                let placed = &placed;
                 batch
                     .par_chunks(BATCH / 4)
                     .zip(guesses.par_chunks_mut(BATCH / 4))
                     .for_each(|(items, guesses)| {
                         let mut conflicts = Conflicts::default();
-                        for (i, (&item, guess)) in items.iter().zip(guesses).enumerate() {
-                            if let Some(&(ahead, _)) = items.get(i + PREFETCH) {
-                                self.occupancy.prefetch(ahead, self.stamps);
+                        let mut windows = Vec::with_capacity(items.len());
+                        self.windows(items, &mut windows);
+                        for (i, ((&item, guess), window)) in
+                            items.iter().zip(guesses).zip(&windows).enumerate()
+                        {
+                            if let Some(ahead) = windows.get(i + PREFETCH) {
+                                placed.prefetch(self.occupancy, ahead, from);
                             }
-                            *guess = self.fit(shared, from, item, before, top, &mut conflicts);
+                            *guess = self.fit(
+                                shared,
+                                placed,
+                                from,
+                                item,
+                                window,
+                                before,
+                                top,
+                                &mut conflicts,
+                            );
                         }
                     });
             }
@@ -234,9 +273,19 @@ impl GroupContext<'_> {
                 if touched {
                     refits += 1;
                     let r = self.stamps[p as usize].1;
-                    offset = self.fit(ranges, from, batch[i], r, top, &mut conflicts);
+                    let window = self.occupancy.window(p);
+                    offset = self.fit(
+                        ranges,
+                        &placed,
+                        from,
+                        batch[i],
+                        &window,
+                        r,
+                        top,
+                        &mut conflicts,
+                    );
                 }
-                let Some(end) = self.commit(ranges, from, p, offset) else {
+                let Some(end) = self.commit(ranges, &mut placed, from, p, offset) else {
                     return GroupEnd::OverLimit;
                 };
                 top = top.max(end);
@@ -252,9 +301,23 @@ impl GroupContext<'_> {
         GroupEnd::Done
     }
 
+    /// The [`Window`]s of `items` (position, buffer) in `windows`: in one
+    /// loop, so that the processor overlaps their loads.
+    fn windows(&self, items: &[(u32, u32)], windows: &mut Vec<Window>) {
+        windows.clear();
+        windows.extend(items.iter().map(|&(p, _)| self.occupancy.window(p)));
+    }
+
     /// Records the buffer at position `p` at `offset` and returns its end;
     /// `None` when that is above the limit.
-    fn commit(&self, ranges: &mut [(u64, u64)], from: u32, p: u32, offset: u64) -> Option<u64> {
+    fn commit(
+        &self,
+        ranges: &mut [(u64, u64)],
+        placed: &mut Placed,
+        from: u32,
+        p: u32,
+        offset: u64,
+    ) -> Option<u64> {
         let local = (p - from) as usize;
         let size = ranges[local].1 - ranges[local].0;
         let end = offset + size;
@@ -262,6 +325,8 @@ impl GroupContext<'_> {
             return None;
         }
         ranges[local] = (offset, end);
+        placed.marks.set(p as usize);
+        placed.packed[local] = pack(offset, end);
         Some(end)
     }
 }
@@ -278,8 +343,52 @@ struct Conflicts {
     packed: Vec<u64>,
 }
 
+/// The placed buffers of a group as [`GroupContext::fit`] scans them when
+/// addresses fit in 32 bits: which positions are placed (the ranks below
+/// the current one: fixed buffers and those committed so far), and each
+/// address range packed as one word, read in the same pass.
+struct Placed {
+    marks: Marks,
+    /// By position minus the group's start: `offset << 32 | end`, exact
+    /// for the placed positions while every end is below 2^32.
+    packed: Vec<u64>,
+}
+
+impl Placed {
+    /// The fixed buffers of the group at `from` (rank 0 in `stamps`),
+    /// whose address ranges (by position minus `from`) are `ranges`.
+    fn new(stamps: &[(u32, u32)], ranges: &[(u64, u64)], from: u32) -> Self {
+        let from = from as usize;
+        let mut marks = Marks::new(from, from + ranges.len());
+        for (p, &(_, rank)) in (from..).zip(&stamps[from..from + ranges.len()]) {
+            if rank == 0 {
+                marks.set(p);
+            }
+        }
+        let packed = ranges.iter().map(|&(o, e)| pack(o, e)).collect();
+        Placed { marks, packed }
+    }
+
+    /// Prefetches what the scan of `window` reads.
+    #[inline]
+    fn prefetch(&self, occupancy: &Occupancy, window: &Window, from: u32) {
+        occupancy.prefetch_marked(window, &self.marks, &self.packed, from);
+    }
+}
+
+/// An address range as one word, `offset << 32 | end` (exact when both
+/// fit in 32 bits).
+#[inline]
+fn pack(offset: u64, end: u64) -> u64 {
+    offset << 32 | (end & u64::from(u32::MAX))
+}
+
 /// How many buffers ahead [`GroupContext::place_in_batches`] prefetches.
 const PREFETCH: usize = 4;
+
+/// Buffers whose [`Window`]s [`GroupContext::place_in_batches`] computes
+/// at once when it places one buffer at a time.
+const CHUNK: usize = 16;
 
 /// Buffers per batch of [`GroupContext::place_in_batches`].
 const BATCH: usize = 64;

@@ -643,26 +643,34 @@ mod tests {
     fn batched_placement_equals_a_plain_pass() {
         // Large enough for batches (and their refits: layered buffers of
         // one step compete for the same gaps), with fixed and aligned
-        // buffers, and with addresses past 2^32 (no packed sort).
+        // buffers, with addresses below 2^32 (the packed scan by marks)
+        // and past it (no packed sort).
         use crate::generate::{generate, Kind};
         for (kind, seed) in [(Kind::Random, 1), (Kind::Layered, 2), (Kind::Trace, 3)] {
             let base = generate(kind, 1500, seed).problem;
-            let mut buffers = base.buffers().to_vec();
-            for (i, b) in buffers.iter_mut().enumerate() {
-                if i % 97 == 0 {
-                    b.fixed_offset = Some(1 << 20 | (i as u64) << 24);
-                } else if i % 7 == 0 {
-                    b.alignment = 64;
+            let with_fixed = |fixed: &dyn Fn(u64) -> u64| {
+                let mut buffers = base.buffers().to_vec();
+                for (i, b) in buffers.iter_mut().enumerate() {
+                    if i % 97 == 0 {
+                        b.fixed_offset = Some(fixed(i as u64));
+                    } else if i % 7 == 0 {
+                        b.alignment = 64;
+                    }
                 }
-            }
-            let p = Problem::new(buffers, None).unwrap();
+                Problem::new(buffers, None).unwrap()
+            };
+            // Fixed buffers apart by the largest size, or past 2^32.
+            let stride = base.buffers().iter().map(|b| b.size).max().unwrap();
+            assert!(stride * 16 < 1 << 31, "{stride}");
+            let low = with_fixed(&|i| i / 97 * stride);
+            let p = with_fixed(&|i| 1 << 20 | i << 24);
             let huge: Vec<Buffer> = base
                 .buffers()
                 .iter()
                 .map(|b| Buffer::new(b.id.clone(), b.start, b.end, b.size << 24))
                 .collect();
             let huge = Problem::new(huge, None).unwrap();
-            for p in [&p, &huge] {
+            for p in [&low, &p, &huge] {
                 for fit in [Fit::FirstFit, Fit::BestFit] {
                     let o = order(p, Order::Size);
                     let plan = Placer::with_min_group(p, fit, 64).place(&o, None).unwrap();
