@@ -69,6 +69,8 @@ pub struct Window {
     list: (u32, u32),
     /// Its checkpoint's position.
     q: u32,
+    /// The first position it reads: its list's first, else `q`.
+    lo: u32,
     /// The first position starting at or after its compressed end.
     to: u32,
 }
@@ -365,11 +367,19 @@ impl Occupancy {
         let pu = p as usize;
         let (s, e) = (self.start[pu], self.end[pu]);
         let k = self.checkpoint_of[s as usize] as usize;
+        let list = (self.alive_from[k], self.alive_from[k + 1]);
+        let q = self.checkpoint_at[k];
         Window {
             p,
             s,
-            list: (self.alive_from[k], self.alive_from[k + 1]),
-            q: self.checkpoint_at[k],
+            list,
+            q,
+            // Lists are in position order.
+            lo: if list.0 < list.1 {
+                self.alive[list.0 as usize]
+            } else {
+                q
+            },
             to: self.run_begin[e as usize],
         }
     }
@@ -418,14 +428,16 @@ impl Occupancy {
     }
 
     /// [`Occupancy::prefetch`] for [`Occupancy::occupied_marked`] of the
-    /// query `w`: the checkpoint's list, the marks of the runs and
-    /// `items[q..to]` (the caller's data by position minus `from`).
+    /// query `w`: the checkpoint's list, and from its first position on
+    /// the marks, the compressed ends and `items` (the caller's data by
+    /// position minus `from`).
     #[inline]
     pub fn prefetch_marked<T>(&self, w: &Window, marks: &Marks, items: &[T], from: u32) {
-        let (q, to, from) = (w.q as usize, w.to as usize, from as usize);
+        let (lo, p, to, from) = (w.lo as usize, w.p as usize, w.to as usize, from as usize);
         prefetch_lines(&self.alive[w.list.0 as usize..w.list.1 as usize]);
-        prefetch_lines(marks.words_of(q, to));
-        prefetch_lines(&items[q - from..to - from]);
+        prefetch_lines(marks.words_of(lo, to));
+        prefetch_lines(&self.end[lo..p]);
+        prefetch_lines(&items[lo - from..to - from]);
     }
 
     /// Asks the processor to start loading what

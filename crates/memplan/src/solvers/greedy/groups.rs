@@ -93,8 +93,9 @@ impl GroupContext<'_> {
     }
 
     /// The offset of the buffer at position `p` among the buffers of rank
-    /// below `r`: its hint if free, else by the group's fit; `top` is at
-    /// least the end of every one of them.
+    /// below `r` (the marked ones of `placed`): its hint if free, else by
+    /// the group's fit; `top` is at least the end of every one of them.
+    /// Its query window and size come from [`GroupContext::windows`].
     #[allow(clippy::too_many_arguments)]
     fn fit(
         &self,
@@ -102,13 +103,11 @@ impl GroupContext<'_> {
         placed: &Placed,
         from: u32,
         (p, b): (u32, u32),
-        window: &Window,
+        &(ref window, size): &(Window, u64),
         r: u32,
         top: u64,
         conflicts: &mut Conflicts,
     ) -> u64 {
-        let local = (p - from) as usize;
-        let size = ranges[local].1 - ranges[local].0;
         let alignment = self.alignment(b);
         let hint = self.hint(b, size);
         if hint.is_none() && self.fit != Fit::BestFit && top <= u64::from(u32::MAX) {
@@ -198,9 +197,9 @@ impl GroupContext<'_> {
                     CHUNK
                 };
                 let items = &work[k..(k + chunk).min(work.len())];
-                self.windows(items, &mut windows);
+                self.windows(ranges, from, items, &mut windows);
                 for (i, &item) in items.iter().enumerate() {
-                    if let Some(ahead) = windows.get(i + PREFETCH) {
+                    if let Some((ahead, _)) = windows.get(i + PREFETCH) {
                         placed.prefetch(self.occupancy, ahead, from);
                     }
                     let r = self.stamps[item.0 as usize].1;
@@ -235,11 +234,11 @@ impl GroupContext<'_> {
                     .for_each(|(items, guesses)| {
                         let mut conflicts = Conflicts::default();
                         let mut windows = Vec::with_capacity(items.len());
-                        self.windows(items, &mut windows);
+                        self.windows(shared, from, items, &mut windows);
                         for (i, ((&item, guess), window)) in
                             items.iter().zip(guesses).zip(&windows).enumerate()
                         {
-                            if let Some(ahead) = windows.get(i + PREFETCH) {
+                            if let Some((ahead, _)) = windows.get(i + PREFETCH) {
                                 placed.prefetch(self.occupancy, ahead, from);
                             }
                             *guess = self.fit(
@@ -273,7 +272,7 @@ impl GroupContext<'_> {
                 if touched {
                     refits += 1;
                     let r = self.stamps[p as usize].1;
-                    let window = self.occupancy.window(p);
+                    let window = (self.occupancy.window(p), size);
                     offset = self.fit(
                         ranges,
                         &placed,
@@ -301,11 +300,21 @@ impl GroupContext<'_> {
         GroupEnd::Done
     }
 
-    /// The [`Window`]s of `items` (position, buffer) in `windows`: in one
-    /// loop, so that the processor overlaps their loads.
-    fn windows(&self, items: &[(u32, u32)], windows: &mut Vec<Window>) {
+    /// The [`Window`]s and sizes of `items` (position, buffer) in
+    /// `windows`: in one loop, so that the processor overlaps their loads
+    /// (at random places).
+    fn windows(
+        &self,
+        ranges: &[(u64, u64)],
+        from: u32,
+        items: &[(u32, u32)],
+        windows: &mut Vec<(Window, u64)>,
+    ) {
         windows.clear();
-        windows.extend(items.iter().map(|&(p, _)| self.occupancy.window(p)));
+        windows.extend(items.iter().map(|&(p, _)| {
+            let (o, e) = ranges[(p - from) as usize];
+            (self.occupancy.window(p), e - o)
+        }));
     }
 
     /// Records the buffer at position `p` at `offset` and returns its end;
