@@ -16,17 +16,32 @@ use crate::buffer::{Buffer, BufferIdx};
 /// Offsets must not overflow with their sizes. Sweeps events in time order
 /// (frees first at equal times) and keeps the live address ranges in an
 /// ordered map: while no conflict has been found they are disjoint, so only
-/// the two neighbours of a new range need checking.
+/// the two neighbours of a new range need checking. From 2^16 events on,
+/// parts of the timeline are swept in parallel, each from the ranges live
+/// at its start; the pair reported is the one sequential sweep's.
 pub fn first_overlap(
     buffers: &[Buffer],
     gaps: &Gaps,
     placed: impl Iterator<Item = (BufferIdx, u64)>,
 ) -> Option<(BufferIdx, BufferIdx)> {
+    let chunks = rayon::current_num_threads() * 2;
+    first_overlap_chunked(buffers, gaps, placed, chunks, 1 << 16)
+}
+
+/// [`first_overlap`] sweeping about `chunks` parts of the timeline in
+/// parallel when there are at least `min_events` events.
+fn first_overlap_chunked(
+    buffers: &[Buffer],
+    gaps: &Gaps,
+    placed: impl Iterator<Item = (BufferIdx, u64)>,
+    chunks: usize,
+    min_events: usize,
+) -> Option<(BufferIdx, BufferIdx)> {
     // (time, 0 = free / 1 = allocate, item, lowest address). Without gaps
     // an item is a buffer; with gaps, a piece of `pieces`.
     let mut events: Vec<(u64, u8, u32, u64)> = Vec::new();
-    // With gaps: (buffer, width) of each piece.
-    let mut pieces: Vec<(BufferIdx, u64)> = Vec::new();
+    // With gaps: (buffer, width, end) of each piece.
+    let mut pieces: Vec<(BufferIdx, u64, u64)> = Vec::new();
     // Zero-size buffers occupy no address range: they conflict with nothing.
     for (b, offset) in placed.filter(|&(b, _)| buffers[b.index()].size > 0) {
         let buf = &buffers[b.index()];
@@ -37,7 +52,7 @@ pub fn first_overlap(
         }
         for p in super::gaps::pieces(buf, gaps.of(b)) {
             let item = pieces.len() as u32;
-            pieces.push((b, p.hi - p.lo));
+            pieces.push((b, p.hi - p.lo, p.end));
             events.push((p.start, 1, item, offset + p.lo));
             events.push((p.end, 0, item, offset + p.lo));
         }
@@ -47,12 +62,69 @@ pub fn first_overlap(
         if gaps.is_empty() {
             (BufferIdx(i), buffers[i as usize].size)
         } else {
-            pieces[i as usize]
+            let (b, width, _) = pieces[i as usize];
+            (b, width)
         }
     };
-    // lowest address -> (end, buffer) of live ranges.
-    let mut live: BTreeMap<u64, (u64, BufferIdx)> = BTreeMap::new();
-    for (_, kind, i, offset) in events {
+    let end_of = |i: u32| {
+        if gaps.is_empty() {
+            buffers[i as usize].end
+        } else {
+            pieces[i as usize].2
+        }
+    };
+    // The timeline in chunks swept in parallel, each from the live ranges
+    // at its first time: the first conflict of the earliest chunk that has
+    // one is the sequential sweep's (until it, the live ranges at a
+    // chunk's start are the ones seeded).
+    let chunks = if events.len() < min_events {
+        vec![0, events.len()]
+    } else {
+        chunk_starts(&events, chunks)
+    };
+    chunks.par_windows(2).find_map_first(|w| {
+        let (from, to) = (w[0], w[1]);
+        // Live at the chunk's start: allocated before it, freed in or
+        // after it.
+        let t = events.get(from).map_or(0, |e| e.0);
+        let mut live: BTreeMap<u64, (u64, BufferIdx)> = BTreeMap::new();
+        for &(_, kind, i, offset) in &events[..from] {
+            if kind == 1 && end_of(i) >= t {
+                let (b, width) = item(i);
+                live.insert(offset, (offset.saturating_add(width), b));
+            }
+        }
+        sweep(&events[from..to], &mut live, &item)
+    })
+}
+
+/// Where the chunks of `events` (sorted by time) start, at most `count`
+/// of them, each at the first event of its time; then the length.
+fn chunk_starts(events: &[(u64, u8, u32, u64)], count: usize) -> Vec<usize> {
+    let count = count.max(1);
+    let mut starts = vec![0];
+    for k in 1..count {
+        let mut i = (events.len() * k / count).max(*starts.last().unwrap_or(&0));
+        while i < events.len() && i > 0 && events[i].0 == events[i - 1].0 {
+            i += 1;
+        }
+        if i < events.len() && i > *starts.last().unwrap_or(&0) {
+            starts.push(i);
+        }
+    }
+    starts.push(events.len());
+    starts
+}
+
+/// Sweeps `events` (sorted) from the live address ranges `live` (lowest
+/// address -> end, buffer), disjoint: the first pair found sharing an
+/// address. `item` gives an event's buffer and width.
+fn sweep(
+    events: &[(u64, u8, u32, u64)],
+    live: &mut BTreeMap<u64, (u64, BufferIdx)>,
+    item: &impl Fn(u32) -> (BufferIdx, u64),
+) -> Option<(BufferIdx, BufferIdx)> {
+    for &(_, kind, i, offset) in events {
         if kind == 0 {
             live.remove(&offset);
             continue;
@@ -75,4 +147,40 @@ pub fn first_overlap(
         live.insert(offset, (end, b));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::gaps::Gap;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Swept in chunks, in parallel, the answer is the sequential
+        /// sweep's, on plans valid or not, with gaps or without.
+        #[test]
+        fn chunks_agree_with_one_sweep(
+            spec in proptest::collection::vec((0u64..30, 1u64..8, 0u64..6, 0u64..40, 0u8..4), 1..40),
+            chunks in 2usize..7,
+        ) {
+            let buffers: Vec<Buffer> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size, _, _))| Buffer::new(format!("b{i}"), s, s + len, size))
+                .collect();
+            let placed = || spec.iter().enumerate().map(|(i, x)| (BufferIdx::new(i), x.3));
+            // An idle gap in the middle of some buffers of 3+ steps.
+            let lists: Vec<Vec<Gap>> = spec
+                .iter()
+                .map(|&(s, len, _, _, g)| {
+                    if g == 0 && len >= 3 { vec![Gap::idle(s + 1, s + 2)] } else { vec![] }
+                })
+                .collect();
+            for gaps in [Gaps::default(), Gaps::from_lists(&lists).unwrap()] {
+                let one = first_overlap_chunked(&buffers, &gaps, placed(), 1, 0);
+                let many = first_overlap_chunked(&buffers, &gaps, placed(), chunks, 0);
+                prop_assert_eq!(one, many);
+            }
+        }
+    }
 }
