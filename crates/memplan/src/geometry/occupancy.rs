@@ -69,7 +69,7 @@ pub struct Window {
     list: (u32, u32),
     /// Its checkpoint's position.
     q: u32,
-    /// The first position it reads: its list's first, else `q`.
+    /// Where its prefetch starts ([`Occupancy::prefetch_from`]).
     lo: u32,
     /// The first position starting at or after its compressed end.
     to: u32,
@@ -374,13 +374,22 @@ impl Occupancy {
             s,
             list,
             q,
-            // Lists are in position order.
-            lo: if list.0 < list.1 {
-                self.alive[list.0 as usize]
-            } else {
-                q
-            },
+            lo: self.prefetch_from(list, q),
             to: self.run_begin[e as usize],
+        }
+    }
+
+    /// Where the prefetch of a query whose checkpoint list is `list` (a
+    /// range of `alive`) and checkpoint is at `q` starts: the list's first
+    /// position (lists are in position order), unless the list is sparse
+    /// there (a long-lived buffer started far before: prefetching the span
+    /// would cost more than the scan), then `q`.
+    #[inline]
+    fn prefetch_from(&self, list: (u32, u32), q: u32) -> u32 {
+        let len = list.1 - list.0;
+        match self.alive.get(list.0 as usize) {
+            Some(&first) if len > 0 && q - first <= 4 * len + 64 => first,
+            _ => q,
         }
     }
 
