@@ -711,6 +711,30 @@ mod tests {
     }
 
     #[test]
+    fn prefetch_skips_a_sparse_list() {
+        // One buffer alive throughout, then short ones: a late query's
+        // list holds the first position, far before its checkpoint.
+        let mut spans = vec![Span {
+            start: 0,
+            end: 10_000,
+            size: 1,
+        }];
+        spans.extend((1..5000).map(|i| Span {
+            start: i,
+            end: i + 2,
+            size: 1,
+        }));
+        let occ = Occupancy::new(&spans, usize::MAX);
+        let w = occ.window(occ.position(4000));
+        assert!(w.list.1 > w.list.0, "the long-lived buffer is listed");
+        assert_eq!(occ.alive[w.list.0 as usize], 0);
+        assert!(w.lo >= w.q.saturating_sub(64), "{} {}", w.lo, w.q);
+        // Dense lists are prefetched from their first position.
+        let w = occ.window(occ.position(2));
+        assert!(w.lo <= w.q);
+    }
+
+    #[test]
     fn lists_stay_linear() {
         // Everything alive at once: the worst case for checkpoint lists.
         let spans: Vec<Span> = (0..1000)
