@@ -17,14 +17,14 @@ use crate::buffer::{Buffer, BufferIdx};
 /// (frees first at equal times) and keeps the live address ranges in an
 /// ordered map: while no conflict has been found they are disjoint, so only
 /// the two neighbours of a new range need checking. From 2^16 events on,
-/// parts of the timeline are swept in parallel, each from the ranges live
+/// parts of the timeline (one per thread) are swept in parallel, each from the ranges live
 /// at its start; the pair reported is the one sequential sweep's.
 pub fn first_overlap(
     buffers: &[Buffer],
     gaps: &Gaps,
     placed: impl Iterator<Item = (BufferIdx, u64)>,
 ) -> Option<(BufferIdx, BufferIdx)> {
-    let chunks = rayon::current_num_threads() * 2;
+    let chunks = rayon::current_num_threads();
     first_overlap_chunked(buffers, gaps, placed, chunks, 1 << 16)
 }
 
@@ -42,10 +42,17 @@ fn first_overlap_chunked(
     let mut events: Vec<(u64, u8, u32, u64)> = Vec::new();
     // With gaps: (buffer, width, end) of each piece.
     let mut pieces: Vec<(BufferIdx, u64, u64)> = Vec::new();
+    // Without gaps: the end of each buffer, by index (read when chunks are
+    // seeded: the buffers themselves are far larger).
+    let mut ends: Vec<u64> = Vec::new();
+    if gaps.is_empty() {
+        ends.resize(buffers.len(), 0);
+    }
     // Zero-size buffers occupy no address range: they conflict with nothing.
     for (b, offset) in placed.filter(|&(b, _)| buffers[b.index()].size > 0) {
         let buf = &buffers[b.index()];
         if gaps.is_empty() {
+            ends[b.index()] = buf.end;
             events.push((buf.start, 1, b.0, offset));
             events.push((buf.end, 0, b.0, offset));
             continue;
@@ -68,7 +75,7 @@ fn first_overlap_chunked(
     };
     let end_of = |i: u32| {
         if gaps.is_empty() {
-            buffers[i as usize].end
+            ends[i as usize]
         } else {
             pieces[i as usize].2
         }
