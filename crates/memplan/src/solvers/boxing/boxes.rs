@@ -2,6 +2,9 @@
 //! Theorem 2 → Lemma 1, which nest them into boxes of equal height.
 
 use std::cmp::Reverse;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -58,7 +61,7 @@ pub(super) fn theorem_16(
 /// class with Theorem 2 into boxes of height `box_height`, ⌊H/h⌋ jobs
 /// stacked per box. Size classes are boxed in parallel (§5.9).
 fn corollary_15(
-    mut jobs: Vec<Job>,
+    jobs: Vec<Job>,
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
@@ -73,7 +76,9 @@ fn corollary_15(
     if deadline.passed() {
         return Vec::new();
     }
-    jobs.sort_unstable_by_key(|j| j.size);
+    let Some(jobs) = sort_by_size_until(jobs, &|| deadline.passed()) else {
+        return Vec::new();
+    };
     // Split into size classes (consecutive after the sort).
     let mut classes: Vec<(u64, Vec<Job>, u64)> = Vec::new();
     for job in jobs {
@@ -96,6 +101,53 @@ fn corollary_15(
             boxes
         })
         .collect()
+}
+
+/// From this many jobs on, [`sort_by_size_until`] sorts on a thread of its
+/// own (tenths of a second at millions of jobs).
+const SORT_APART_JOBS: usize = 1 << 16;
+
+/// How often [`sort_by_size_until`] polls `stop()` while the sort runs.
+const SORT_POLL: Duration = Duration::from_millis(2);
+
+/// `jobs` by size (`sort_unstable_by_key`), or `None` once `stop()` holds.
+/// The plans depend on the order of jobs of equal size, which is that
+/// unstable sort's own, so the sort cannot be swapped for one that polls
+/// ([`crate::geometry::sort::sort_until`] orders ties otherwise): from
+/// [`SORT_APART_JOBS`] jobs, it runs on a thread of its own while this one
+/// polls `stop()`, and a stop abandons it (the thread ends with its sort,
+/// its result dropped). Below, or if no thread can be started, it runs
+/// here.
+fn sort_by_size_until(mut jobs: Vec<Job>, stop: &(dyn Fn() -> bool + Sync)) -> Option<Vec<Job>> {
+    if jobs.len() < SORT_APART_JOBS {
+        jobs.sort_unstable_by_key(|j| j.size);
+        return Some(jobs);
+    }
+    // The jobs stay reachable from here if the thread cannot start.
+    let shared = Arc::new(Mutex::new(jobs));
+    let (sorted, receive) = mpsc::channel();
+    let theirs = Arc::clone(&shared);
+    let started = std::thread::Builder::new()
+        .name("memplan-boxing-sort".into())
+        .spawn(move || {
+            let mut jobs =
+                std::mem::take(&mut *theirs.lock().unwrap_or_else(PoisonError::into_inner));
+            jobs.sort_unstable_by_key(|j| j.size);
+            // The receiver is gone after a stop: nothing to do.
+            let _ = sorted.send(jobs);
+        });
+    if started.is_err() {
+        let mut jobs = std::mem::take(&mut *shared.lock().unwrap_or_else(PoisonError::into_inner));
+        jobs.sort_unstable_by_key(|j| j.size);
+        return Some(jobs);
+    }
+    loop {
+        match receive.recv_timeout(SORT_POLL) {
+            Ok(jobs) => return Some(jobs),
+            Err(RecvTimeoutError::Timeout) if !stop() => continue,
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Theorem 2 as simplified in §5.8 (no free spaces): pick a critical point
@@ -266,5 +318,47 @@ fn box_rows(jobs: Vec<Job>, per_box: u64, box_height: u64, out: &mut Vec<Job>) {
     }
     for group in groups.into_iter().filter(|g| !g.is_empty()) {
         out.push(Job::boxed(box_height, group));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Jobs with many equal sizes, so that the order of ties shows.
+    fn jobs(n: usize) -> Vec<Job> {
+        (0..n as u64)
+            .map(|i| Job {
+                size: i * 7919 % 97,
+                start: i,
+                end: i + 1,
+                contents: super::super::jobs::Contents::Buffer(i as u32),
+            })
+            .collect()
+    }
+
+    fn key(jobs: &[Job]) -> Vec<(u64, u64)> {
+        jobs.iter().map(|j| (j.size, j.start)).collect()
+    }
+
+    /// Sorted apart or here, the order is `sort_unstable_by_key`'s, ties
+    /// included (boxing's plans depend on it); stopped at any poll, it is
+    /// that order or nothing.
+    #[test]
+    fn the_sort_by_size_orders_ties_as_the_unstable_sort() {
+        for n in [100, SORT_APART_JOBS + 5] {
+            let mut want = jobs(n);
+            want.sort_unstable_by_key(|j| j.size);
+            let got = sort_by_size_until(jobs(n), &|| false).unwrap();
+            assert_eq!(key(&got), key(&want), "{n}");
+            for cut in 0..3 {
+                let polls = AtomicUsize::new(0);
+                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                if let Some(got) = sort_by_size_until(jobs(n), &stop) {
+                    assert_eq!(key(&got), key(&want), "{n} cut {cut}");
+                }
+            }
+        }
     }
 }
