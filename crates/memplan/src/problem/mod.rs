@@ -404,6 +404,13 @@ impl Problem {
         }
     }
 
+    /// The largest size of a buffer (0 without buffers): the weak lower
+    /// bound solvers report when a stop leaves no time for the max load
+    /// (one parallel pass, no sort).
+    pub fn max_size(&self) -> u64 {
+        self.buffers.par_iter().map(|b| b.size).max().unwrap_or(0)
+    }
+
     /// The max load L: most bytes alive at one instant, the lower bound on
     /// every makespan (idealloc §2, computed by event traversal §5.3).
     /// With gaps, the widths of the pieces present at each instant are

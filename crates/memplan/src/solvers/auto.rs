@@ -135,7 +135,7 @@ impl Solver for Auto {
             // time, with a weaker bound.
             let greedy = crate::solvers::greedy::Greedy::default();
             let plan = crate::solvers::greedy::plan_within(problem, greedy, &stop).plan;
-            let size = problem.buffers().iter().map(|b| b.size).max().unwrap_or(0);
+            let size = problem.max_size();
             let mut s = Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit)?;
             s.found_by = Some(format!("auto/{}", greedy.name()));
             s.stopped = cap.stopped();

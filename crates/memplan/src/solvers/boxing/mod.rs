@@ -139,7 +139,8 @@ impl Solver for Boxing {
             .or(prepared.map(|(_, plan)| plan))
             .filter(|plan| plan.offsets().len() == problem.len());
         // Every step polls the clock: cut before the index, the plan is
-        // the bootstrap or the bucketed fallback's (no index needed); cut
+        // the bootstrap or the bucketed fallback's (no index needed; the
+        // stacked one if that takes too long); cut
         // before the order, the greedy fallback's; cut in the bootstrap,
         // the fallback completes it.
         let elementary = if self.options.elementary_cases {
@@ -172,15 +173,13 @@ impl Solver for Boxing {
         } else {
             let plan = bootstrap
                 .cloned()
-                .unwrap_or_else(|| greedy::bucketed(problem).0);
+                .unwrap_or_else(|| greedy::fallback::bucketed_or_stacked(problem).0);
             (plan, None)
         };
         let max_load = match max_load {
             Some(load) => load,
             // No time left for it: a weaker bound.
-            None if deadline.passed() => {
-                problem.buffers().iter().map(|b| b.size).max().unwrap_or(0)
-            }
+            None if deadline.passed() => problem.max_size(),
             None => problem.max_load(),
         };
         // A plan over the capacity when the clock ran out: more time might

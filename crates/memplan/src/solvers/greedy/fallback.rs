@@ -13,6 +13,8 @@
 //! twice its own max load. It is not meant to be good, only fast and never
 //! wrong: the first-fit placement it completes is the real plan.
 
+use std::time::{Duration, Instant};
+
 use rayon::prelude::*;
 
 use crate::geometry::fit::align_up;
@@ -22,6 +24,10 @@ use crate::problem::Problem;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
+
+/// Buffers handled between two polls of `stop()` in the passes of
+/// [`bucketed_until`] and [`colour`].
+const POLL: usize = 1 << 16;
 
 /// The slots of one size class.
 struct Class {
@@ -82,11 +88,25 @@ impl Colouring {
     }
 }
 
+/// How [`colour`] ended.
+enum Coloured {
+    Done(Colouring),
+    /// Absurdly many classes.
+    TooManyClasses,
+    /// `stop()` held at a poll.
+    Stopped,
+}
+
 /// Interval colouring by size class of the `n` positions that `item`
 /// gives (`None`: left out), visited in non-decreasing start: a slot
 /// freed at an item's end is reused by an item starting at or after it.
-/// Ends are at most `times`. `None` with absurdly many classes.
-fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>) -> Option<Colouring> {
+/// Ends are at most `times`. `stop()` is polled every [`POLL`] positions.
+fn colour(
+    times: usize,
+    n: usize,
+    item: impl Fn(usize) -> Option<Item>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Coloured {
     // Positions ending at each time (linked through `next`), to free their
     // slots when the sweep reaches it.
     let mut ending = vec![NONE; times + 1];
@@ -101,6 +121,9 @@ fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>) -> Optio
     let mut by_log = [u16::MAX; 64];
     let (mut released, mut count) = (0usize, 0usize);
     for p in 0..n {
+        if p % POLL == 0 && stop() {
+            return Coloured::Stopped;
+        }
         let Some(Item {
             start,
             end,
@@ -142,7 +165,7 @@ fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>) -> Optio
                     });
                     classes.len() - 1
                 }
-                None => return None,
+                None => return Coloured::TooManyClasses,
             }
         };
         last_class = c;
@@ -159,7 +182,7 @@ fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>) -> Optio
         ending[end as usize] = p as u32;
         count += 1;
     }
-    Some(Colouring {
+    Coloured::Done(Colouring {
         classes,
         class_of,
         slot_of,
@@ -201,7 +224,7 @@ pub fn complete(
     };
     // Absurdly many classes, or columns past 2^64 (sizes near the limit
     // the problem allows): one buffer above the other always fits.
-    let Some(colouring) = colour(occupancy.times(), n, item) else {
+    let Coloured::Done(colouring) = colour(occupancy.times(), n, item, &|| false) else {
         return stack(ranges, placed, alignment, base);
     };
     let Some(bases) = colouring.columns(base) else {
@@ -234,6 +257,19 @@ struct Record {
 /// no sort); returns the plan and how many buffers it placed (the free
 /// ones).
 pub fn bucketed(problem: &Problem) -> (Plan, usize) {
+    // Nothing stops it: always a plan.
+    bucketed_until(problem, &|| false).unwrap_or_else(|| stacked(problem))
+}
+
+/// [`bucketed`] that gives up (`None`) once `stop()` holds, polled between
+/// its passes and every [`POLL`] buffers within them.
+pub fn bucketed_until(
+    problem: &Problem,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<(Plan, usize)> {
+    if stop() {
+        return None;
+    }
     let buffers = problem.buffers();
     // One pass for the timeline of the free buffers and the fixed end.
     let (lo, hi, fixed_end) = buffers
@@ -252,7 +288,7 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
         for (o, b) in offsets.iter_mut().zip(buffers) {
             *o = b.fixed_offset.unwrap_or(0);
         }
-        return (Plan::from_offsets(offsets), 0);
+        return Some((Plan::from_offsets(offsets), 0));
     }
     let span = hi - lo;
     // At most one bucket per buffer (and per time step).
@@ -270,7 +306,10 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
     let mask = digits as u32 - 1;
     let mut low = vec![0u32; digits + 1];
     let mut high = vec![0u32; digits + 1];
-    for b in buffers {
+    for (i, b) in buffers.iter().enumerate() {
+        if i % POLL == 0 && stop() {
+            return None;
+        }
         if b.fixed_offset.is_none() {
             let k = start_of(b.start);
             low[(k & mask) as usize + 1] += 1;
@@ -284,6 +323,9 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
     let count = low[digits] as usize;
     let mut by_low = vec![Record::default(); count];
     for (i, b) in buffers.iter().enumerate() {
+        if i % POLL == 0 && stop() {
+            return None;
+        }
         if let Some(o) = b.fixed_offset {
             offsets[i] = o;
             continue;
@@ -302,22 +344,60 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
         *at += 1;
     }
     let mut records = vec![Record::default(); count];
-    for r in &by_low {
+    for (k, r) in by_low.iter().enumerate() {
+        if k % POLL == 0 && stop() {
+            return None;
+        }
         let at = &mut high[(r.item.start >> bits) as usize];
         records[*at as usize] = *r;
         *at += 1;
     }
     drop(by_low);
-    let colouring = colour(buckets as usize, count, |p| Some(records[p].item));
-    let bases = colouring.as_ref().and_then(|c| c.columns(fixed_end));
-    let (Some(colouring), Some(bases)) = (colouring, bases) else {
-        return stacked(problem);
+    let colouring = match colour(buckets as usize, count, |p| Some(records[p].item), stop) {
+        Coloured::Done(colouring) => colouring,
+        Coloured::TooManyClasses => return Some(stacked(problem)),
+        Coloured::Stopped => return None,
+    };
+    let Some(bases) = colouring.columns(fixed_end) else {
+        return Some(stacked(problem));
     };
     for (p, r) in records.iter().enumerate() {
         offsets[r.buffer as usize] = colouring.offset(&bases, p);
     }
-    (Plan::from_offsets(offsets), count)
+    Some((Plan::from_offsets(offsets), count))
 }
+
+/// How long [`bucketed_or_stacked`] gives the bucketed plan (issue 14
+/// allows a stop 0.1 s; the bucketed plan takes about 0.1 s per million
+/// buffers on one core).
+pub const BUCKETED_GRACE: Duration = Duration::from_millis(60);
+
+/// The plan of every free buffer after a stop that came before any index
+/// exists, and how many buffers it placed: [`bucketed`]'s if it is done
+/// within [`BUCKETED_GRACE`], else [`stacked`]'s (computed beside it, one
+/// pass), so that the stop waits at most about that long at any size.
+pub fn bucketed_or_stacked(problem: &Problem) -> (Plan, usize) {
+    bucketed_within(problem, BUCKETED_GRACE)
+}
+
+/// [`bucketed_or_stacked`] with `grace` for the bucketed plan.
+pub(crate) fn bucketed_within(problem: &Problem, grace: Duration) -> (Plan, usize) {
+    let started = Instant::now();
+    let give_up = || started.elapsed() >= grace;
+    // Both cores are free after a stop: the stacked plan beside.
+    let (bucketed, stacked) = rayon::join(
+        || bucketed_until(problem, &give_up),
+        || (problem.len() >= STACKED_BESIDE_MIN).then(|| stacked(problem)),
+    );
+    bucketed
+        .or(stacked)
+        .unwrap_or_else(|| self::stacked(problem))
+}
+
+/// From this many buffers on, [`bucketed_within`] computes the stacked
+/// plan beside the bucketed one, in case the bucketed one takes too long
+/// (below, the bucketed plan is done within the grace).
+const STACKED_BESIDE_MIN: usize = 1 << 18;
 
 /// A plan for when the clock leaves no time to build an index: every free
 /// buffer above the previous one, from the highest fixed end, in input
@@ -476,6 +556,32 @@ mod tests {
         assert_eq!(bucketed(&fixed), (Plan::from_offsets(vec![16]), 0));
         let empty = Problem::new(Vec::new(), None).unwrap();
         assert_eq!(bucketed(&empty), (Plan::default(), 0));
+    }
+
+    /// The bucketed plan cut at any poll gives up (`None`), else it is the
+    /// uncut plan; with no grace the stop takes the stacked plan, with
+    /// all the time it needs the bucketed one. A problem above
+    /// `STACKED_BESIDE_MIN` buffers is too large for a unit test: the
+    /// stacked plan beside is the same function.
+    #[test]
+    fn a_stop_at_any_poll_of_the_bucketed_plan_gives_a_valid_plan() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let p = crate::solvers::greedy::tests::mixed(Kind::Trace, 3000);
+        let whole = bucketed(&p);
+        let mut cuts = 0;
+        for cut in 0..12 {
+            let polls = AtomicUsize::new(0);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            match bucketed_until(&p, &stop) {
+                Some(plan) => assert_eq!(plan, whole, "cut {cut}"),
+                None => cuts += 1,
+            }
+        }
+        // A stop at the first poll and at the poll of each pass.
+        assert!(cuts >= 3, "{cuts}");
+        assert_eq!(bucketed_within(&p, Duration::ZERO), stacked(&p));
+        assert_eq!(bucketed_within(&p, Duration::MAX), whole);
+        assert_eq!(validate(&p, &bucketed_or_stacked(&p).0), Ok(()));
     }
 
     #[test]

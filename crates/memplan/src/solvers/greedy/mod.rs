@@ -140,15 +140,7 @@ impl Solver for Greedy {
         // Without the time to compute the max load, a weaker bound.
         let max_load = match within.max_load {
             Some(load) => load,
-            None if deadline.passed() => {
-                use rayon::prelude::*;
-                problem
-                    .buffers()
-                    .par_iter()
-                    .map(|b| b.size)
-                    .max()
-                    .unwrap_or(0)
-            }
+            None if deadline.passed() => problem.max_size(),
             None => problem.max_load(),
         };
         let reason = if fallback > 0 {

@@ -305,7 +305,7 @@ impl<'p> Placer<'p> {
             // buffers goes to the fallback, which needs the index: built
             // after the deadline, so only when it is quick.
             if buffers.len() > FALLBACK_INDEX_MAX {
-                return fallback::bucketed(problem);
+                return fallback::bucketed_or_stacked(problem);
             }
             std::borrow::Cow::Owned(Occupancy::of_buffers(buffers, usize::MAX))
         } else {
@@ -378,14 +378,15 @@ impl<'p> Placer<'p> {
     }
 
     /// The plan when no buffer could be placed in time: the fallback for
-    /// every free buffer, or [`fallback::bucketed`] without an index.
+    /// every free buffer, or [`fallback::bucketed_or_stacked`] without an
+    /// index.
     pub fn place_none(&self) -> (Plan, usize) {
         let problem = self.problem;
         let occupancy = if self.pieces.is_some() {
-            return fallback::bucketed(problem);
+            return fallback::bucketed_or_stacked(problem);
         } else if self.fit == Fit::Skyline {
             if problem.len() > FALLBACK_INDEX_MAX {
-                return fallback::bucketed(problem);
+                return fallback::bucketed_or_stacked(problem);
             }
             std::borrow::Cow::Owned(Occupancy::of_buffers(problem.buffers(), usize::MAX))
         } else {
@@ -565,7 +566,7 @@ const SETUP_POLL: usize = 1 << 16;
 
 /// Beyond this many buffers, a skyline cut by the clock is not completed
 /// by the fallback (whose index would cost a sort after the deadline):
-/// the plan is [`fallback::bucketed`]'s.
+/// the plan is [`fallback::bucketed_or_stacked`]'s.
 const FALLBACK_INDEX_MAX: usize = 1 << 18;
 
 /// From this many buffers on, [`Placer::place_order_within`] computes the
@@ -598,7 +599,7 @@ pub struct Within<'p> {
 
 /// The plan of `greedy` on `problem` with `stop()` polled throughout, the
 /// setup included: the placer first (cut there, the plan is
-/// [`fallback::bucketed`]'s, which needs no index),
+/// [`fallback::bucketed_or_stacked`]'s, which needs no index),
 /// then the order (cut there, the fallback places every buffer), then the
 /// placement ([`Placer::place_within`]) and the max load from the index.
 pub fn plan_within<'p>(
@@ -607,7 +608,7 @@ pub fn plan_within<'p>(
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Within<'p> {
     let Some(placer) = Placer::new_until(problem, greedy.fit, stop) else {
-        let (plan, fallback) = fallback::bucketed(problem);
+        let (plan, fallback) = fallback::bucketed_or_stacked(problem);
         return Within {
             plan,
             fallback,

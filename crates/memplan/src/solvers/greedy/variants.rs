@@ -30,7 +30,7 @@ fn is_dense_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option
 /// start order, the starts inside a lifetime follow its own, so they are
 /// counted by a search outwards from there (lifetimes are mostly short).
 fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
-    let mut spans: Vec<(u64, u64)> = buffers.iter().map(|b| (b.start, b.end)).collect();
+    let mut spans: Vec<(u64, u64)> = buffers.par_iter().map(|b| (b.start, b.end)).collect();
     if !sort_until(&mut spans, stop) {
         return None;
     }

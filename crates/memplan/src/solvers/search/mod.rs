@@ -147,8 +147,10 @@ impl Solver for Search {
                 &|| deadline.passed(),
             )
             .plan;
-            let size = problem.buffers().iter().map(|b| b.size).max().unwrap_or(0);
-            return Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit);
+            let size = problem.max_size();
+            let mut s = Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit)?;
+            s.stopped = deadline.stopped();
+            return Ok(s);
         };
         options.progress.raise_lower_bound(prepared.lower_bound);
         match problem.capacity {

@@ -311,8 +311,22 @@ impl Tela {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
-        // The bounds (a portfolio's, when it computed them).
-        let prepared = options.prepared(problem);
+        // The bounds (a portfolio's, when it computed them); their sorts
+        // poll the clock at millions of buffers.
+        let Some(prepared) = options.prepared_until(problem, &|| deadline.passed()) else {
+            // No time even for the bounds: the plan greedy gives in no
+            // time, with a weaker bound (as search does).
+            let plan = crate::solvers::greedy::plan_within(
+                problem,
+                crate::solvers::greedy::Greedy::default(),
+                &|| deadline.passed(),
+            )
+            .plan;
+            let size = problem.max_size();
+            let mut s = Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit)?;
+            s.stopped = deadline.stopped();
+            return Ok(s);
+        };
         match problem.capacity {
             Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
             None => Ok(self.minimise(problem, &prepared, options, &deadline)),

@@ -568,3 +568,21 @@ fn prepared_greedy_plan_is_the_start() {
     assert_eq!(validate(&p, &s.plan), Ok(()));
     assert_eq!(s.plan, start);
 }
+
+/// Cut before the bounds (whose sorts poll the clock beyond 65,536
+/// buffers), tela returns greedy's plan of no time, valid and said to be
+/// stopped, instead of computing the bounds after the deadline.
+#[test]
+fn a_stop_before_the_bounds_gives_a_valid_plan() {
+    let p = crate::generate::generate(crate::generate::Kind::Random, 70_000, 3).problem;
+    let options = SolveOptions {
+        time_limit: Some(Duration::ZERO),
+        ..SolveOptions::default()
+    };
+    assert!(options.prepared_until(&p, &|| true).is_none());
+    let s = Tela::default().solve(&p, &options).unwrap();
+    assert_eq!(validate(&p, &s.plan), Ok(()));
+    assert_eq!(s.stopped, Some(crate::solver::Stopped::TimeLimit));
+    // The weak bound: the largest size, not the max load.
+    assert_eq!(s.lower_bound, p.max_size());
+}
