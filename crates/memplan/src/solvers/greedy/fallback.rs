@@ -262,7 +262,7 @@ pub fn bucketed(problem: &Problem) -> (Plan, usize) {
 }
 
 /// [`bucketed`] that gives up (`None`) once `stop()` holds, polled between
-/// its passes and every [`POLL`] buffers within them.
+/// its passes and every `POLL` (65,536) buffers within them.
 pub fn bucketed_until(
     problem: &Problem,
     stop: &(dyn Fn() -> bool + Sync),
