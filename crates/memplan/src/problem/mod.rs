@@ -353,11 +353,13 @@ impl Problem {
     /// The highest end of a fixed buffer (0 without any): like the max load,
     /// a lower bound on every makespan.
     pub fn fixed_end(&self) -> u64 {
-        self.buffers
-            .iter()
-            .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
-            .max()
-            .unwrap_or(0)
+        let end = |b: &Buffer| b.fixed_offset.map(|o| o + b.size);
+        // In parallel at scale: a stop's fallback plans start with it.
+        if self.buffers.len() < 1 << 16 {
+            self.buffers.iter().filter_map(end).max().unwrap_or(0)
+        } else {
+            self.buffers.par_iter().filter_map(end).max().unwrap_or(0)
+        }
     }
 
     /// The lower bound of every makespan memplan knows without searching:
@@ -402,13 +404,6 @@ impl Problem {
                 return g;
             }
         }
-    }
-
-    /// The largest size of a buffer (0 without buffers): the weak lower
-    /// bound solvers report when a stop leaves no time for the max load
-    /// (one parallel pass, no sort).
-    pub fn max_size(&self) -> u64 {
-        self.buffers.par_iter().map(|b| b.size).max().unwrap_or(0)
     }
 
     /// The max load L: most bytes alive at one instant, the lower bound on

@@ -10,29 +10,30 @@ use crate::problem::Problem;
 /// waits for (issue 14).
 const PARALLEL_PASS: usize = 1 << 16;
 
-/// The makespan of `plan` and the highest fixed end of `problem`, in one
-/// pass (in parallel on large problems).
-fn makespan_and_fixed_end(problem: &Problem, plan: &Plan) -> (u64, u64) {
+/// The makespan of `plan`, the highest fixed end of `problem` and its
+/// largest size, in one pass (in parallel on large problems).
+fn makespan_and_fixed_end(problem: &Problem, plan: &Plan) -> (u64, u64, u64) {
     let buffers = problem.buffers();
     let ends = |(b, &o): (&crate::problem::Buffer, &u64)| {
         (
             o.saturating_add(b.size),
             b.fixed_offset.map_or(0, |f| f + b.size),
+            b.size,
         )
     };
-    let max = |a: (u64, u64), b: (u64, u64)| (a.0.max(b.0), a.1.max(b.1));
+    let max = |a: (u64, u64, u64), b: (u64, u64, u64)| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2));
     if buffers.len() < PARALLEL_PASS {
         buffers
             .iter()
             .zip(plan.offsets())
             .map(ends)
-            .fold((0, 0), max)
+            .fold((0, 0, 0), max)
     } else {
         buffers
             .par_iter()
             .zip(plan.offsets())
             .map(ends)
-            .reduce(|| (0, 0), max)
+            .reduce(|| (0, 0, 0), max)
     }
 }
 
@@ -106,7 +107,9 @@ impl Solution {
     }
 
     /// A solution for `plan` whose lower bound is the max load (or the
-    /// highest fixed end, if higher). Fails when the problem has a capacity
+    /// highest fixed end, or the largest size, if higher: a stop that
+    /// leaves no time for the max load passes 0 and gets those weak bounds
+    /// from the pass that measures the plan). Fails when the problem has a capacity
     /// and the plan does not fit in it: as
     /// [`NotFoundReason::ProvenInfeasible`] when even the lower bound exceeds
     /// the capacity, else as `reason`.
@@ -116,9 +119,10 @@ impl Solution {
         max_load: u64,
         reason: NotFoundReason,
     ) -> Result<Solution, SolveError> {
-        let (makespan, fixed_end) = makespan_and_fixed_end(problem, &plan);
-        // Fixed buffers bound the makespan from below too.
-        let max_load = max_load.max(fixed_end);
+        let (makespan, fixed_end, max_size) = makespan_and_fixed_end(problem, &plan);
+        // Fixed buffers and the largest one bound the makespan from below
+        // too.
+        let max_load = max_load.max(fixed_end).max(max_size);
         if let Some(capacity) = problem.capacity {
             if max_load > capacity {
                 return Err(SolveError::NotFound {

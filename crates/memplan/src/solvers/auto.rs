@@ -135,8 +135,7 @@ impl Solver for Auto {
             // time, with a weaker bound.
             let greedy = crate::solvers::greedy::Greedy::default();
             let plan = crate::solvers::greedy::plan_within(problem, greedy, &stop).plan;
-            let size = problem.max_size();
-            let mut s = Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit)?;
+            let mut s = Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
             s.found_by = Some(format!("auto/{}", greedy.name()));
             s.stopped = cap.stopped();
             return Ok(s);

@@ -178,8 +178,9 @@ impl Solver for Boxing {
         };
         let max_load = match max_load {
             Some(load) => load,
-            // No time left for it: a weaker bound.
-            None if deadline.passed() => problem.max_size(),
+            // No time left for it: a weaker bound (the largest size, from
+            // the pass that measures the plan).
+            None if deadline.passed() => 0,
             None => problem.max_load(),
         };
         // A plan over the capacity when the clock ran out: more time might

@@ -372,11 +372,20 @@ pub fn bucketed_until(
 /// buffers on one core).
 pub const BUCKETED_GRACE: Duration = Duration::from_millis(60);
 
+/// Beyond this many buffers, [`bucketed_or_stacked`] does not try the
+/// bucketed plan: it could not be done within [`BUCKETED_GRACE`], and its
+/// passes would slow the stacked plan beside it.
+pub const BUCKETED_MAX: usize = 1 << 19;
+
 /// The plan of every free buffer after a stop that came before any index
 /// exists, and how many buffers it placed: [`bucketed`]'s if it is done
-/// within [`BUCKETED_GRACE`], else [`stacked`]'s (computed beside it, one
-/// pass), so that the stop waits at most about that long at any size.
+/// within [`BUCKETED_GRACE`] (and there are at most [`BUCKETED_MAX`]
+/// buffers), else [`stacked`]'s (computed beside it, one pass), so that
+/// the stop waits at most about that long at any size.
 pub fn bucketed_or_stacked(problem: &Problem) -> (Plan, usize) {
+    if problem.len() > BUCKETED_MAX {
+        return stacked(problem);
+    }
     bucketed_within(problem, BUCKETED_GRACE)
 }
 
@@ -402,23 +411,70 @@ const STACKED_BESIDE_MIN: usize = 1 << 18;
 /// A plan for when the clock leaves no time to build an index: every free
 /// buffer above the previous one, from the highest fixed end, in input
 /// order (linear time, valid: the problem keeps the sum of sizes below
-/// 2^64). Returns the plan and how many buffers it stacked.
+/// 2^64). Returns the plan and how many buffers it stacked. From
+/// [`STACKED_CHUNK`] buffers on, chunks of the input are stacked in
+/// parallel, each from a base that leaves room for its sizes and the
+/// worst alignment padding (at most `alignment - 1` bytes a buffer).
 pub fn stacked(problem: &Problem) -> (Plan, usize) {
-    let mut top = problem.fixed_end();
-    let mut count = 0;
-    let offsets = problem
-        .buffers()
-        .iter()
-        .map(|b| {
-            b.fixed_offset.unwrap_or_else(|| {
-                let at = align_up(top, b.alignment);
-                top = at.saturating_add(b.size);
-                count += 1;
-                at
+    let buffers = problem.buffers();
+    let base = problem.fixed_end();
+    // Each chunk's room: sizes and padding, `None` past 2^64.
+    let room = |chunk: &[crate::problem::Buffer]| {
+        chunk
+            .iter()
+            .filter(|b| b.fixed_offset.is_none())
+            .try_fold((0u64, 0usize), |(h, n), b| {
+                Some((h.checked_add(b.size)?.checked_add(b.alignment - 1)?, n + 1))
             })
-        })
-        .collect();
+    };
+    let rooms: Option<Vec<(u64, usize)>> = if buffers.len() < STACKED_CHUNK {
+        None
+    } else {
+        buffers.par_chunks(STACKED_CHUNK).map(room).collect()
+    };
+    // The chunks' bases, unless they would pass 2^64.
+    let bases = rooms.and_then(|rooms| {
+        let mut bases = Vec::with_capacity(rooms.len());
+        let mut top = base;
+        for (h, _) in &rooms {
+            bases.push(top);
+            top = top.checked_add(*h)?;
+        }
+        Some((bases, rooms.iter().map(|r| r.1).sum::<usize>()))
+    });
+    let Some((bases, count)) = bases else {
+        let mut offsets = vec![0; buffers.len()];
+        let count = stack_from(buffers, &mut offsets, base);
+        return (Plan::from_offsets(offsets), count);
+    };
+    let mut offsets = vec![0; buffers.len()];
+    offsets
+        .par_chunks_mut(STACKED_CHUNK)
+        .zip(buffers.par_chunks(STACKED_CHUNK))
+        .zip(bases)
+        .for_each(|((offsets, chunk), base)| {
+            stack_from(chunk, offsets, base);
+        });
     (Plan::from_offsets(offsets), count)
+}
+
+/// Buffers per chunk of [`stacked`] (below, one chunk, sequentially).
+const STACKED_CHUNK: usize = 1 << 16;
+
+/// The free buffers of `buffers` one above the other from `base` into
+/// `offsets` (the fixed ones at their offsets); how many were free.
+fn stack_from(buffers: &[crate::problem::Buffer], offsets: &mut [u64], base: u64) -> usize {
+    let mut top = base;
+    let mut count = 0;
+    for (o, b) in offsets.iter_mut().zip(buffers) {
+        *o = b.fixed_offset.unwrap_or_else(|| {
+            let at = align_up(top, b.alignment);
+            top = at.saturating_add(b.size);
+            count += 1;
+            at
+        });
+    }
+    count
 }
 
 /// Every unplaced buffer above the previous one, from `base`: fits in 64
@@ -495,13 +551,18 @@ mod tests {
         }
     }
 
+    /// Stacked in one chunk or in several (from `STACKED_CHUNK` buffers,
+    /// with fixed and aligned buffers), the plan is valid and counts every
+    /// free buffer.
     #[test]
     fn stacked_plans_are_valid() {
-        let p = crate::solvers::greedy::tests::mixed(Kind::Trace, 500);
-        let (plan, count) = stacked(&p);
-        assert_eq!(validate(&p, &plan), Ok(()));
-        let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
-        assert_eq!(count, free.count());
+        for n in [500, 2 * STACKED_CHUNK + 7] {
+            let p = crate::solvers::greedy::tests::mixed(Kind::Trace, n);
+            let (plan, count) = stacked(&p);
+            assert_eq!(validate(&p, &plan), Ok(()), "{n}");
+            let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
+            assert_eq!(count, free.count(), "{n}");
+        }
     }
 
     /// The bucketed plan: valid with fixed and aligned buffers, every free

@@ -137,10 +137,11 @@ impl Solver for Greedy {
         let deadline = options.deadline();
         let within = plan_within(problem, *self, &|| deadline.passed());
         let (plan, fallback) = (within.plan, within.fallback);
-        // Without the time to compute the max load, a weaker bound.
+        // Without the time to compute the max load, a weaker bound (the
+        // largest size, from the pass that measures the plan).
         let max_load = match within.max_load {
             Some(load) => load,
-            None if deadline.passed() => problem.max_size(),
+            None if deadline.passed() => 0,
             None => problem.max_load(),
         };
         let reason = if fallback > 0 {

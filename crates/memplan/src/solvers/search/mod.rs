@@ -147,8 +147,8 @@ impl Solver for Search {
                 &|| deadline.passed(),
             )
             .plan;
-            let size = problem.max_size();
-            let mut s = Solution::within_capacity(problem, plan, size, NotFoundReason::TimeLimit)?;
+            // 0: the largest size, from the pass that measures the plan.
+            let mut s = Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
             s.stopped = deadline.stopped();
             return Ok(s);
         };
