@@ -412,7 +412,7 @@ const STACKED_BESIDE_MIN: usize = 1 << 18;
 /// buffer above the previous one, from the highest fixed end, in input
 /// order (linear time, valid: the problem keeps the sum of sizes below
 /// 2^64). Returns the plan and how many buffers it stacked. From
-/// [`STACKED_CHUNK`] buffers on, chunks of the input are stacked in
+/// `STACKED_CHUNK` (65,536) buffers on, chunks of the input are stacked in
 /// parallel, each from a base that leaves room for its sizes and the
 /// worst alignment padding (at most `alignment - 1` bytes a buffer).
 pub fn stacked(problem: &Problem) -> (Plan, usize) {
