@@ -19,7 +19,7 @@ pub use placer::{place, plan_within, Placer, Within};
 pub use variants::{best_of, best_variant, is_dense};
 
 use crate::problem::Problem;
-use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 
 /// The order in which buffers are placed. Ties always end on input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -156,6 +156,17 @@ impl Solver for Greedy {
         };
         Solution::within_capacity_counted(problem, plan, max_load, reason, counters)
     }
+}
+
+/// The plan of an exact solver cut by `deadline` before it had even its
+/// bounds (millions of buffers): the default greedy's plan within that
+/// deadline (next to none left), with the weakest bound (the largest size,
+/// from the pass that measures the plan) and the stop recorded.
+pub fn plan_of_no_time(problem: &Problem, deadline: &Deadline) -> Result<Solution, SolveError> {
+    let plan = plan_within(problem, Greedy::default(), &|| deadline.passed()).plan;
+    let mut s = Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
+    s.stopped = deadline.stopped();
+    Ok(s)
 }
 
 #[cfg(test)]

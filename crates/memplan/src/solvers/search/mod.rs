@@ -139,18 +139,8 @@ impl Solver for Search {
         let deadline = options.deadline();
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
         let Some(prepared) = options.prepared_until(problem, &|| deadline.passed()) else {
-            // No time even for the bounds (millions of buffers): the plan
-            // greedy gives in no time, with a weaker bound.
-            let plan = crate::solvers::greedy::plan_within(
-                problem,
-                crate::solvers::greedy::Greedy::default(),
-                &|| deadline.passed(),
-            )
-            .plan;
-            // 0: the largest size, from the pass that measures the plan.
-            let mut s = Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
-            s.stopped = deadline.stopped();
-            return Ok(s);
+            // No time even for the bounds (millions of buffers).
+            return crate::solvers::greedy::plan_of_no_time(problem, &deadline);
         };
         options.progress.raise_lower_bound(prepared.lower_bound);
         match problem.capacity {

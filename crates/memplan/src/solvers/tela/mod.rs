@@ -314,18 +314,8 @@ impl Tela {
         // The bounds (a portfolio's, when it computed them); their sorts
         // poll the clock at millions of buffers.
         let Some(prepared) = options.prepared_until(problem, &|| deadline.passed()) else {
-            // No time even for the bounds: the plan greedy gives in no
-            // time, with a weaker bound (as search does).
-            let plan = crate::solvers::greedy::plan_within(
-                problem,
-                crate::solvers::greedy::Greedy::default(),
-                &|| deadline.passed(),
-            )
-            .plan;
-            // 0: the largest size, from the pass that measures the plan.
-            let mut s = Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
-            s.stopped = deadline.stopped();
-            return Ok(s);
+            // No time even for the bounds (millions of buffers).
+            return crate::solvers::greedy::plan_of_no_time(problem, &deadline);
         };
         match problem.capacity {
             Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
