@@ -385,38 +385,26 @@ fn validate_calls_id_mismatches_invalid_plans() {
     // the message, and the columns a plan needs.
     let plan = file(&dir, "noid.csv", "offset\n0\n");
     validate_plan(&input, &plan).code(2);
-    let v = json_code(
-        memplan()
-            .args(["validate", "--json"])
-            .arg(&input)
-            .arg(&plan),
-        2,
-    );
-    assert_eq!(v["valid"], serde_json::Value::Null);
+    let bad_input = |problem: &Path| {
+        let v = json_code(
+            memplan()
+                .args(["validate", "--json"])
+                .arg(problem)
+                .arg(&plan),
+            2,
+        );
+        assert_eq!(v["valid"], serde_json::Value::Null);
+        v["error"].as_str().unwrap().to_string()
+    };
+    let error = bad_input(&input);
     assert!(
-        v["error"]
-            .as_str()
-            .unwrap()
-            .ends_with("noid.csv:1: missing required column `id` (expected columns: id|buffer|buffer_id, offset)"),
-        "{v}"
+        error.ends_with("noid.csv:1: missing required column `id` (expected columns: id|buffer|buffer_id, offset)"),
+        "{error}"
     );
     // So is an unreadable problem.
     let broken = file(&dir, "broken.csv", "id,lower,upper,size\na,0,4,8k\n");
-    let v = json_code(
-        memplan()
-            .args(["validate", "--json"])
-            .arg(&broken)
-            .arg(&plan),
-        2,
-    );
-    assert_eq!(v["valid"], serde_json::Value::Null);
-    assert!(
-        v["error"]
-            .as_str()
-            .unwrap()
-            .contains("broken.csv:2: column `size`"),
-        "{v}"
-    );
+    let error = bad_input(&broken);
+    assert!(error.contains("broken.csv:2: column `size`"), "{error}");
 }
 
 /// A solve that runs until stopped: boxing with a budget of iterations it

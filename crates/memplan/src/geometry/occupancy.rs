@@ -287,12 +287,9 @@ impl Occupancy {
     /// more than the scan.
     #[inline]
     pub fn occupied_during(&self, p: u32, r: u32, stamps: &[(u32, u32)], out: &mut Vec<u32>) {
-        let p = p as usize;
-        let (s, e) = (self.start[p], self.end[p]);
-        let k = self.checkpoint_of[s as usize] as usize;
-        let q = self.checkpoint_at[k] as usize;
-        let list = &self.alive[self.alive_from[k] as usize..self.alive_from[k + 1] as usize];
-        let to = self.run_begin[e as usize] as usize;
+        let w = self.window(p);
+        let (p, s, q, to) = (p as usize, w.s, w.q as usize, w.to as usize);
+        let list = &self.alive[w.list.0 as usize..w.list.1 as usize];
         let mut len = out.len();
         out.resize(len + list.len() + (to - q), 0);
         // Alive at s and started before it: the checkpoint's list, then
@@ -312,50 +309,6 @@ impl Occupancy {
             len += usize::from(rank < r);
         }
         out.truncate(len);
-    }
-
-    /// [`Occupancy::occupied_during`] writing `item(c)` for each such
-    /// position `c`, rather than `c`, at the start of `scratch`, and
-    /// returning how many: a caller that needs, say, the address ranges
-    /// reads them in the same pass, mostly sequentially (positions near
-    /// `p`), rather than gathering them afterwards. `scratch` only grows
-    /// (no clearing or filling per query); what lies past the count is
-    /// garbage. `item` is called on every position scanned, placed or not.
-    #[inline]
-    pub fn occupied_map<T: Copy + Default>(
-        &self,
-        p: u32,
-        r: u32,
-        stamps: &[(u32, u32)],
-        scratch: &mut Vec<T>,
-        item: impl Fn(usize) -> T,
-    ) -> usize {
-        let p = p as usize;
-        let (s, e) = (self.start[p], self.end[p]);
-        let k = self.checkpoint_of[s as usize] as usize;
-        let q = self.checkpoint_at[k] as usize;
-        let list = &self.alive[self.alive_from[k] as usize..self.alive_from[k + 1] as usize];
-        let to = self.run_begin[e as usize] as usize;
-        let most = list.len() + (to - q);
-        if scratch.len() < most {
-            scratch.resize(most, T::default());
-        }
-        let out = &mut scratch[..most];
-        let mut len = 0;
-        for &c in list {
-            let (end, rank) = stamps[c as usize];
-            out[len] = item(c as usize);
-            len += usize::from(end > s && rank < r);
-        }
-        for (c, &(end, rank)) in (q..p).zip(&stamps[q..p]) {
-            out[len] = item(c);
-            len += usize::from(end > s && rank < r);
-        }
-        for (c, &(_, rank)) in (p + 1..to).zip(&stamps[p + 1..to]) {
-            out[len] = item(c);
-            len += usize::from(rank < r);
-        }
-        len
     }
 
     /// Where a query for position `p` reads: its compressed start, its
@@ -393,13 +346,17 @@ impl Occupancy {
         }
     }
 
-    /// [`Occupancy::occupied_map`] of the query `w` (from
+    /// [`Occupancy::occupied_during`] of the query `w` (from
     /// [`Occupancy::window`]) with the placed positions given as `marks`
-    /// (a position is placed when marked) rather than by rank: the runs
-    /// of positions are scanned a word of marks at a time, so `item` is
-    /// called on the marked positions of the runs only (and on every
-    /// position of the checkpoint's list). `marks` covers the group of
-    /// the query.
+    /// (a position is placed when marked) rather than by rank, writing
+    /// `item(c)` for each position `c` found, rather than `c`, at the
+    /// start of `scratch` and returning how many: a caller that needs, say,
+    /// the address ranges reads them in the same pass. `scratch` only
+    /// grows (no clearing per query); what lies past the count is garbage.
+    /// The runs of positions are scanned a word of marks at a time, so
+    /// `item` is called on the marked positions of the runs only (and on
+    /// every position of the checkpoint's list). `marks` covers the group
+    /// of the query.
     #[inline]
     pub fn occupied_marked<T: Copy + Default>(
         &self,
@@ -436,8 +393,11 @@ impl Occupancy {
         len
     }
 
-    /// [`Occupancy::prefetch`] for [`Occupancy::occupied_marked`] of the
-    /// query `w`: the checkpoint's list, and from its first position on
+    /// Asks the processor to start loading what
+    /// [`Occupancy::occupied_marked`] will read for the query `w`, so that
+    /// a caller can overlap the memory latency of upcoming queries (they
+    /// come in no particular time order) with the current one: the
+    /// checkpoint's list, and from its first position on
     /// the marks, the compressed ends and `items` (the caller's data by
     /// position minus `from`).
     #[inline]
@@ -447,21 +407,6 @@ impl Occupancy {
         prefetch_lines(marks.words_of(lo, to));
         prefetch_lines(&self.end[lo..p]);
         prefetch_lines(&items[lo - from..to - from]);
-    }
-
-    /// Asks the processor to start loading what
-    /// [`Occupancy::occupied_during`] will read for position `p`, so that
-    /// a caller can overlap the memory latency of upcoming queries (they
-    /// come in no particular time order) with the current one.
-    #[inline]
-    pub fn prefetch(&self, p: u32, stamps: &[(u32, u32)]) {
-        let p = p as usize;
-        let s = self.start[p] as usize;
-        let k = self.checkpoint_of[s] as usize;
-        let q = self.checkpoint_at[k] as usize;
-        let to = self.run_begin[self.end[p] as usize] as usize;
-        prefetch_lines(&self.alive[self.alive_from[k] as usize..self.alive_from[k + 1] as usize]);
-        prefetch_lines(&stamps[q..to]);
     }
 }
 
@@ -654,17 +599,10 @@ mod tests {
             let p = occ.position(q as u32);
             let &(from, to) = occ.groups().iter().find(|g| g.0 <= p && p < g.1).unwrap();
             let mut positions = vec![7];
-            occ.prefetch(p, &stamps);
             occ.occupied_during(p, stamps[p as usize].1, &stamps, &mut positions);
             prop_assert_eq!(positions[0], 7, "appends");
-            // The mapped scan finds the same, at the start of its scratch.
-            let mut scratch = vec![u64::MAX; 2];
-            let count = occ.occupied_map(p, stamps[p as usize].1, &stamps, &mut scratch, |c| c as u64);
-            let mut mapped: Vec<u64> = scratch[..count].to_vec();
-            mapped.sort_unstable();
             let mut listed: Vec<u64> = positions[1..].iter().map(|&c| u64::from(c)).collect();
             listed.sort_unstable();
-            prop_assert_eq!(&mapped, &listed);
             // So does the scan by marks: placed means ranked below.
             let r = stamps[p as usize].1;
             let mut marks = Marks::new(from as usize, to as usize);
