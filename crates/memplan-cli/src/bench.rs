@@ -411,13 +411,15 @@ fn measure(file: &Path, solver: &Greedy) -> Result<Measurement, Failure> {
 /// Seconds `sort -t, -k4,4n FILE > /dev/null` takes, if `sort` runs.
 fn time_sort(file: &Path) -> Option<f64> {
     let start = Instant::now();
-    let status = Command::new("sort")
-        .args(["-t,", "-k4,4n"])
-        .arg(file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?;
+    let (mut child, _registered) = crate::signals::spawn_child(
+        Command::new("sort")
+            .args(["-t,", "-k4,4n"])
+            .arg(file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
+    .ok()?;
+    let status = child.wait().ok()?;
     status.success().then(|| start.elapsed().as_secs_f64())
 }
 
@@ -435,25 +437,18 @@ pub(crate) fn file_name(file: &Path) -> String {
 
 /// A temporary directory, removed when dropped or when a signal ends the
 /// process.
-pub(crate) struct TempDir {
-    // Dropped first: the directory goes, then its registration.
-    dir: tempfile::TempDir,
-    _pending: crate::signals::PendingDir,
-}
+pub(crate) struct TempDir(crate::signals::Pending<tempfile::TempDir>);
 
 impl TempDir {
     /// A fresh directory with an unpredictable name starting with `prefix`.
     pub(crate) fn new(prefix: &str) -> Result<Self, Failure> {
-        let dir = tempfile::Builder::new()
-            .prefix(prefix)
-            .tempdir()
-            .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))?;
-        let _pending = crate::signals::PendingDir::new(dir.path());
-        Ok(TempDir { dir, _pending })
+        crate::signals::Pending::create(|| tempfile::Builder::new().prefix(prefix).tempdir())
+            .map(TempDir)
+            .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))
     }
 
     pub(crate) fn path(&self) -> &Path {
-        self.dir.path()
+        self.0.path()
     }
 }
 

@@ -12,7 +12,7 @@
 //! both sides and the median kept.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use memplan::plan::read_plan;
@@ -171,12 +171,17 @@ fn run_reference(
     let output_path = dir.join("reference-plan.csv");
     let _ = std::fs::remove_file(&output_path);
     let started = Instant::now();
-    let output = Command::new(binary)
-        .arg(format!("--capacity={}", problem.capacity.unwrap_or(0)))
-        .arg(format!("--input={}", input.display()))
-        .arg(format!("--output={}", output_path.display()))
-        .arg(format!("--timeout={}s", timeout.as_secs_f64()))
-        .output();
+    let output = crate::signals::spawn_child(
+        Command::new(binary)
+            .arg(format!("--capacity={}", problem.capacity.unwrap_or(0)))
+            .arg(format!("--input={}", input.display()))
+            .arg(format!("--output={}", output_path.display()))
+            .arg(format!("--timeout={}s", timeout.as_secs_f64()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .and_then(|(child, _registered)| child.wait_with_output());
     let wall = started.elapsed().as_secs_f64();
     let output = match output {
         Ok(o) => o,

@@ -225,19 +225,19 @@ fn replace(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    let tmp = builder.tempfile_in(dir)?;
-    // A second Ctrl-C or SIGTERM exits at once: it removes this file first.
-    let _pending = signals::PendingFile::new(tmp.path());
-    let mut out = BufWriter::new(tmp.as_file());
+    // Registered as it is created: a second Ctrl-C or SIGTERM exits at
+    // once, removing it first.
+    let tmp = signals::Pending::create(|| builder.tempfile_in(dir))?;
+    let mut out = BufWriter::new(tmp.get().as_file());
     write(&mut out)?;
     out.flush()?;
     drop(out);
     pause_for_tests();
     if let Some(permissions) = existing {
-        tmp.as_file().set_permissions(permissions)?;
+        tmp.get().as_file().set_permissions(permissions)?;
     }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    tmp.get().as_file().sync_all()?;
+    tmp.release(|tmp| tmp.persist(path).map_err(|e| e.error))?;
     // Make the rename itself durable; not every system can sync a directory.
     if let Ok(d) = fs::File::open(dir) {
         let _ = d.sync_all();

@@ -29,8 +29,14 @@ pub fn first_signal() -> Option<Instant> {
     FIRST.get().copied()
 }
 
-/// The temporary output file being written, if any.
-static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// Temporary files and directories to remove if a signal ends the
+/// process: each registered from its creation ([`Pending::create`]) until
+/// it is removed or renamed.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Process ids of the children (`sort`, a reference solver) to end with
+/// SIGTERM if a signal ends the process, registered while they run.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Held by whichever ends the process first: `main` returning its status
 /// ([`claim_exit`]) or the handler exiting with 130. So a process that
@@ -45,9 +51,6 @@ pub fn claim_exit() {
         std::mem::forget(guard);
     }
 }
-
-/// Temporary directories to remove if a signal ends the process.
-static PENDING_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Installs the handler (once, at start-up). Failing to install it (e.g.
 /// one already set) leaves the default action, which ends the process.
@@ -64,16 +67,8 @@ pub fn install() {
         let claimed = EXIT.lock();
         // The writers hold the locks only for an instant, to register or
         // forget a path; wait for them a little, never forever.
-        with_lock(&PENDING, |pending| {
-            if let Some(path) = pending.as_ref() {
-                let _ = std::fs::remove_file(path);
-            }
-        });
-        with_lock(&PENDING_DIRS, |dirs| {
-            for dir in dirs.iter() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        });
+        with_lock(&CHILDREN, |children| children.iter().for_each(|&id| terminate(id)));
+        with_lock(&PENDING, |pending| pending.iter().for_each(|path| remove(path)));
         // Nothing here may panic (a panic would end this thread, and
         // signals would be ignored from then on): not `eprintln!`, which
         // panics when stderr is a closed pipe.
@@ -101,46 +96,170 @@ pub fn graceful_stop() -> Arc<AtomicBool> {
     stop_flag().clone()
 }
 
-/// A temporary file that an exiting signal removes, registered while this
-/// value lives.
-pub struct PendingFile(());
-
-impl PendingFile {
-    /// Registers `path`.
-    pub fn new(path: &Path) -> Self {
-        if let Ok(mut pending) = PENDING.lock() {
-            *pending = Some(path.to_path_buf());
+/// Removes the file or directory `path` (not following a symlink), if it
+/// is still there.
+fn remove(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(path);
         }
-        PendingFile(())
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
     }
 }
 
-impl Drop for PendingFile {
+/// Sends SIGTERM to the child process `id` (Unix; elsewhere it is left
+/// to end by itself).
+fn terminate(id: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(id) {
+        // SAFETY: `kill` only sends a signal; `pid` is a child of this
+        // process still registered, so not yet waited for (see
+        // [`spawn_child`]).
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = id;
+}
+
+/// Locks `lock`, even if a panic poisoned it (the registers stay valid).
+fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A temporary file or directory (a `tempfile::NamedTempFile` or
+/// `TempDir`) that an exiting signal removes, registered from its
+/// creation until it is dropped or [released](Pending::release).
+pub struct Pending<T> {
+    /// Dropped first (fields drop in order): the file or directory goes
+    /// before its registration, so no signal can leave it behind.
+    value: T,
+    registration: Registration,
+}
+
+/// The registration of a [`Pending`] path, forgotten when dropped.
+struct Registration(PathBuf);
+
+impl Drop for Registration {
     fn drop(&mut self) {
-        if let Ok(mut pending) = PENDING.lock() {
-            *pending = None;
-        }
+        lock(&PENDING).retain(|p| p != &self.0);
     }
 }
 
-/// A temporary directory that an exiting signal removes (with its
-/// content), registered while this value lives.
-pub struct PendingDir(PathBuf);
+impl<T: AsRef<Path>> Pending<T> {
+    /// Creates the file or directory with `create` and registers it,
+    /// holding the register throughout: a signal arriving meanwhile waits
+    /// for the registration, so no instant leaves it unregistered.
+    pub fn create(create: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<Self> {
+        let mut pending = lock(&PENDING);
+        let value = create()?;
+        let path = value.as_ref().to_path_buf();
+        pending.push(path.clone());
+        Ok(Pending {
+            value,
+            registration: Registration(path),
+        })
+    }
 
-impl PendingDir {
-    /// Registers `path`.
-    pub fn new(path: &Path) -> Self {
-        if let Ok(mut dirs) = PENDING_DIRS.lock() {
-            dirs.push(path.to_path_buf());
-        }
-        PendingDir(path.to_path_buf())
+    /// The file or directory.
+    pub fn path(&self) -> &Path {
+        &self.registration.0
+    }
+
+    /// The value (a `NamedTempFile` or `TempDir`).
+    pub fn get(&self) -> &T {
+        &self.value
+    }
+
+    /// Hands the value to `finish` (which renames or removes it), then
+    /// forgets the registration.
+    pub fn release<R>(self, finish: impl FnOnce(T) -> R) -> R {
+        let Pending {
+            value,
+            registration,
+        } = self;
+        let result = finish(value);
+        drop(registration);
+        result
     }
 }
 
-impl Drop for PendingDir {
+/// Spawns `command` and registers the child, so that a signal ending this
+/// process ends it too (SIGTERM to memplan alone would otherwise leave it
+/// running). The child stays registered while the returned guard lives:
+/// drop it right after waiting for the child.
+pub fn spawn_child(command: &mut std::process::Command) -> std::io::Result<(std::process::Child, ChildGuard)> {
+    let mut children = lock(&CHILDREN);
+    let child = command.spawn()?;
+    let id = child.id();
+    children.push(id);
+    Ok((child, ChildGuard(id)))
+}
+
+/// Keeps a child registered for [`spawn_child`].
+pub struct ChildGuard(u32);
+
+impl Drop for ChildGuard {
     fn drop(&mut self) {
-        if let Ok(mut dirs) = PENDING_DIRS.lock() {
-            dirs.retain(|d| d != &self.0);
-        }
+        lock(&CHILDREN).retain(|&id| id != self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registered(path: &Path) -> bool {
+        lock(&PENDING).iter().any(|p| p == path)
+    }
+
+    #[test]
+    fn a_pending_file_is_registered_from_creation_to_release_or_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = Pending::create(|| tempfile::NamedTempFile::new_in(dir.path())).unwrap();
+        let from = kept.path().to_path_buf();
+        assert!(registered(&from) && from.exists());
+        let target = dir.path().join("plan.csv");
+        kept.release(|t| t.persist(&target)).unwrap();
+        assert!(!registered(&from) && !from.exists() && target.exists());
+
+        let dropped = Pending::create(|| tempfile::NamedTempFile::new_in(dir.path())).unwrap();
+        let path = dropped.path().to_path_buf();
+        assert!(registered(&path));
+        drop(dropped);
+        assert!(!registered(&path) && !path.exists());
+
+        let sub = Pending::create(|| tempfile::Builder::new().tempdir_in(dir.path())).unwrap();
+        let path = sub.path().to_path_buf();
+        std::fs::write(path.join("x.csv"), "id\n").unwrap();
+        assert!(registered(&path));
+        drop(sub);
+        assert!(!registered(&path) && !path.exists());
+    }
+
+    #[test]
+    fn a_failed_creation_registers_nothing() {
+        let absent = Path::new("/nonexistent/memplan-test-directory");
+        let failed = Pending::create(|| tempfile::NamedTempFile::new_in(absent));
+        assert!(failed.is_err());
+        assert!(!lock(&PENDING).iter().any(|p| p.starts_with(absent)));
+    }
+
+    #[test]
+    fn remove_handles_files_directories_and_absent_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let sub = dir.path().join("d");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("g"), "y").unwrap();
+        remove(&file);
+        remove(&sub);
+        remove(&dir.path().join("absent"));
+        assert!(!file.exists() && !sub.exists());
     }
 }

@@ -679,3 +679,66 @@ fn a_signal_at_the_end_never_mixes_interrupted_with_success() {
     // Most runs got as far as the handler: the checks above ran.
     assert!(interrupted + finished >= 20, "{interrupted} + {finished}");
 }
+
+/// SIGTERM sent to memplan alone (not its process group) during `bench`
+/// also ends the `sort` it runs: a stand-in `sort` that records its
+/// process id and sleeps must be gone after memplan exits.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_during_bench_ends_its_sort() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let pid_file = dir.path().join("sort.pid");
+    let sort = bin.join("sort");
+    std::fs::write(
+        &sort,
+        format!("#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n", pid_file.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&sort, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let input = file(&dir, "in.csv", "id,lower,upper,size\na,0,4,8\nb,2,6,8\n");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+        .arg("bench")
+        .arg(&input)
+        .env("PATH", path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = Instant::now();
+    let pid = loop {
+        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Ok(pid) = text.trim().parse::<u32>() {
+            break pid;
+        }
+        assert!(waited.elapsed() < Duration::from_secs(30), "sort never started");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // `exec` keeps the id; wait until `sleep` has replaced the shell.
+    let comm = format!("/proc/{pid}/comm");
+    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != "sleep" {
+        assert!(waited.elapsed() < Duration::from_secs(30), "sort never slept");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&child, "TERM");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    // The stand-in is memplan's child, now orphaned: once ended, it is
+    // reaped by the system (or lingers as a zombie, state Z).
+    let ended = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .unwrap_or(true)
+    };
+    let waited = Instant::now();
+    while !ended() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(10),
+            "the sort child {pid} still runs after memplan ended"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
