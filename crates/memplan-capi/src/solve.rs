@@ -81,7 +81,7 @@ fn solve(
     let started = Instant::now();
     let result = run(solver, &problem, &solve_options(options));
     let elapsed = started.elapsed();
-    let solution = result.map_err(|error| not_found(&error, &options.solver_name))?;
+    let mut solution = result.map_err(|error| not_found(&error, &options.solver_name))?;
     validate(&problem, &solution.plan).map_err(|e| {
         Failure::new(
             MEMPLAN_ERROR_INTERNAL,
@@ -91,9 +91,13 @@ fn solve(
             ),
         )
     })?;
+    // A solver stopped before it computed the max load reports a weaker
+    // bound; a solution never says less than the max load.
+    let max_load = problem.max_load();
+    solution.raise_lower_bound(max_load);
     Ok(memplan_solution {
         makespan: solution.makespan,
-        max_load: problem.max_load(),
+        max_load,
         lower_bound: solution.lower_bound,
         optimal: solution.optimal,
         solver: solution.found_by.unwrap_or_else(|| options.solver.name()),

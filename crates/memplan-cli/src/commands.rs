@@ -101,7 +101,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     // How long the solver took to return after Ctrl-C or SIGTERM.
     let stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
     spinner.finish();
-    let solution = match result {
+    let mut solution = match result {
         Ok(solution) => solution,
         Err(error) => {
             report_not_found(&mut report, &args, &problem, solver.name(), &error, elapsed)
@@ -123,7 +123,11 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         let plan = at_address(&problem, &solution.plan, args.start_address)?;
         sink.write(|out| write_plan(out, &problem, &plan, lifetimes))?;
     }
-    let mut summary = Summary::new(&problem, &solution, solver, elapsed);
+    // A solver stopped before it computed the max load reports a weaker
+    // bound; the report never says less than the max load.
+    let max_load = problem.max_load();
+    solution.raise_lower_bound(max_load);
+    let mut summary = Summary::new(&problem, &solution, solver, max_load, elapsed);
     summary.stop_latency = stop_latency;
     if args.json {
         writeln!(report, "{}", summary.json())
@@ -164,24 +168,21 @@ struct Summary<'a> {
 }
 
 impl<'a> Summary<'a> {
-    /// The figures of `solution`, found by `solver` in `elapsed` seconds.
+    /// The figures of `solution`, found by `solver` in `elapsed` seconds,
+    /// for a problem of max load `max_load`.
     fn new(
         problem: &'a Problem,
         solution: &'a Solution,
         solver: &dyn Solver,
+        max_load: u64,
         elapsed: f64,
     ) -> Self {
-        let stats = Stats::with_max_load(
-            problem,
-            &solution.plan,
-            solution.lower_bound.min(solution.makespan),
-        );
         Summary {
             problem,
             solution,
             solver: solution.found_by.clone().unwrap_or_else(|| solver.name()),
-            buffers: stats.buffers,
-            max_load: problem.max_load(),
+            buffers: problem.len(),
+            max_load,
             elapsed,
             stop_latency: None,
             hints: memplan::hints::count(problem),

@@ -559,13 +559,16 @@ pub fn solve(
     let (outcome, elapsed) = run(py, problem.clone(), solver, options)?;
     let seconds = elapsed.as_secs_f64();
     let max_load = py.detach(|| problem.max_load());
-    let solution = match outcome {
+    let mut solution = match outcome {
         Err(panic) => return Err(panic_error(py, &name, panic)),
         Ok(Err(error)) => {
             return Err(not_found_error(py, &error, name, max_load, seconds));
         }
         Ok(Ok(solution)) => solution,
     };
+    // A solver stopped before it computed the max load reports a weaker
+    // bound; a result never says less than the max load.
+    solution.raise_lower_bound(max_load);
     if let Err(e) = py.detach(|| memplan::validate(&problem, &solution.plan)) {
         return Err(internal_error(
             py,

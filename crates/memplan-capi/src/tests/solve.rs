@@ -249,6 +249,38 @@ fn cancel_from_another_thread_stops_a_running_solve() {
     assert!(started.elapsed() < Duration::from_secs(60));
 }
 
+/// A solve cancelled before it starts still reports a lower bound of at
+/// least the max load (the solvers, stopped before computing it, return
+/// weaker bounds; the interface raises them).
+#[test]
+fn a_cancelled_solve_reports_at_least_the_max_load() {
+    let library = generate(Kind::Random, 300, 5).problem;
+    let p = from_library(&library);
+    for name in ["greedy", "search", "tela", "boxing", "auto"] {
+        let o = Options::new(name, None);
+        let mut cancel = null_mut();
+        // SAFETY: live objects of ours and a local out-pointer.
+        unsafe {
+            assert_eq!(memplan_cancel_new(&mut cancel), MEMPLAN_OK);
+            assert_eq!(memplan_options_set_cancel(o.0, cancel), MEMPLAN_OK);
+            assert_eq!(memplan_cancel_raise(cancel), MEMPLAN_OK);
+        }
+        let s = solve(&p, &o).unwrap().read();
+        assert_valid(&library, &s);
+        assert_eq!(s.max_load, library.max_load());
+        assert!(
+            s.lower_bound >= s.max_load && s.lower_bound <= s.makespan,
+            "{name}: lower bound {} against max load {} and makespan {}",
+            s.lower_bound,
+            s.max_load,
+            s.makespan
+        );
+        assert_eq!(s.optimal, s.lower_bound == s.makespan, "{name}");
+        // SAFETY: made by `memplan_cancel_new`, freed once.
+        assert_eq!(unsafe { memplan_cancel_free(cancel) }, MEMPLAN_OK);
+    }
+}
+
 #[test]
 fn a_cancelled_capacity_search_is_not_found() {
     let library = hard_perfect();

@@ -44,7 +44,10 @@ pub struct Solution {
     pub plan: Plan,
     /// Makespan of the plan.
     pub makespan: u64,
-    /// A proven lower bound on every makespan (at least the max load).
+    /// A proven lower bound on every makespan: at least the max load,
+    /// except after a stop that left the solver no time to compute it
+    /// (then at least the largest size and the highest fixed end), which
+    /// [`Solution::raise_lower_bound`] with [`Problem::max_load`] mends.
     pub lower_bound: u64,
     /// True only when `makespan == lower_bound`, i.e. proven optimal.
     pub optimal: bool,
@@ -78,6 +81,18 @@ impl Stopped {
 }
 
 impl Solution {
+    /// Raises the lower bound to `bound`, a proven lower bound on every
+    /// makespan (e.g. the max load, which a solve stopped early may not
+    /// have computed); the plan is then optimal if it meets it (a bound
+    /// above the makespan, impossible for a correct one, is capped there).
+    pub fn raise_lower_bound(&mut self, bound: u64) {
+        self.lower_bound = self.lower_bound.max(bound.min(self.makespan));
+        if self.lower_bound == self.makespan {
+            self.optimal = true;
+            self.stopped = None;
+        }
+    }
+
     /// [`Solution::within_capacity`] that reports the solver's `counters`
     /// in the solution or in the error alike.
     pub fn within_capacity_counted(
@@ -212,4 +227,38 @@ pub enum SolveError {
         /// The solver's effort counters, as in [`Solution::counters`].
         counters: Vec<(&'static str, u64)>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, Kind};
+    use crate::solver::{Cancel, SolveOptions};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    #[test]
+    fn raising_the_lower_bound_of_a_plan_cut_before_its_bounds() {
+        let problem = generate(Kind::Random, 200, 3).problem;
+        let options = SolveOptions {
+            cancel: Cancel::new(Arc::new(AtomicBool::new(true))),
+            ..SolveOptions::default()
+        };
+        let mut s =
+            crate::solvers::greedy::plan_of_no_time(&problem, &options.deadline()).unwrap();
+        crate::plan::validate(&problem, &s.plan).unwrap();
+        let max_load = problem.max_load();
+        assert!(s.lower_bound < max_load, "the weak bound of a stop");
+        assert_eq!(s.stopped, Some(Stopped::Interrupted));
+        s.raise_lower_bound(max_load);
+        assert_eq!(s.lower_bound, max_load);
+        assert_eq!(s.optimal, s.makespan == max_load);
+        // A lower bound never drops, nor passes the makespan.
+        s.raise_lower_bound(0);
+        assert_eq!(s.lower_bound, max_load);
+        s.raise_lower_bound(u64::MAX);
+        assert_eq!(s.lower_bound, s.makespan);
+        assert!(s.optimal);
+        assert_eq!(s.stopped, None, "an optimal plan is not cut short");
+    }
 }
