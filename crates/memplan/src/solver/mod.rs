@@ -70,6 +70,25 @@ impl SolveOptions {
         }
     }
 
+    /// These options with the time limit shortened by the time elapsed
+    /// since `started`, so that the work done before a solver reads its
+    /// deadline (zero-size buffers set aside, hulls) counts against the
+    /// limit. A limit of zero stays zero and a positive one stays
+    /// positive (to `auto`, zero means greedy only).
+    fn since(&self, started: Instant) -> SolveOptions {
+        let elapsed = started.elapsed();
+        SolveOptions {
+            time_limit: self.time_limit.map(|t| {
+                if t.is_zero() {
+                    t
+                } else {
+                    t.saturating_sub(elapsed).max(Duration::from_nanos(1))
+                }
+            }),
+            ..self.clone()
+        }
+    }
+
     /// These options for a problem derived from the one they came with:
     /// without its prepared facts.
     fn for_derived_problem(&self) -> SolveOptions {
@@ -236,6 +255,19 @@ impl Deadline {
     /// Time left before the instant; `None` without one.
     pub fn remaining(&self) -> Option<Duration> {
         self.at.map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// The same flags with the instant brought forward by `by` (passed at
+    /// once when less than `by` is left): the deadline of work that must
+    /// leave `by` to the work after it (a plan to complete and measure
+    /// after a cut).
+    pub fn ahead(&self, by: Duration) -> Deadline {
+        Deadline {
+            at: self
+                .at
+                .map(|d| d.checked_sub(by).unwrap_or_else(Instant::now)),
+            cancel: self.cancel.clone(),
+        }
     }
 
     /// The same flags with the instant brought forward to `slice` from now
@@ -466,23 +498,25 @@ pub trait Solver: Send + Sync {
     /// gap-aware). With [`SolveOptions::ignore_hints`], the hints are
     /// dropped first.
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        // The limit counts from here: the passes below take tens of
+        // milliseconds at millions of buffers.
+        let started = Instant::now();
         if options.ignore_hints && problem.hints().is_some() {
             let bare = problem.clone().without_hints();
-            let options = options.for_derived_problem();
             return crate::solver::zero_size::solve_apart(&bare, |positive| {
+                let options = options.for_derived_problem().since(started);
                 self.solve_positive(positive, &options)
             });
         }
         crate::solver::zero_size::solve_apart(problem, |positive| {
             // Another problem than the caller's: its prepared facts are not
             // this one's.
-            let derived;
             let options = if std::ptr::eq(positive, problem) {
-                options
+                options.since(started)
             } else {
-                derived = options.for_derived_problem();
-                &derived
+                options.for_derived_problem().since(started)
             };
+            let options = &options;
             if positive.has_gaps() && !self.gap_aware() {
                 // The hulls' bounds are not the problem's: their progress
                 // is kept apart, only plans are forwarded.

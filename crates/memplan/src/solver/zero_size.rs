@@ -12,6 +12,8 @@
 //! handles them the same way. The validator skips them when it looks for
 //! overlaps ([`crate::geometry::overlap::first_overlap`]).
 
+use rayon::prelude::*;
+
 use crate::buffer::BufferIdx;
 use crate::plan::Plan;
 use crate::problem::Problem;
@@ -29,7 +31,7 @@ pub fn solve_apart(
     problem: &Problem,
     solve: impl FnOnce(&Problem) -> Result<Solution, SolveError>,
 ) -> Result<Solution, SolveError> {
-    if !problem.buffers().iter().any(|b| b.size == 0) {
+    if !has_zero_size(problem) {
         return solve(problem);
     }
     let (positive, kept) = positive_part(problem);
@@ -92,6 +94,21 @@ pub fn positive_part(problem: &Problem) -> (Problem, Vec<BufferIdx>) {
         .collect();
     (problem.subset(&kept), kept)
 }
+
+/// Whether some buffer of `problem` has size 0: in parallel from
+/// `PARALLEL_CHECK` buffers on (a pass over millions of buffers takes
+/// tens of milliseconds, and it comes before any solver polls its clock).
+fn has_zero_size(problem: &Problem) -> bool {
+    let buffers = problem.buffers();
+    if buffers.len() < PARALLEL_CHECK {
+        buffers.iter().any(|b| b.size == 0)
+    } else {
+        buffers.par_iter().any(|b| b.size == 0)
+    }
+}
+
+/// Buffers from which [`has_zero_size`] runs in parallel.
+const PARALLEL_CHECK: usize = 1 << 16;
 
 /// The plan of `problem` made of `part`'s offsets for the buffers `kept`
 /// (in `part`'s order) and, for every other buffer, its fixed offset or 0.

@@ -28,7 +28,7 @@ use crate::solver::{
     Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
 };
 use crate::solvers::boxing::{Boxing, BoxingOptions};
-use crate::solvers::greedy::{Fit, Greedy, Order};
+use crate::solvers::greedy::{self, First, Fit, Greedy, Order};
 use crate::solvers::search::{Search, SearchOptions};
 use crate::solvers::tela::Tela;
 
@@ -130,15 +130,39 @@ impl Solver for Auto {
                 cap.passed()
             }
         };
-        let Some(prepared) = options.prepared_until(problem, &stop) else {
-            // No time even for the bounds: the plan greedy gives in no
-            // time, with a weaker bound.
-            let greedy = crate::solvers::greedy::Greedy::default();
-            let plan = crate::solvers::greedy::plan_within(problem, greedy, &stop).plan;
-            let mut s = Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
-            s.found_by = Some(format!("auto/{}", greedy.name()));
-            s.stopped = cap.stopped();
-            return Ok(s);
+        // At scale under the caller's time limit, the default greedy plan
+        // first (boxing's bootstrap, computed by boxing otherwise): cut,
+        // it is the answer, as greedy's would be.
+        let first = if options.time_limit.is_some() && !limit.is_zero() {
+            greedy::greedy_first(problem, options, &cap)
+        } else {
+            First::Usual
+        };
+        let greedy_name = || format!("auto/{}", Greedy::default().name());
+        let prepared = match first {
+            First::Cut(mut result) => {
+                if let Ok(s) = &mut result {
+                    s.found_by = Some(greedy_name());
+                }
+                return result;
+            }
+            First::Done { prepared, plan } => Arc::new(Prepared {
+                greedy: Some((Greedy::default().name(), plan)),
+                ..(*prepared).clone()
+            }),
+            First::Usual => match options.prepared_until(problem, &stop) {
+                Some(prepared) => prepared,
+                None => {
+                    // No time even for the bounds: the plan greedy gives
+                    // in no time, with a weaker bound.
+                    let plan = greedy::plan_within(problem, Greedy::default(), &stop).plan;
+                    let mut s =
+                        Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
+                    s.found_by = Some(greedy_name());
+                    s.stopped = cap.stopped();
+                    return Ok(s);
+                }
+            },
         };
         let lower_bound = prepared.lower_bound;
         options.progress.raise_lower_bound(lower_bound);

@@ -117,7 +117,8 @@ impl Solver for Boxing {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.deadline();
+        // A cut leaves time to measure the plan.
+        let deadline = options.deadline().ahead(greedy::reserve(problem));
         let stop = || deadline.passed();
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
         // A work budget caps the iterations (each costs O(n log n)).

@@ -203,6 +203,19 @@ pub fn complete(
     placed: &[bool],
     alignment: &dyn Fn(u32) -> u64,
 ) -> usize {
+    // Unreachable: nothing stops it.
+    complete_until(occupancy, ranges, placed, alignment, &|| false).unwrap_or(0)
+}
+
+/// [`complete`] that gives up (`None`, `ranges` unchanged) once `stop()`
+/// holds, polled every `POLL` (65,536) buffers of its colouring.
+pub fn complete_until(
+    occupancy: &Occupancy,
+    ranges: &mut [(u64, u64)],
+    placed: &[bool],
+    alignment: &dyn Fn(u32) -> u64,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<usize> {
     let n = ranges.len();
     let base = ranges
         .iter()
@@ -211,6 +224,9 @@ pub fn complete(
         .map(|(r, _)| r.1)
         .max()
         .unwrap_or(0);
+    if stop() {
+        return None;
+    }
     let item = |p: usize| {
         (!placed[p]).then(|| {
             let (start, end) = occupancy.compressed(p as u32);
@@ -224,11 +240,13 @@ pub fn complete(
     };
     // Absurdly many classes, or columns past 2^64 (sizes near the limit
     // the problem allows): one buffer above the other always fits.
-    let Coloured::Done(colouring) = colour(occupancy.times(), n, item, &|| false) else {
-        return stack(ranges, placed, alignment, base);
+    let colouring = match colour(occupancy.times(), n, item, stop) {
+        Coloured::Done(colouring) => colouring,
+        Coloured::TooManyClasses => return Some(stack(ranges, placed, alignment, base)),
+        Coloured::Stopped => return None,
     };
     let Some(bases) = colouring.columns(base) else {
-        return stack(ranges, placed, alignment, base);
+        return Some(stack(ranges, placed, alignment, base));
     };
     for (p, range) in ranges.iter_mut().enumerate() {
         if !placed[p] {
@@ -236,7 +254,7 @@ pub fn complete(
             *range = (offset, offset + (range.1 - range.0));
         }
     }
-    colouring.count
+    Some(colouring.count)
 }
 
 /// A buffer of [`bucketed`], by its place in bucket order.
@@ -411,51 +429,109 @@ const STACKED_BESIDE_MIN: usize = 1 << 18;
 /// A plan for when the clock leaves no time to build an index: every free
 /// buffer above the previous one, from the highest fixed end, in input
 /// order (linear time, valid: the problem keeps the sum of sizes below
-/// 2^64). Returns the plan and how many buffers it stacked. From
-/// `STACKED_CHUNK` (65,536) buffers on, chunks of the input are stacked in
-/// parallel, each from a base that leaves room for its sizes and the
-/// worst alignment padding (at most `alignment - 1` bytes a buffer).
+/// 2^64). Returns the plan and how many buffers it stacked.
+///
+/// From `STACKED_CHUNK` (65,536) buffers on, in one parallel pass over the
+/// buffers (at millions of buffers, each pass over them costs tens of
+/// milliseconds, and a stop waits for this one): each chunk is stacked
+/// from 0, then moved up to its base, the top of the chunks below rounded
+/// up to a common multiple of the chunk's alignments (so that every offset
+/// keeps its alignment), in a pass over the offsets alone. When that
+/// would pass 2^64 (alignments with a huge common multiple), sequentially
+/// as below.
 pub fn stacked(problem: &Problem) -> (Plan, usize) {
     let buffers = problem.buffers();
-    let base = problem.fixed_end();
-    // Each chunk's room: sizes and padding, `None` past 2^64.
-    let room = |chunk: &[crate::problem::Buffer]| {
-        chunk
-            .iter()
-            .filter(|b| b.fixed_offset.is_none())
-            .try_fold((0u64, 0usize), |(h, n), b| {
-                Some((h.checked_add(b.size)?.checked_add(b.alignment - 1)?, n + 1))
-            })
-    };
-    let rooms: Option<Vec<(u64, usize)>> = if buffers.len() < STACKED_CHUNK {
-        None
-    } else {
-        buffers.par_chunks(STACKED_CHUNK).map(room).collect()
-    };
-    // The chunks' bases, unless they would pass 2^64.
-    let bases = rooms.and_then(|rooms| {
-        let mut bases = Vec::with_capacity(rooms.len());
-        let mut top = base;
-        for (h, _) in &rooms {
-            bases.push(top);
-            top = top.checked_add(*h)?;
+    if buffers.len() >= STACKED_CHUNK {
+        if let Some(done) = stacked_in_chunks(buffers) {
+            return done;
         }
-        Some((bases, rooms.iter().map(|r| r.1).sum::<usize>()))
-    });
-    let Some((bases, count)) = bases else {
-        let mut offsets = vec![0; buffers.len()];
-        let count = stack_from(buffers, &mut offsets, base);
-        return (Plan::from_offsets(offsets), count);
-    };
+    }
     let mut offsets = vec![0; buffers.len()];
-    offsets
+    let count = stack_from(buffers, &mut offsets, problem.fixed_end());
+    (Plan::from_offsets(offsets), count)
+}
+
+/// One chunk of [`stacked_in_chunks`], stacked from 0.
+struct Chunk {
+    /// The end of its highest free buffer (from 0).
+    top: u64,
+    /// A common multiple of its free buffers' alignments.
+    alignment: u64,
+    /// Its highest fixed end.
+    fixed_end: u64,
+    /// Its fixed buffers: (index in the chunk, offset).
+    fixed: Vec<(usize, u64)>,
+    /// Its free buffers.
+    count: usize,
+}
+
+/// [`stacked`] in parallel chunks; `None` when an address would pass
+/// 2^64.
+fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize)> {
+    let mut offsets = vec![0u64; buffers.len()];
+    let chunks: Option<Vec<Chunk>> = offsets
         .par_chunks_mut(STACKED_CHUNK)
         .zip(buffers.par_chunks(STACKED_CHUNK))
+        .map(|(offsets, chunk)| {
+            let mut c = Chunk {
+                top: 0,
+                alignment: 1,
+                fixed_end: 0,
+                fixed: Vec::new(),
+                count: 0,
+            };
+            for (i, (o, b)) in offsets.iter_mut().zip(chunk).enumerate() {
+                if let Some(f) = b.fixed_offset {
+                    *o = f;
+                    c.fixed_end = c.fixed_end.max(f + b.size);
+                    c.fixed.push((i, f));
+                    continue;
+                }
+                if b.alignment != 1 && c.alignment % b.alignment != 0 {
+                    c.alignment = lcm(c.alignment, b.alignment)?;
+                }
+                let at = align_up(c.top, b.alignment);
+                *o = at;
+                c.top = at.checked_add(b.size)?;
+                c.count += 1;
+            }
+            Some(c)
+        })
+        .collect();
+    let chunks = chunks?;
+    // The chunks' bases, from the highest fixed end.
+    let mut top = chunks.iter().map(|c| c.fixed_end).max().unwrap_or(0);
+    let mut bases = Vec::with_capacity(chunks.len());
+    for c in &chunks {
+        let base = top.checked_next_multiple_of(c.alignment)?;
+        bases.push(base);
+        top = base.checked_add(c.top)?;
+    }
+    offsets
+        .par_chunks_mut(STACKED_CHUNK)
+        .zip(&chunks)
         .zip(bases)
-        .for_each(|((offsets, chunk), base)| {
-            stack_from(chunk, offsets, base);
+        .for_each(|((offsets, c), base)| {
+            for o in offsets.iter_mut() {
+                *o += base;
+            }
+            for &(i, f) in &c.fixed {
+                offsets[i] = f;
+            }
         });
-    (Plan::from_offsets(offsets), count)
+    let count = chunks.iter().map(|c| c.count).sum();
+    Some((Plan::from_offsets(offsets), count))
+}
+
+/// The least common multiple of `a` and `b`; `None` past 2^64.
+fn lcm(a: u64, b: u64) -> Option<u64> {
+    let gcd = |mut x: u64, mut y: u64| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    (a / gcd(a, b)).checked_mul(b)
 }
 
 /// Buffers per chunk of [`stacked`] (below, one chunk, sequentially).
@@ -562,6 +638,44 @@ mod tests {
             assert_eq!(validate(&p, &plan), Ok(()), "{n}");
             let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
             assert_eq!(count, free.count(), "{n}");
+        }
+    }
+
+    /// Stacked in chunks with alignments that are not powers of two (each
+    /// chunk based on a common multiple), or with alignments whose common
+    /// multiple passes 2^64 (then sequentially): valid, every free buffer
+    /// counted.
+    #[test]
+    fn stacked_chunks_keep_any_alignment() {
+        let n = 2 * STACKED_CHUNK + 3;
+        let base = generate(Kind::Random, n, 6).problem;
+        // Two large coprime alignments: their multiple passes 2^64.
+        let huge = [(1u64 << 33) - 9, (1 << 33) - 1];
+        for aligns in [[24u64, 40], huge] {
+            let buffers: Vec<Buffer> = base
+                .buffers()
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let b = Buffer::new(b.id.clone(), b.start, b.end, b.size % 1000 + 1);
+                    match i % 7 {
+                        0 => b.aligned(aligns[0]),
+                        3 => b.aligned(aligns[1]),
+                        _ if i % 1001 == 5 => b.fixed((i as u64) << 20),
+                        _ => b,
+                    }
+                })
+                .collect();
+            let fixed = buffers.iter().filter(|b| b.fixed_offset.is_some()).count();
+            let p = Problem::new(buffers, None).unwrap();
+            assert_eq!(
+                stacked_in_chunks(p.buffers()).is_some(),
+                aligns[0] == 24,
+                "{aligns:?}"
+            );
+            let (plan, count) = stacked(&p);
+            assert_eq!(validate(&p, &plan), Ok(()), "{aligns:?}");
+            assert_eq!(count, n - fixed, "{aligns:?}");
         }
     }
 

@@ -19,7 +19,12 @@ pub use placer::{place, plan_within, Placer, Within};
 pub use variants::{best_of, best_variant, is_dense};
 
 use crate::problem::Problem;
-use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use std::sync::Arc;
+
+use crate::plan::Plan;
+use crate::solver::{
+    Deadline, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver,
+};
 
 /// The order in which buffers are placed. Ties always end on input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -134,27 +139,171 @@ impl Solver for Greedy {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.deadline();
+        let deadline = options.deadline().ahead(reserve(problem));
         let within = plan_within(problem, *self, &|| deadline.passed());
-        let (plan, fallback) = (within.plan, within.fallback);
-        // Without the time to compute the max load, a weaker bound (the
-        // largest size, from the pass that measures the plan).
-        let max_load = match within.max_load {
-            Some(load) => load,
-            None if deadline.passed() => 0,
-            None => problem.max_load(),
-        };
-        let reason = if fallback > 0 {
-            NotFoundReason::TimeLimit
-        } else {
-            NotFoundReason::Heuristic
-        };
-        let counters = if fallback > 0 {
-            vec![("fallback", fallback as u64)]
-        } else {
-            Vec::new()
-        };
-        Solution::within_capacity_counted(problem, plan, max_load, reason, counters)
+        let cut = within.fallback > 0;
+        let mut result = solution_of(problem, within, &deadline);
+        if let (Ok(s), true) = (&mut result, cut) {
+            // Cut ahead of the caller's deadline, which may not have passed.
+            s.stopped = deadline.stopped();
+        }
+        result
+    }
+}
+
+/// What a greedy plan cut by the clock leaves of the time limit to the
+/// work after the cut: the fallback's plan (a pass over the buffers, a
+/// gather of its offsets), its measure and the caller's, about 20 ns a
+/// buffer on a busy machine (0.1 s at 5M buffers, where issue 14 allows a
+/// time limit of 1 s to be passed by 50 ms).
+pub fn reserve(problem: &Problem) -> std::time::Duration {
+    std::time::Duration::from_nanos(20 * problem.len() as u64)
+}
+
+/// The solution of a greedy plan within `deadline` ([`Greedy`]'s): the
+/// counter `fallback` when the clock left buffers to the fallback, and
+/// without the time to compute the max load, a weaker bound (the largest
+/// size, from the pass that measures the plan).
+fn solution_of(
+    problem: &Problem,
+    within: Within,
+    deadline: &Deadline,
+) -> Result<Solution, SolveError> {
+    let (plan, fallback) = (within.plan, within.fallback);
+    let max_load = match within.max_load {
+        Some(load) => load,
+        None if deadline.passed() => 0,
+        None => problem.max_load(),
+    };
+    let reason = if fallback > 0 {
+        NotFoundReason::TimeLimit
+    } else {
+        NotFoundReason::Heuristic
+    };
+    let counters = if fallback > 0 {
+        vec![("fallback", fallback as u64)]
+    } else {
+        Vec::new()
+    };
+    Solution::within_capacity_counted(problem, plan, max_load, reason, counters)
+}
+
+/// From this many buffers on, search and tela under a time limit, and
+/// `auto` under the caller's time limit, start with the default greedy
+/// plan ([`greedy_first`]).
+pub const GREEDY_FIRST_MIN: usize = 1 << 19;
+
+/// How a solver starts at scale under a deadline ([`greedy_first`]).
+pub enum First {
+    /// Too few buffers, no deadline, or prepared facts from the caller:
+    /// the solver's usual way.
+    Usual,
+    /// The deadline cut the greedy plan: its result, as [`Greedy`] gives
+    /// it (the stop recorded), for the solver to return.
+    Cut(Result<Solution, SolveError>),
+    /// The greedy plan is complete: the bounds (the max load from its
+    /// index, no sort), and the plan, a floor for what the solver returns
+    /// when cut in turn ([`at_least`]).
+    Done {
+        /// The bounds, without a greedy plan.
+        prepared: Arc<Prepared>,
+        /// The default greedy plan, as [`Greedy::default`] gives it.
+        plan: Plan,
+    },
+}
+
+/// The start of an exact solver or a portfolio on at least
+/// [`GREEDY_FIRST_MIN`] buffers under a deadline: the default greedy plan
+/// within it ([`plan_within`]), so that whatever the clock, the solver
+/// returns at least what greedy does (before, the bounds' sorts took the
+/// whole of a second at 5M buffers, and a stop then had only the stacked
+/// plan, 30,000 times the max load). Without a deadline, or on smaller
+/// problems, [`First::Usual`].
+pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Deadline) -> First {
+    greedy_first_from(problem, options, deadline, GREEDY_FIRST_MIN)
+}
+
+/// [`greedy_first`] from `min` buffers on.
+fn greedy_first_from(
+    problem: &Problem,
+    options: &SolveOptions,
+    deadline: &Deadline,
+    min: usize,
+) -> First {
+    if problem.len() < min || options.prepared.is_some() || deadline.remaining().is_none() {
+        return First::Usual;
+    }
+    let ahead = deadline.ahead(reserve(problem));
+    let stop = || ahead.passed();
+    let within = plan_within(problem, Greedy::default(), &stop);
+    let bounds = match within.max_load {
+        _ if within.fallback > 0 => None,
+        Some(max_load) => Some(Prepared {
+            max_load,
+            lower_bound: max_load.max(problem.fixed_end()),
+            greedy: None,
+        }),
+        None => Prepared::bounds_until(problem, &stop),
+    };
+    match bounds {
+        Some(prepared) => First::Done {
+            prepared: Arc::new(prepared),
+            plan: within.plan,
+        },
+        None => {
+            let mut result = solution_of(problem, within, &ahead);
+            if let Ok(s) = &mut result {
+                s.stopped = ahead.stopped();
+            }
+            First::Cut(result)
+        }
+    }
+}
+
+/// `result`, or the `floor` plan in its place when the deadline has
+/// passed (so runs the clock does not cut are untouched) and the floor is
+/// better: a lower makespan, or within the capacity where `result` found
+/// nothing in time. The floor's lower bound is `max_load`.
+pub fn at_least(
+    problem: &Problem,
+    floor: Option<Plan>,
+    max_load: u64,
+    deadline: &Deadline,
+    result: Result<Solution, SolveError>,
+) -> Result<Solution, SolveError> {
+    let Some(floor) = floor.filter(|_| deadline.stopped().is_some()) else {
+        return result;
+    };
+    let makespan = floor.makespan(problem);
+    match result {
+        Ok(s) if s.makespan <= makespan => Ok(s),
+        Ok(s) => Ok(Solution {
+            plan: floor,
+            makespan,
+            optimal: makespan == s.lower_bound,
+            stopped: deadline.stopped(),
+            ..s
+        }),
+        Err(SolveError::NotFound {
+            capacity,
+            reason,
+            best_makespan,
+            counters,
+        }) if reason == NotFoundReason::ProvenInfeasible || makespan > capacity => {
+            Err(SolveError::NotFound {
+                capacity,
+                reason,
+                best_makespan: Some(best_makespan.map_or(makespan, |m| m.min(makespan))),
+                counters,
+            })
+        }
+        Err(SolveError::NotFound { counters, .. }) => {
+            let mut s =
+                Solution::within_capacity(problem, floor, max_load, NotFoundReason::TimeLimit)?;
+            s.counters = counters;
+            s.stopped = deadline.stopped();
+            Ok(s)
+        }
     }
 }
 
@@ -391,6 +540,121 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Greedy first: cut at once (a limit of 0, or a cancel flag), greedy's
+    /// own cut result with the stop recorded; with time, greedy's plan and
+    /// the bounds from its index, equal to the sweep's; not at all without
+    /// a limit, below the size threshold or with prepared facts.
+    #[test]
+    fn greedy_first_gives_greedys_plan_or_its_cut() {
+        use crate::solver::{Cancel, Stopped};
+        use std::sync::atomic::AtomicBool;
+        use std::time::Duration;
+        let p = mixed(crate::generate::Kind::Random, 3000);
+        let first =
+            |options: &SolveOptions, min| greedy_first_from(&p, options, &options.deadline(), min);
+        let limited = |seconds| SolveOptions {
+            time_limit: Some(Duration::from_secs(seconds)),
+            ..SolveOptions::default()
+        };
+        let cancelled = SolveOptions {
+            cancel: Cancel::new(Arc::new(AtomicBool::new(true))),
+            ..limited(100)
+        };
+        for (options, why) in [
+            (limited(0), Stopped::TimeLimit),
+            (cancelled, Stopped::Interrupted),
+        ] {
+            let First::Cut(Ok(s)) = first(&options, 0) else {
+                panic!("not cut");
+            };
+            assert_eq!(validate(&p, &s.plan), Ok(()));
+            assert_eq!(s.stopped, Some(why));
+            assert_eq!(s.plan, Greedy::default().solve(&p, &options).unwrap().plan);
+        }
+        let First::Done { prepared, plan } = first(&limited(100), 0) else {
+            panic!("cut");
+        };
+        assert_eq!(*prepared, Prepared::bounds(&p));
+        assert_eq!(
+            plan,
+            Greedy::default()
+                .solve(&p, &SolveOptions::default())
+                .unwrap()
+                .plan
+        );
+        assert!(matches!(first(&limited(100), p.len() + 1), First::Usual));
+        assert!(matches!(first(&SolveOptions::default(), 0), First::Usual));
+        let given = SolveOptions {
+            prepared: Some(Arc::new(Prepared::bounds(&p))),
+            ..limited(100)
+        };
+        assert!(matches!(first(&given, 0), First::Usual));
+    }
+
+    /// The floor replaces a result only once the deadline has passed, and
+    /// only when it is better: lower, or within the capacity where the
+    /// result found nothing in time.
+    #[test]
+    fn at_least_keeps_the_better_plan_once_cut() {
+        use crate::solver::Stopped;
+        use std::time::Duration;
+        let p = mixed(crate::generate::Kind::Random, 500);
+        let good = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        let (bad, _) = stacked(&p);
+        let load = p.max_load();
+        let worse =
+            Solution::within_capacity(&p, bad.clone(), load, NotFoundReason::Heuristic).unwrap();
+        let passed = SolveOptions {
+            time_limit: Some(Duration::ZERO),
+            ..SolveOptions::default()
+        }
+        .deadline();
+        let open = SolveOptions::default().deadline();
+        let floor = Some(good.plan.clone());
+        // Not cut: untouched.
+        let kept = at_least(&p, floor.clone(), load, &open, Ok(worse.clone())).unwrap();
+        assert_eq!(kept.plan, bad);
+        // Cut: the floor, said to be stopped.
+        let s = at_least(&p, floor.clone(), load, &passed, Ok(worse.clone())).unwrap();
+        assert_eq!((s.plan, s.makespan), (good.plan.clone(), good.makespan));
+        assert_eq!(s.stopped, Some(Stopped::TimeLimit));
+        // A better result stays.
+        let s = at_least(&p, Some(bad.clone()), load, &passed, Ok(good.clone())).unwrap();
+        assert_eq!(s.plan, good.plan);
+        // Nothing found in time within a capacity the floor meets: the floor.
+        let capped = p.clone().with_capacity(Some(good.makespan));
+        let missed = || {
+            Err(SolveError::NotFound {
+                capacity: good.makespan,
+                reason: NotFoundReason::TimeLimit,
+                best_makespan: None,
+                counters: Vec::new(),
+            })
+        };
+        let s = at_least(&capped, floor.clone(), load, &passed, missed()).unwrap();
+        assert_eq!(validate(&capped, &s.plan), Ok(()));
+        assert_eq!(s.makespan, good.makespan);
+        // A floor over the capacity: still no plan, its makespan reported.
+        let tight = p.clone().with_capacity(Some(good.makespan - 1));
+        let missed_tight = Err(SolveError::NotFound {
+            capacity: good.makespan - 1,
+            reason: NotFoundReason::TimeLimit,
+            best_makespan: None,
+            counters: Vec::new(),
+        });
+        assert_eq!(
+            at_least(&tight, floor, load, &passed, missed_tight),
+            Err(SolveError::NotFound {
+                capacity: good.makespan - 1,
+                reason: NotFoundReason::TimeLimit,
+                best_makespan: Some(good.makespan),
+                counters: Vec::new(),
+            })
+        );
     }
 
     /// Random problems of up to 40 buffers with alignments up to 8; about

@@ -44,7 +44,11 @@ fn order_with_profile(
     match order {
         // Sizes and lifetimes below 2^32 (the usual case): one word per
         // key, half the memory of the pair.
-        Order::Size if fits_u32(buffers, |b| b.size) && fits_u32(buffers, Buffer::lifetime) => {
+        // (Each pass over millions of buffers takes tens of milliseconds:
+        // a stop is polled between them.)
+        Order::Size
+            if fits_u32(buffers, |b| b.size) && !stop() && fits_u32(buffers, Buffer::lifetime) =>
+        {
             sorted_by_word(
                 buffers,
                 |b| {
@@ -145,7 +149,7 @@ fn sorted_by_word(
             (word, BufferIdx::new(i))
         })
         .collect();
-    if !sort_until(&mut keyed, stop) {
+    if stop() || !sort_until(&mut keyed, stop) {
         return None;
     }
     let free = keyed.partition_point(|k| k.0 != u64::MAX);

@@ -84,7 +84,7 @@ use crate::solver::{
     minimise_within, starting_plan, Deadline, Effort, NotFoundReason, Prepared, Probe, Solution,
     SolveError, SolveOptions, Solver,
 };
-use crate::solvers::greedy::{Fit, Order, Placer};
+use crate::solvers::greedy::{self, First, Fit, Order, Placer};
 use group::Groups;
 
 mod counters;
@@ -138,15 +138,23 @@ impl Solver for Search {
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
-        let Some(prepared) = options.prepared_until(problem, &|| deadline.passed()) else {
-            // No time even for the bounds (millions of buffers).
-            return crate::solvers::greedy::plan_of_no_time(problem, &deadline);
+        // At scale under a time limit, the default greedy plan first: the
+        // floor of what a cut returns.
+        let (prepared, floor) = match greedy::greedy_first(problem, options, &deadline) {
+            First::Cut(result) => return result,
+            First::Done { prepared, plan } => (prepared, Some(plan)),
+            First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
+                Some(prepared) => (prepared, None),
+                // No time even for the bounds (millions of buffers).
+                None => return greedy::plan_of_no_time(problem, &deadline),
+            },
         };
         options.progress.raise_lower_bound(prepared.lower_bound);
-        match problem.capacity {
+        let result = match problem.capacity {
             Some(capacity) => self.decide_capacity(problem, capacity, &prepared, &deadline, budget),
             None => Ok(self.minimise(problem, options, &prepared, &deadline, budget)),
-        }
+        };
+        greedy::at_least(problem, floor, prepared.max_load, &deadline, result)
     }
 }
 

@@ -96,6 +96,7 @@ use crate::solver::{
     minimise, starting_plan, Deadline, NotFoundReason, Prepared, Probe, Solution, SolveError,
     SolveOptions, Solver,
 };
+use crate::solvers::greedy::{self, First};
 use drive::Work;
 use model::Models;
 
@@ -313,14 +314,22 @@ impl Tela {
         let deadline = options.deadline();
         // The bounds (a portfolio's, when it computed them); their sorts
         // poll the clock at millions of buffers.
-        let Some(prepared) = options.prepared_until(problem, &|| deadline.passed()) else {
-            // No time even for the bounds (millions of buffers).
-            return crate::solvers::greedy::plan_of_no_time(problem, &deadline);
+        // At scale under a time limit, the default greedy plan first: the
+        // floor of what a cut returns.
+        let (prepared, floor) = match greedy::greedy_first(problem, options, &deadline) {
+            First::Cut(result) => return result,
+            First::Done { prepared, plan } => (prepared, Some(plan)),
+            First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
+                Some(prepared) => (prepared, None),
+                // No time even for the bounds (millions of buffers).
+                None => return greedy::plan_of_no_time(problem, &deadline),
+            },
         };
-        match problem.capacity {
+        let result = match problem.capacity {
             Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
             None => Ok(self.minimise(problem, &prepared, options, &deadline)),
-        }
+        };
+        greedy::at_least(problem, floor, prepared.max_load, &deadline, result)
     }
 
     /// Decides `capacity`, TelaMalloc's own question (§5): a plan within
