@@ -102,7 +102,23 @@ impl Solution {
         reason: NotFoundReason,
         counters: Vec<(&'static str, u64)>,
     ) -> Result<Solution, SolveError> {
-        match Solution::within_capacity(problem, plan, max_load, reason) {
+        let measure = makespan_and_fixed_end(problem, &plan);
+        Solution::within_capacity_measured_counted(
+            problem, plan, max_load, reason, measure, counters,
+        )
+    }
+
+    /// [`Solution::within_capacity_counted`] with the plan already
+    /// measured ([`Solution::within_capacity_measured`]).
+    pub(crate) fn within_capacity_measured_counted(
+        problem: &Problem,
+        plan: Plan,
+        max_load: u64,
+        reason: NotFoundReason,
+        measure: (u64, u64, u64),
+        counters: Vec<(&'static str, u64)>,
+    ) -> Result<Solution, SolveError> {
+        match Solution::within_capacity_measured(problem, plan, max_load, reason, measure) {
             Ok(mut s) => {
                 s.counters = counters;
                 Ok(s)
@@ -134,7 +150,21 @@ impl Solution {
         max_load: u64,
         reason: NotFoundReason,
     ) -> Result<Solution, SolveError> {
-        let (makespan, fixed_end, max_size) = makespan_and_fixed_end(problem, &plan);
+        let measure = makespan_and_fixed_end(problem, &plan);
+        Solution::within_capacity_measured(problem, plan, max_load, reason, measure)
+    }
+
+    /// [`Solution::within_capacity`] with the plan already measured:
+    /// `(makespan, highest fixed end, largest size)`, as a plan's own pass
+    /// may give them (the stacked plan's, after a stop: a second pass over
+    /// millions of buffers would cost tens of milliseconds more).
+    pub(crate) fn within_capacity_measured(
+        problem: &Problem,
+        plan: Plan,
+        max_load: u64,
+        reason: NotFoundReason,
+        (makespan, fixed_end, max_size): (u64, u64, u64),
+    ) -> Result<Solution, SolveError> {
         // Fixed buffers and the largest one bound the makespan from below
         // too.
         let max_load = max_load.max(fixed_end).max(max_size);

@@ -440,15 +440,23 @@ const STACKED_BESIDE_MIN: usize = 1 << 18;
 /// would pass 2^64 (alignments with a huge common multiple), sequentially
 /// as below.
 pub fn stacked(problem: &Problem) -> (Plan, usize) {
+    let (plan, count, _) = stacked_measured(problem);
+    (plan, count)
+}
+
+/// [`stacked`], and when its pass measured the plan (in chunks), its
+/// `(makespan, highest fixed end, largest size)` (for
+/// [`Solution::within_capacity_measured`](crate::solver::Solution)).
+pub(crate) fn stacked_measured(problem: &Problem) -> (Plan, usize, Option<(u64, u64, u64)>) {
     let buffers = problem.buffers();
     if buffers.len() >= STACKED_CHUNK {
-        if let Some(done) = stacked_in_chunks(buffers) {
-            return done;
+        if let Some((plan, count, measure)) = stacked_in_chunks(buffers) {
+            return (plan, count, Some(measure));
         }
     }
     let mut offsets = vec![0; buffers.len()];
     let count = stack_from(buffers, &mut offsets, problem.fixed_end());
-    (Plan::from_offsets(offsets), count)
+    (Plan::from_offsets(offsets), count, None)
 }
 
 /// One chunk of [`stacked_in_chunks`], stacked from 0.
@@ -463,11 +471,13 @@ struct Chunk {
     fixed: Vec<(usize, u64)>,
     /// Its free buffers.
     count: usize,
+    /// Its largest size.
+    max_size: u64,
 }
 
-/// [`stacked`] in parallel chunks; `None` when an address would pass
-/// 2^64.
-fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize)> {
+/// [`stacked`] in parallel chunks, with the plan's measure (see
+/// [`stacked_measured`]); `None` when an address would pass 2^64.
+fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize, (u64, u64, u64))> {
     let mut offsets = vec![0u64; buffers.len()];
     let chunks: Option<Vec<Chunk>> = offsets
         .par_chunks_mut(STACKED_CHUNK)
@@ -479,8 +489,10 @@ fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize)
                 fixed_end: 0,
                 fixed: Vec::new(),
                 count: 0,
+                max_size: 0,
             };
             for (i, (o, b)) in offsets.iter_mut().zip(chunk).enumerate() {
+                c.max_size = c.max_size.max(b.size);
                 if let Some(f) = b.fixed_offset {
                     *o = f;
                     c.fixed_end = c.fixed_end.max(f + b.size);
@@ -500,7 +512,9 @@ fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize)
         .collect();
     let chunks = chunks?;
     // The chunks' bases, from the highest fixed end.
-    let mut top = chunks.iter().map(|c| c.fixed_end).max().unwrap_or(0);
+    let fixed_end = chunks.iter().map(|c| c.fixed_end).max().unwrap_or(0);
+    let max_size = chunks.iter().map(|c| c.max_size).max().unwrap_or(0);
+    let mut top = fixed_end;
     let mut bases = Vec::with_capacity(chunks.len());
     for c in &chunks {
         let base = top.checked_next_multiple_of(c.alignment)?;
@@ -520,7 +534,12 @@ fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize)
             }
         });
     let count = chunks.iter().map(|c| c.count).sum();
-    Some((Plan::from_offsets(offsets), count))
+    // `top` is the end of the highest free buffer (or the fixed end).
+    Some((
+        Plan::from_offsets(offsets),
+        count,
+        (top.max(fixed_end), fixed_end, max_size),
+    ))
 }
 
 /// The least common multiple of `a` and `b`; `None` past 2^64.
@@ -673,9 +692,14 @@ mod tests {
                 aligns[0] == 24,
                 "{aligns:?}"
             );
-            let (plan, count) = stacked(&p);
+            let (plan, count, measure) = stacked_measured(&p);
             assert_eq!(validate(&p, &plan), Ok(()), "{aligns:?}");
             assert_eq!(count, n - fixed, "{aligns:?}");
+            if let Some(measure) = measure {
+                let stats = crate::plan::Stats::new(&p, &plan);
+                let largest = p.buffers().iter().map(|b| b.size).max().unwrap();
+                assert_eq!(measure, (stats.makespan, p.fixed_end(), largest));
+            }
         }
     }
 

@@ -185,7 +185,12 @@ fn solution_of(
     } else {
         Vec::new()
     };
-    Solution::within_capacity_counted(problem, plan, max_load, reason, counters)
+    match within.measure {
+        Some(measure) => Solution::within_capacity_measured_counted(
+            problem, plan, max_load, reason, measure, counters,
+        ),
+        None => Solution::within_capacity_counted(problem, plan, max_load, reason, counters),
+    }
 }
 
 /// From this many buffers on, search and tela under a time limit, and

@@ -646,6 +646,10 @@ pub struct Within<'p> {
     pub max_load: Option<u64>,
     /// The placer, when there was time to build it.
     pub placer: Option<Placer<'p>>,
+    /// The plan's `(makespan, highest fixed end, largest size)` when the
+    /// pass that made it measured it (the stacked plan at scale), for the
+    /// solution to skip a pass of its own after a stop.
+    pub measure: Option<(u64, u64, u64)>,
 }
 
 /// The plan of `greedy` on `problem` with `stop()` polled throughout, the
@@ -659,12 +663,19 @@ pub fn plan_within<'p>(
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Within<'p> {
     let Some(placer) = Placer::new_until(problem, greedy.fit, stop) else {
-        let (plan, fallback) = fallback::bucketed_or_stacked(problem);
+        // Stacked (see `bucketed_or_stacked`), its pass measures the plan.
+        let (plan, fallback, measure) = if problem.len() > fallback::BUCKETED_MAX {
+            fallback::stacked_measured(problem)
+        } else {
+            let (plan, fallback) = fallback::bucketed_or_stacked(problem);
+            (plan, fallback, None)
+        };
         return Within {
             plan,
             fallback,
             max_load: None,
             placer: None,
+            measure,
         };
     };
     let (plan, fallback) = placer.place_order_within(greedy.order, stop);
@@ -673,6 +684,7 @@ pub fn plan_within<'p>(
         fallback,
         max_load: placer.max_load_until(stop),
         placer: Some(placer),
+        measure: None,
     }
 }
 
