@@ -52,7 +52,7 @@ use crate::geometry::sort::sort_until;
 use crate::plan::Plan;
 use crate::problem::Problem;
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
-use crate::solvers::greedy::{self, Fit, Order, Placer};
+use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 
 use boxes::theorem_16;
 use prelude::Prelude;
@@ -151,14 +151,24 @@ impl Solver for Boxing {
         };
         let (plan, max_load) = if let Some(plan) = elementary {
             (plan, None)
-        } else if let Some(placer) = Placer::new_until(problem, Fit::FirstFit, &stop) {
-            let best = match bootstrap {
-                Some(plan) => plan.clone(),
-                None => placer.place_order_within(Order::Size, &stop).0,
+        } else {
+            let (placer, best, max_load) = match bootstrap {
+                Some(plan) => {
+                    let placer = Placer::new_until(problem, Fit::FirstFit, &stop);
+                    let max_load = placer.as_ref().and_then(|p| p.max_load_until(&stop));
+                    (placer, plan.clone(), max_load)
+                }
+                // The default greedy plan and its placer (at scale under
+                // a short limit, the bucketed plan computed beside).
+                None => {
+                    let hurried = greedy::hurried(problem, &deadline);
+                    let within =
+                        greedy::plan_within_beside(problem, Greedy::default(), &stop, hurried);
+                    (within.placer, within.plan, within.max_load)
+                }
             };
-            let max_load = placer.max_load_until(&stop);
-            let best = match max_load {
-                Some(max_load) => self.iterate(
+            let best = match (placer, max_load) {
+                (Some(placer), Some(max_load)) => self.iterate(
                     problem,
                     options,
                     &deadline,
@@ -168,14 +178,9 @@ impl Solver for Boxing {
                     iterations,
                     &mut counters,
                 ),
-                None => best,
+                _ => best,
             };
             (best, max_load)
-        } else {
-            let plan = bootstrap
-                .cloned()
-                .unwrap_or_else(|| greedy::fallback::bucketed_or_stacked(problem).0);
-            (plan, None)
         };
         let max_load = match max_load {
             Some(load) => load,
@@ -574,7 +579,7 @@ mod tests {
         }
         .deadline();
         assert!(matches!(run(&cancelled), Outcome::Stopped));
-        let order = greedy::order(p, Order::Size);
+        let order = greedy::order(p, greedy::Order::Size);
         assert!(placer.place_until(&order, None, &|| true).is_none());
         assert_eq!(
             placer.place_until(&order, None, &|| false),
