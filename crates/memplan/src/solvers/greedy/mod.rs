@@ -162,12 +162,14 @@ pub(crate) fn hurried(problem: &Problem, deadline: &Deadline) -> bool {
 }
 
 /// What a greedy plan cut by the clock leaves of the time limit to the
-/// work after the cut: the fallback's plan (a pass over the buffers, a
-/// gather of its offsets), its measure and the caller's, about 20 ns a
-/// buffer on a busy machine (0.1 s at 5M buffers, where issue 14 allows a
-/// time limit of 1 s to be passed by 50 ms).
+/// work after the cut: the fallback's plan (a colouring and a gather of
+/// its offsets when cut while placing, the stacked plan's pass before the
+/// index), its measure and the caller's: 50 ns a buffer on a busy machine
+/// (issue 14 allows a time limit of 1 s to be passed by 50 ms; cut while
+/// placing at 1M buffers, that work took 60-80 ms), at most 150 ms.
 pub fn reserve(problem: &Problem) -> std::time::Duration {
-    std::time::Duration::from_nanos(20 * problem.len() as u64)
+    std::time::Duration::from_nanos(50u64.saturating_mul(problem.len() as u64))
+        .min(std::time::Duration::from_millis(150))
 }
 
 /// The solution of a greedy plan within `deadline` ([`Greedy`]'s): the
