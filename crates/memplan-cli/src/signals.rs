@@ -67,8 +67,12 @@ pub fn install() {
         let claimed = EXIT.lock();
         // The writers hold the locks only for an instant, to register or
         // forget a path; wait for them a little, never forever.
-        with_lock(&CHILDREN, |children| children.iter().for_each(|&id| terminate(id)));
-        with_lock(&PENDING, |pending| pending.iter().for_each(|path| remove(path)));
+        with_lock(&CHILDREN, |children| {
+            children.iter().for_each(|&id| terminate(id))
+        });
+        with_lock(&PENDING, |pending| {
+            pending.iter().for_each(|path| remove(path))
+        });
         // Nothing here may panic (a panic would end this thread, and
         // signals would be ignored from then on): not `eprintln!`, which
         // panics when stderr is a closed pipe.
@@ -128,7 +132,8 @@ fn terminate(id: u32) {
 
 /// Locks `lock`, even if a panic poisoned it (the registers stay valid).
 fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    lock.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A temporary file or directory (a `tempfile::NamedTempFile` or
@@ -192,7 +197,9 @@ impl<T: AsRef<Path>> Pending<T> {
 /// process ends it too (SIGTERM to memplan alone would otherwise leave it
 /// running). The child stays registered while the returned guard lives:
 /// drop it right after waiting for the child.
-pub fn spawn_child(command: &mut std::process::Command) -> std::io::Result<(std::process::Child, ChildGuard)> {
+pub fn spawn_child(
+    command: &mut std::process::Command,
+) -> std::io::Result<(std::process::Child, ChildGuard)> {
     let mut children = lock(&CHILDREN);
     let child = command.spawn()?;
     let id = child.id();

@@ -694,12 +694,19 @@ fn a_signal_during_bench_ends_its_sort() {
     let sort = bin.join("sort");
     std::fs::write(
         &sort,
-        format!("#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n", pid_file.display()),
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+            pid_file.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&sort, std::fs::Permissions::from_mode(0o755)).unwrap();
     let input = file(&dir, "in.csv", "id,lower,upper,size\na,0,4,8\nb,2,6,8\n");
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
         .arg("bench")
         .arg(&input)
@@ -714,13 +721,19 @@ fn a_signal_during_bench_ends_its_sort() {
         if let Ok(pid) = text.trim().parse::<u32>() {
             break pid;
         }
-        assert!(waited.elapsed() < Duration::from_secs(30), "sort never started");
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "sort never started"
+        );
         std::thread::sleep(Duration::from_millis(5));
     };
     // `exec` keeps the id; wait until `sleep` has replaced the shell.
     let comm = format!("/proc/{pid}/comm");
     while std::fs::read_to_string(&comm).unwrap_or_default().trim() != "sleep" {
-        assert!(waited.elapsed() < Duration::from_secs(30), "sort never slept");
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "sort never slept"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     signal(&child, "TERM");
@@ -730,7 +743,13 @@ fn a_signal_during_bench_ends_its_sort() {
     // reaped by the system (or lingers as a zombie, state Z).
     let ended = || {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
             .unwrap_or(true)
     };
     let waited = Instant::now();

@@ -444,10 +444,15 @@ pub fn stacked(problem: &Problem) -> (Plan, usize) {
     (plan, count)
 }
 
+/// A plan's `(makespan, highest fixed end, largest size)`, as
+/// [`Solution::within_capacity`](crate::solver::Solution::within_capacity)
+/// measures it.
+pub type Measure = (u64, u64, u64);
+
 /// [`stacked`], and when its pass measured the plan (in chunks), its
 /// `(makespan, highest fixed end, largest size)` (for
 /// [`Solution::within_capacity_measured`](crate::solver::Solution)).
-pub(crate) fn stacked_measured(problem: &Problem) -> (Plan, usize, Option<(u64, u64, u64)>) {
+pub(crate) fn stacked_measured(problem: &Problem) -> (Plan, usize, Option<Measure>) {
     let buffers = problem.buffers();
     if buffers.len() >= STACKED_CHUNK {
         if let Some((plan, count, measure)) = stacked_in_chunks(buffers) {
@@ -477,7 +482,7 @@ struct Chunk {
 
 /// [`stacked`] in parallel chunks, with the plan's measure (see
 /// [`stacked_measured`]); `None` when an address would pass 2^64.
-fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize, (u64, u64, u64))> {
+fn stacked_in_chunks(buffers: &[crate::problem::Buffer]) -> Option<(Plan, usize, Measure)> {
     let mut offsets = vec![0u64; buffers.len()];
     let chunks: Option<Vec<Chunk>> = offsets
         .par_chunks_mut(STACKED_CHUNK)

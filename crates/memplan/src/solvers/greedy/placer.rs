@@ -230,7 +230,7 @@ impl<'p> Placer<'p> {
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
         early_min: usize,
-    ) -> (Plan, usize, Option<Option<(u64, u64, u64)>>) {
+    ) -> (Plan, usize, Option<Option<fallback::Measure>>) {
         let early = self.problem.len() >= early_min;
         let (sorted, fallback) = rayon::join(
             || order_until(self.problem, order, stop),
@@ -659,7 +659,7 @@ pub struct Within<'p> {
     /// The plan's `(makespan, highest fixed end, largest size)` when the
     /// pass that made it measured it (the stacked plan at scale), for the
     /// solution to skip a pass of its own after a stop.
-    pub measure: Option<(u64, u64, u64)>,
+    pub measure: Option<fallback::Measure>,
     /// Whether the plan is the stacked one (every free buffer above the
     /// previous one: the clock left no time for better).
     pub stacked: bool,
