@@ -380,10 +380,16 @@ impl Problem {
             }
             a
         }
-        let mut g = self.buffers.iter().fold(0, |g, b| {
-            let g = gcd(g, b.size);
-            b.fixed_offset.map_or(g, |o| gcd(g, o))
-        });
+        let mut g = 0;
+        for b in &self.buffers {
+            g = gcd(g, b.size);
+            g = b.fixed_offset.map_or(g, |o| gcd(g, o));
+            if g == 1 {
+                // Nothing below: the rest (a pass over millions of
+                // buffers, and a sort of their alignments) changes nothing.
+                return 1;
+            }
+        }
         // Windows of gaps: a plan pushed down may rest on their bounds.
         g = self
             .gaps
