@@ -155,16 +155,19 @@ impl GroupContext<'_> {
         }
     }
 
-    /// The [`Occupancy`] path, in batches of [`BATCH`] consecutive buffers
-    /// of the order: each buffer's offset is first computed in parallel
-    /// among the buffers placed before the batch, then the batch is
-    /// committed in order; a buffer that an earlier one of the batch
-    /// overlaps in time (and, for first-fit, in address) is fitted again.
-    /// A first-fit offset computed without obstacles that turn out not to
-    /// touch it is still the lowest feasible one, so the plan is exactly
-    /// that of one buffer at a time. When refits are frequent (buffers of the
-    /// same size competing for the same gaps), batches stop until they pay
-    /// again.
+    /// The [`Occupancy`] path, in batches of [`BATCH`] to [`BATCH_MAX`]
+    /// consecutive buffers of the order: each buffer's offset is first
+    /// computed in parallel among the buffers placed before the batch,
+    /// then the batch is committed in order; a buffer that an earlier one
+    /// of the batch overlaps in time (and, for first-fit, in address) is
+    /// fitted again (the pairs alive together come from a sweep,
+    /// [`BatchOverlaps`]). A first-fit offset computed without obstacles
+    /// that turn out not to touch it is still the lowest feasible one, so
+    /// the plan is exactly that of one buffer at a time. The batch length
+    /// doubles while refits are rare and few buffers of a batch are alive
+    /// together (fewer joins of the threads), and halves when not. When
+    /// refits are frequent (buffers of the same size competing for the
+    /// same gaps), batches stop until they pay again.
     fn place_in_batches(
         &self,
         ranges: &mut [(u64, u64)],
@@ -172,14 +175,15 @@ impl GroupContext<'_> {
         work: &[(u32, u32)],
     ) -> GroupEnd {
         let mut conflicts = Conflicts::default();
-        let mut guesses = vec![0u64; BATCH];
+        let mut guesses = vec![0u64; BATCH_MAX];
+        let mut overlaps = BatchOverlaps::default();
         let mut placed = Placed::new(self.stamps, ranges, from);
         let mut windows = Vec::with_capacity(CHUNK);
         // At least every end so far (the unplaced ranges hold their sizes).
         let mut top = ranges.iter().map(|r| r.1).max().unwrap_or(0);
         // Recent refits per batched buffer, in 1/16ths; sequential stretch
-        // left before batches are tried again.
-        let (mut refit_rate, mut sequential) = (0u32, 0usize);
+        // left before batches are tried again; the current batch length.
+        let (mut refit_rate, mut sequential, mut batch_len) = (0u32, 0usize, BATCH);
         let (mut k, mut next_poll) = (0, 0);
         while k < work.len() {
             if k >= next_poll {
@@ -188,7 +192,11 @@ impl GroupContext<'_> {
                     return GroupEnd::Stopped(k);
                 }
             }
-            if sequential > 0 || work.len() - k < BATCH {
+            if work.len() - k < batch_len {
+                // The tail: shorter batches, down to the shortest.
+                batch_len = ((work.len() - k + 1).next_power_of_two() / 2).max(BATCH);
+            }
+            if sequential > 0 || work.len() - k < batch_len {
                 // One buffer at a time, a chunk of windows at once.
                 let chunk = if sequential > 0 {
                     sequential.min(CHUNK)
@@ -221,52 +229,47 @@ impl GroupContext<'_> {
                 k += items.len();
                 continue;
             }
-            let batch = &work[k..k + BATCH];
+            let batch = &work[k..k + batch_len];
+            #[cfg(test)]
+            LONGEST_BATCH.fetch_max(batch_len, std::sync::atomic::Ordering::Relaxed);
             // Only buffers placed before the batch count here.
             let before = self.stamps[batch[0].0 as usize].1;
             {
                 let shared: &[(u64, u64)] = ranges;
                 let placed = &placed;
+                let task = (batch_len / 8).max(BATCH / 4);
                 batch
-                    .par_chunks(BATCH / 4)
-                    .zip(guesses.par_chunks_mut(BATCH / 4))
-                    .for_each(|(items, guesses)| {
-                        let mut conflicts = Conflicts::default();
-                        let mut windows = Vec::with_capacity(items.len());
-                        self.windows(shared, from, items, &mut windows);
-                        for (i, ((&item, guess), window)) in
-                            items.iter().zip(guesses).zip(&windows).enumerate()
-                        {
-                            if let Some((ahead, _)) = windows.get(i + PREFETCH) {
-                                placed.prefetch(self.occupancy, ahead, from);
+                    .par_chunks(task)
+                    .zip(guesses[..batch_len].par_chunks_mut(task))
+                    .for_each_init(
+                        || (Conflicts::default(), Vec::with_capacity(task)),
+                        |(conflicts, windows), (items, guesses)| {
+                            self.windows(shared, from, items, windows);
+                            for (i, ((&item, guess), window)) in
+                                items.iter().zip(guesses).zip(windows.iter()).enumerate()
+                            {
+                                if let Some((ahead, _)) = windows.get(i + PREFETCH) {
+                                    placed.prefetch(self.occupancy, ahead, from);
+                                }
+                                *guess = self.fit(
+                                    shared, placed, from, item, window, before, top, conflicts,
+                                );
                             }
-                            *guess = self.fit(
-                                shared,
-                                placed,
-                                from,
-                                item,
-                                window,
-                                before,
-                                top,
-                                &mut conflicts,
-                            );
-                        }
-                    });
+                        },
+                    );
             }
             let mut refits = 0;
-            for i in 0..BATCH {
-                let (p, _) = batch[i];
+            overlaps.find(batch.iter().map(|&(p, _)| self.occupancy.compressed(p)));
+            // First-fit keeps its offset unless an obstacle touches it;
+            // best-fit's tightest gap may change with any.
+            let first_fit = self.fit != Fit::BestFit;
+            for (i, &(p, b)) in batch.iter().enumerate() {
                 let local = (p - from) as usize;
                 let size = ranges[local].1 - ranges[local].0;
-                let (s, e) = self.occupancy.compressed(p);
                 let mut offset = guesses[i];
-                // First-fit keeps its offset unless an obstacle touches
-                // it; best-fit's tightest gap may change with any.
-                let first_fit = self.fit != Fit::BestFit;
-                let touched = batch[..i].iter().any(|&(q, _)| {
-                    let (qs, qe) = self.occupancy.compressed(q);
-                    let (o, x) = ranges[(q - from) as usize];
-                    qs < e && s < qe && (!first_fit || (o < offset + size && offset < x))
+                let touched = overlaps.earlier(i).any(|j| {
+                    let (o, x) = ranges[(batch[j].0 - from) as usize];
+                    !first_fit || (o < offset + size && offset < x)
                 });
                 if touched {
                     refits += 1;
@@ -276,7 +279,7 @@ impl GroupContext<'_> {
                         ranges,
                         &placed,
                         from,
-                        batch[i],
+                        (p, b),
                         &window,
                         r,
                         top,
@@ -288,13 +291,21 @@ impl GroupContext<'_> {
                 };
                 top = top.max(end);
             }
-            refit_rate = (refit_rate * 3 + refits * 16 / BATCH as u32) / 4;
+            refit_rate = (refit_rate * 3 + refits * 16 / batch_len as u32) / 4;
+            k += batch_len;
             if refit_rate >= 4 {
                 // A quarter refitted: the batches cost more than they save.
                 sequential = 16 * BATCH;
                 refit_rate = 0;
+                batch_len = BATCH;
+            } else if refits as usize * 32 <= batch_len && overlaps.len() <= 2 * batch_len {
+                // Rarely refitted, few buffers alive together: longer
+                // batches, fewer joins of the threads (each a wake-up of
+                // the other).
+                batch_len = (2 * batch_len).min(BATCH_MAX);
+            } else if refits as usize * 8 > batch_len || overlaps.len() > 8 * batch_len {
+                batch_len = (batch_len / 2).max(BATCH);
             }
-            k += BATCH;
         }
         GroupEnd::Done
     }
@@ -401,8 +412,82 @@ const PREFETCH: usize = 4;
 /// at once when it places one buffer at a time.
 const CHUNK: usize = 16;
 
-/// Buffers per batch of [`GroupContext::place_in_batches`].
+/// Buffers per batch of [`GroupContext::place_in_batches`] at first, and
+/// at least.
 const BATCH: usize = 64;
+
+/// The longest batch [`GroupContext::place_in_batches`] placed so far (for
+/// the tests of long batches).
+#[cfg(test)]
+pub(super) static LONGEST_BATCH: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// Buffers per batch of [`GroupContext::place_in_batches`] at most: the
+/// length doubles after each batch that needed few refits.
+const BATCH_MAX: usize = 1024;
+
+/// Which buffers of a batch of [`GroupContext::place_in_batches`]
+/// overlap which earlier ones in time: for each buffer, the batch indices
+/// of the earlier buffers alive with it, found by a sweep by start
+/// (O(b log b + pairs) for a batch of b buffers, not O(b²)).
+#[derive(Default)]
+struct BatchOverlaps {
+    /// (compressed start, batch index), sorted: the sweep's order.
+    by_start: Vec<(u32, u32)>,
+    /// Batch indices of the buffers alive at the sweep's time.
+    active: Vec<u32>,
+    /// (later, earlier) batch indices of each pair, sorted.
+    pairs: Vec<(u32, u32)>,
+    /// Per batch index (and one past the last): where its pairs start.
+    first: Vec<u32>,
+}
+
+impl BatchOverlaps {
+    /// The overlapping pairs among the compressed lifetimes `spans` (by
+    /// batch index).
+    fn find(&mut self, spans: impl ExactSizeIterator<Item = (u32, u32)> + Clone) {
+        let n = spans.len();
+        self.by_start.clear();
+        self.by_start
+            .extend(spans.clone().zip(0u32..).map(|((s, _), i)| (s, i)));
+        self.by_start.sort_unstable();
+        let ends: &mut Vec<u32> = &mut self.first;
+        ends.clear();
+        ends.extend(spans.map(|(_, e)| e));
+        self.active.clear();
+        self.pairs.clear();
+        for &(s, i) in &self.by_start {
+            self.active.retain(|&a| ends[a as usize] > s);
+            // Started no later, still alive at `s`: alive together.
+            self.pairs
+                .extend(self.active.iter().map(|&a| (a.max(i), a.min(i))));
+            self.active.push(i);
+        }
+        self.pairs.sort_unstable();
+        let first = &mut self.first;
+        first.clear();
+        let mut at = 0;
+        for i in 0..=n as u32 {
+            while at < self.pairs.len() && self.pairs[at].0 < i {
+                at += 1;
+            }
+            first.push(at as u32);
+        }
+    }
+
+    /// The batch indices of the earlier buffers alive with buffer `i`.
+    #[inline]
+    fn earlier(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        self.pairs[self.first[i] as usize..self.first[i + 1] as usize]
+            .iter()
+            .map(|&(_, j)| j as usize)
+    }
+
+    /// How many pairs the last [`BatchOverlaps::find`] found.
+    fn len(&self) -> usize {
+        self.pairs.len()
+    }
+}
 
 /// The first-fit tree of the group `[from, to)` of `occupancy` (indexed by
 /// position minus `from`) with its fixed buffers placed.
@@ -540,6 +625,33 @@ mod tests {
             want.sort_unstable();
             let mut sorted = vec![7; 3];
             prop_assert_eq!(sort_packed(&packed, top, &mut sorted), &want[..]);
+        }
+
+        /// The sweep finds exactly the pairs a check of every pair finds,
+        /// also when reused.
+        #[test]
+        fn batch_overlaps_are_the_overlapping_pairs(
+            batches in proptest::collection::vec(
+                proptest::collection::vec((0u32..50, 1u32..20), 0..70),
+                1..3,
+            ),
+        ) {
+            let mut overlaps = BatchOverlaps::default();
+            for spec in &batches {
+                let spans: Vec<(u32, u32)> = spec.iter().map(|&(s, len)| (s, s + len)).collect();
+                overlaps.find(spans.iter().copied());
+                let mut count = 0;
+                for (i, &(s, e)) in spans.iter().enumerate() {
+                    let mut got: Vec<usize> = overlaps.earlier(i).collect();
+                    got.sort_unstable();
+                    let want: Vec<usize> = (0..i)
+                        .filter(|&j| spans[j].0 < e && s < spans[j].1)
+                        .collect();
+                    count += want.len();
+                    prop_assert_eq!(got, want, "buffer {}", i);
+                }
+                prop_assert_eq!(overlaps.len(), count);
+            }
         }
     }
 }

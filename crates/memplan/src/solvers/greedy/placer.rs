@@ -850,6 +850,42 @@ mod tests {
     }
 
     #[test]
+    fn long_batches_equal_a_plain_pass() {
+        // Few buffers alive together, sizes competing for the same
+        // addresses: batches grow to their longest, and some buffers of a
+        // batch are refitted.
+        use super::super::groups::LONGEST_BATCH;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let buffers: Vec<Buffer> = (0..8000)
+            .map(|i| {
+                let start = rng.gen_range(0..1_000_000u64);
+                let len = rng.gen_range(1..150u64);
+                let mut b = Buffer::new(
+                    format!("b{i}"),
+                    start,
+                    start + len,
+                    rng.gen_range(1..1u64 << 16),
+                );
+                if i % 9 == 0 {
+                    b.alignment = 128;
+                }
+                b
+            })
+            .collect();
+        let p = Problem::new(buffers, None).unwrap();
+        for fit in [Fit::FirstFit, Fit::BestFit] {
+            let o = order(&p, Order::Size);
+            let plan = Placer::with_min_group(&p, fit, usize::MAX)
+                .place(&o, None)
+                .unwrap();
+            validate(&p, &plan).unwrap();
+            assert_eq!(plan.offsets(), &plain_pass(&p, &o, fit)[..], "{fit:?}");
+        }
+        assert_eq!(LONGEST_BATCH.load(Ordering::Relaxed), 1024);
+    }
+
+    #[test]
     fn a_placement_cut_midway_is_completed() {
         use std::sync::atomic::AtomicUsize;
         let mut partial = 0;
