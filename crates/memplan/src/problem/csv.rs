@@ -91,7 +91,7 @@ pub(crate) fn split_lines(body: &[u8], parts: usize) -> Vec<(&[u8], u64)> {
         }
         let chunk = &body[from..to];
         chunks.push((chunk, line));
-        line += chunk.iter().filter(|&&c| c == b'\n').count() as u64;
+        line += memchr::memchr_iter(b'\n', chunk).count() as u64;
         from = to;
     }
     chunks
