@@ -244,6 +244,21 @@ mod tests {
     use crate::geometry::gaps::Gap;
     use proptest::prelude::*;
 
+    /// A range (offset, end, buffer), if any.
+    type Neighbour = Option<(u64, u64, BufferIdx)>;
+
+    /// The ranges of `model` starting at or below `offset` and above it,
+    /// nearest first: what [`Live::neighbours`] must answer.
+    fn neighbours(model: &BTreeMap<u64, (u64, BufferIdx)>, offset: u64) -> (Neighbour, Neighbour) {
+        let entry = |(&o, &(e, b)): (&u64, &(u64, BufferIdx))| (o, e, b);
+        let below = model.range(..=offset).next_back().map(entry);
+        let above = model
+            .range((Bound::Excluded(offset), Bound::Unbounded))
+            .next()
+            .map(entry);
+        (below, above)
+    }
+
     proptest! {
         /// The live set answers as an ordered map does, before and after
         /// it turns into one.
@@ -255,12 +270,7 @@ mod tests {
             let mut live = Live::new(limit);
             let mut model: BTreeMap<u64, (u64, BufferIdx)> = BTreeMap::new();
             for (k, &(offset, width, add)) in ops.iter().enumerate() {
-                let below = model.range(..=offset).next_back().map(|(&o, &(e, b))| (o, e, b));
-                let above = model
-                    .range((Bound::Excluded(offset), Bound::Unbounded))
-                    .next()
-                    .map(|(&o, &(e, b))| (o, e, b));
-                prop_assert_eq!(live.neighbours(offset), (below, above));
+                prop_assert_eq!(live.neighbours(offset), neighbours(&model, offset));
                 if add && !model.contains_key(&offset) {
                     let b = BufferIdx::new(k);
                     live.insert(offset, offset + width, b);
@@ -271,12 +281,7 @@ mod tests {
                 }
             }
             for offset in 0..61 {
-                let below = model.range(..=offset).next_back().map(|(&o, &(e, b))| (o, e, b));
-                let above = model
-                    .range((Bound::Excluded(offset), Bound::Unbounded))
-                    .next()
-                    .map(|(&o, &(e, b))| (o, e, b));
-                prop_assert_eq!(live.neighbours(offset), (below, above));
+                prop_assert_eq!(live.neighbours(offset), neighbours(&model, offset));
             }
         }
 

@@ -277,6 +277,27 @@ fn greedy_first_from(
     }
 }
 
+/// The start of an exact solver (search, tela) under `deadline`: the
+/// bounds, with the default greedy plan as the floor of a cut result at
+/// scale ([`greedy_first`]); `Err` holds what to return when the clock or
+/// a stop cut even that (greedy's plan, or [`plan_of_no_time`] when the
+/// bounds found no time).
+pub fn exact_start(
+    problem: &Problem,
+    options: &SolveOptions,
+    deadline: &Deadline,
+) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
+    match greedy_first(problem, options, deadline) {
+        First::Cut(result) => Err(result),
+        First::Done { prepared, plan } => Ok((prepared, Some(plan))),
+        First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
+            Some(prepared) => Ok((prepared, None)),
+            // No time even for the bounds (millions of buffers).
+            None => Err(plan_of_no_time(problem, deadline)),
+        },
+    }
+}
+
 /// `result`, or the `floor` plan in its place when the deadline has
 /// passed (so runs the clock does not cut are untouched) and the floor is
 /// better: a lower makespan, or within the capacity where `result` found

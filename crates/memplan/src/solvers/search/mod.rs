@@ -84,7 +84,7 @@ use crate::solver::{
     minimise_within, starting_plan, Deadline, Effort, NotFoundReason, Prepared, Probe, Solution,
     SolveError, SolveOptions, Solver,
 };
-use crate::solvers::greedy::{self, First, Fit, Order, Placer};
+use crate::solvers::greedy::{self, Fit, Order, Placer};
 use group::Groups;
 
 mod counters;
@@ -140,14 +140,9 @@ impl Solver for Search {
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
         // At scale under a time limit, the default greedy plan first: the
         // floor of what a cut returns.
-        let (prepared, floor) = match greedy::greedy_first(problem, options, &deadline) {
-            First::Cut(result) => return result,
-            First::Done { prepared, plan } => (prepared, Some(plan)),
-            First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
-                Some(prepared) => (prepared, None),
-                // No time even for the bounds (millions of buffers).
-                None => return greedy::plan_of_no_time(problem, &deadline),
-            },
+        let (prepared, floor) = match greedy::exact_start(problem, options, &deadline) {
+            Ok(start) => start,
+            Err(result) => return result,
         };
         options.progress.raise_lower_bound(prepared.lower_bound);
         let result = match problem.capacity {

@@ -96,7 +96,7 @@ use crate::solver::{
     minimise, starting_plan, Deadline, NotFoundReason, Prepared, Probe, Solution, SolveError,
     SolveOptions, Solver,
 };
-use crate::solvers::greedy::{self, First};
+use crate::solvers::greedy;
 use drive::Work;
 use model::Models;
 
@@ -312,18 +312,13 @@ impl Tela {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let deadline = options.deadline();
-        // The bounds (a portfolio's, when it computed them); their sorts
-        // poll the clock at millions of buffers.
-        // At scale under a time limit, the default greedy plan first: the
-        // floor of what a cut returns.
-        let (prepared, floor) = match greedy::greedy_first(problem, options, &deadline) {
-            First::Cut(result) => return result,
-            First::Done { prepared, plan } => (prepared, Some(plan)),
-            First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
-                Some(prepared) => (prepared, None),
-                // No time even for the bounds (millions of buffers).
-                None => return greedy::plan_of_no_time(problem, &deadline),
-            },
+        // The bounds (a portfolio's, when it computed them; their sorts
+        // poll the clock at millions of buffers), and at scale under a time
+        // limit the default greedy plan first: the floor of what a cut
+        // returns.
+        let (prepared, floor) = match greedy::exact_start(problem, options, &deadline) {
+            Ok(start) => start,
+            Err(result) => return result,
         };
         let result = match problem.capacity {
             Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
