@@ -9,6 +9,7 @@ pub use validate::{validate, PlanError};
 
 use crate::buffer::BufferIdx;
 use crate::problem::Problem;
+use rayon::prelude::*;
 
 /// An offset for every buffer of a problem, indexed by [`BufferIdx`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -42,10 +43,13 @@ impl Plan {
     /// The makespan M = max(offset + size), 0 for no buffers. Saturates on
     /// overflow (which [`validate`] reports as an error).
     pub fn makespan(&self, problem: &Problem) -> u64 {
+        // In parallel: a pass over millions of buffers takes tens of
+        // milliseconds, which a stop may not wait.
         problem
             .buffers()
-            .iter()
+            .par_iter()
             .zip(&self.offsets)
+            .with_min_len(1 << 16)
             .map(|(b, &o)| o.saturating_add(b.size))
             .max()
             .unwrap_or(0)

@@ -1,5 +1,6 @@
 //! The interface every solver implements.
 
+pub mod dispose;
 pub mod hulls;
 mod prepared;
 mod solution;

@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+use crate::solver::dispose::drop_later;
 use crate::solver::Deadline;
 
 use super::elementary::interval_coloring;
@@ -18,6 +19,37 @@ use super::prelude::{Round, MAX_ROUNDS, MU_MAX};
 
 /// Theorem 2 recursions on fewer jobs run sequentially.
 const PARALLEL_JOBS: usize = 4096;
+
+/// How many jobs the passes over all jobs (Theorem 16's partitions,
+/// Corollary 15's size classes, Theorem 2's split) handle between two
+/// deadline checks: at 5M jobs, each pass takes a fifth of a second, longer
+/// than a stop may wait (issue 14).
+const POLL: usize = 1 << 16;
+
+/// `jobs` split by `small` into (those that are, those that are not), in
+/// their order (as [`Iterator::partition`]), or `None` once `deadline` has
+/// passed (polled every [`POLL`] jobs).
+fn partition_until(
+    jobs: Vec<Job>,
+    small: impl Fn(&Job) -> bool,
+    deadline: &Deadline,
+) -> Option<(Vec<Job>, Vec<Job>)> {
+    let (mut yes, mut no) = (Vec::new(), Vec::new());
+    let n = jobs.len();
+    let mut jobs = jobs.into_iter();
+    for (k, job) in jobs.by_ref().enumerate() {
+        if k % POLL == POLL - 1 && deadline.passed() {
+            drop_later((jobs, yes, no), n);
+            return None;
+        }
+        if small(&job) {
+            yes.push(job);
+        } else {
+            no.push(job);
+        }
+    }
+    Some((yes, no))
+}
 
 /// Theorem 16: box the smallest jobs with Corollary 15 until
 /// (log₂ r)² < 1/ε, then box everything once more with μ* = ε/(log₂ r*)²
@@ -35,8 +67,10 @@ pub(super) fn theorem_16(
         let Some(round) = Round::new(h_min, h_max, epsilon) else {
             break;
         };
-        let (small, large): (Vec<Job>, Vec<Job>) =
-            jobs.into_iter().partition(|j| j.size <= round.small_limit);
+        let Some((small, large)) = partition_until(jobs, |j| j.size <= round.small_limit, deadline)
+        else {
+            return Vec::new();
+        };
         jobs = large;
         jobs.extend(corollary_15(
             small,
@@ -74,6 +108,8 @@ fn corollary_15(
         r.max(h)
     };
     if deadline.passed() {
+        let len = jobs.len();
+        drop_later(jobs, len);
         return Vec::new();
     }
     let Some(jobs) = sort_by_size_until(jobs, &|| deadline.passed()) else {
@@ -81,7 +117,13 @@ fn corollary_15(
     };
     // Split into size classes (consecutive after the sort).
     let mut classes: Vec<(u64, Vec<Job>, u64)> = Vec::new();
-    for job in jobs {
+    let n = jobs.len();
+    let mut jobs = jobs.into_iter();
+    for (k, job) in jobs.by_ref().enumerate() {
+        if k % POLL == POLL - 1 && deadline.passed() {
+            drop_later((jobs, classes), n);
+            return Vec::new();
+        }
         let class = rounded(job.size);
         match classes.last_mut() {
             Some((c, members, _)) if *c == class => members.push(job),
@@ -165,14 +207,25 @@ fn theorem_2(
     deadline: &Deadline,
     out: &mut Vec<Job>,
 ) {
-    if jobs.is_empty() || deadline.passed() {
+    if jobs.is_empty() {
+        return;
+    }
+    if deadline.passed() {
+        let len = jobs.len();
+        drop_later(jobs, len);
         return;
     }
     let t = jobs[rng.gen_range(0..jobs.len())].start;
     let mut live = Vec::new();
     let mut before = Vec::new();
     let mut after = Vec::new();
-    for job in jobs {
+    let n = jobs.len();
+    let mut jobs = jobs.into_iter();
+    for (k, job) in jobs.by_ref().enumerate() {
+        if k % POLL == POLL - 1 && deadline.passed() {
+            drop_later((jobs, live, before, after), n);
+            return;
+        }
         if job.is_live_at(t) {
             live.push(job);
         } else if job.end <= t {

@@ -51,6 +51,7 @@ use crate::buffer::BufferIdx;
 use crate::geometry::sort::sort_until;
 use crate::plan::Plan;
 use crate::problem::Problem;
+use crate::solver::dispose::drop_later;
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 
@@ -118,8 +119,10 @@ impl Solver for Boxing {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         // A cut leaves time to measure the plan.
-        let deadline = options.deadline().ahead(greedy::reserve(problem));
+        let own = options.deadline();
+        let deadline = own.ahead(greedy::reserve(problem));
         let stop = || deadline.passed();
+        let settle = || greedy::settled(problem, &own);
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];
         // A work budget caps the iterations (each costs O(n log n)).
         let iterations = match options.effort {
@@ -162,8 +165,13 @@ impl Solver for Boxing {
                 // a short limit, the bucketed plan computed beside).
                 None => {
                     let hurried = greedy::hurried(problem, &deadline);
-                    let within =
-                        greedy::plan_within_beside(problem, Greedy::default(), &stop, hurried);
+                    let within = greedy::plan_within_beside(
+                        problem,
+                        Greedy::default(),
+                        &stop,
+                        &settle,
+                        hurried,
+                    );
                     (within.placer, within.plan, within.max_load)
                 }
             };
@@ -284,6 +292,7 @@ impl Boxing {
         }
         counters[0].1 = u64::from(done) - stopped;
         counters[1].1 = abandoned;
+        drop_later(prelude, problem.len());
         best
     }
 }
@@ -342,6 +351,7 @@ fn iteration(
     let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng, deadline);
     // Also true when Theorem 2 gave up midway: `boxes` is then partial.
     if deadline.passed() {
+        drop_later(boxes, problem.len());
         return Outcome::Stopped;
     }
     let mut sparse = vec![0; problem.len()];

@@ -13,6 +13,7 @@ use crate::geometry::occupancy::Occupancy;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
 use crate::problem::Problem;
+use crate::solver::dispose::drop_later;
 
 use super::fallback;
 use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS, STOP_CHECK};
@@ -48,6 +49,20 @@ pub struct Placer<'p> {
     trees: Vec<Option<TimeTree>>,
     /// Whether some buffer needs an alignment other than 1.
     aligned: bool,
+}
+
+impl Drop for Placer<'_> {
+    /// The index of millions of buffers takes tens of milliseconds to
+    /// free, which a stop may not wait: it goes to the disposal thread.
+    fn drop(&mut self) {
+        let len = self.problem.len();
+        let index = (
+            std::mem::take(&mut self.occupancy),
+            std::mem::take(&mut self.trees),
+            self.pieces.take(),
+        );
+        drop_later(index, len);
+    }
 }
 
 impl<'p> Placer<'p> {
@@ -204,7 +219,7 @@ impl<'p> Placer<'p> {
         order: &[BufferIdx],
         stop: &(dyn Fn() -> bool + Sync),
     ) -> (Plan, usize) {
-        self.place_within_or(order, stop, None)
+        self.place_within_or(order, stop, stop, None)
     }
 
     /// The order `order` of the problem, sorted beside the plan of
@@ -218,17 +233,20 @@ impl<'p> Placer<'p> {
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> (Plan, usize) {
-        let (plan, count, _) = self.place_order_within_from(order, stop, EARLY_FALLBACK_MIN);
+        let (plan, count, _) = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN);
         (plan, count)
     }
 
     /// [`Placer::place_order_within`], the fallback computed beside the
-    /// order from `early_min` buffers on, and when the plan is the stacked
-    /// one, `Some` of its measure ([`fallback::stacked_measured`]).
+    /// order from `early_min` buffers on, a cut's improvement on it
+    /// abandoned once `settle()` holds ([`Placer::place_within_or`]), and
+    /// when the plan is the stacked one, `Some` of its measure
+    /// ([`fallback::stacked_measured`]).
     fn place_order_within_from(
         &self,
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
+        settle: &(dyn Fn() -> bool + Sync),
         early_min: usize,
     ) -> (Plan, usize, Option<Option<fallback::Measure>>) {
         let early = self.problem.len() >= early_min;
@@ -246,7 +264,7 @@ impl<'p> Placer<'p> {
             }
             (Some(sorted), fallback) => {
                 let (plan, count) =
-                    self.place_within_or(&sorted, stop, fallback.flatten().flatten());
+                    self.place_within_or(&sorted, stop, settle, fallback.flatten().flatten());
                 (plan, count, None)
             }
             (None, Some(Some(Some(fallback)))) => (fallback.plan, fallback.count, None),
@@ -283,12 +301,18 @@ impl<'p> Placer<'p> {
     }
 
     /// [`Placer::place_within`], with the fallback's plan for every free
-    /// buffer already computed (or not).
+    /// buffer already computed (or not). Cut with it in hand, the work
+    /// that could only improve on it (the fallback above the placed
+    /// buffers, a pass over them all: a fifth of a second at 5M buffers)
+    /// is abandoned once `settle()` holds (the caller's own deadline, past
+    /// at once on an interrupt, so that a signal is answered within a
+    /// tenth of a second), and the plan in hand returned.
     fn place_within_or(
         &self,
         order: &[BufferIdx],
         stop: &(dyn Fn() -> bool + Sync),
-        fallback: Option<FallbackPlan>,
+        settle: &(dyn Fn() -> bool + Sync),
+        mut fallback: Option<FallbackPlan>,
     ) -> (Plan, usize) {
         let problem = self.problem;
         let buffers = problem.buffers();
@@ -328,10 +352,18 @@ impl<'p> Placer<'p> {
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
-        let partial = if self.fit == Fit::Skyline {
+        let run = if self.fit == Fit::Skyline {
             None
         } else {
-            self.run(order, None, stop).map(|run| {
+            self.run(order, None, stop)
+        };
+        if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle() {
+            if let Some(fallback) = fallback.take() {
+                return (fallback.plan, fallback.count);
+            }
+        }
+        let partial = {
+            run.map(|run| {
                 let occ = &self.occupancy;
                 // By position: placed (fixed, or ranked before the first
                 // buffer of its group the clock left), or not in the order
@@ -367,11 +399,10 @@ impl<'p> Placer<'p> {
                 if placed >= fallback.top {
                     return (fallback.plan, fallback.count);
                 }
-                let count = self.complete(&occupancy, &mut ranges, &skip);
-                if fallback.top < top(&ranges) {
-                    return (fallback.plan, fallback.count);
+                match self.complete_until(&occupancy, &mut ranges, &skip, settle) {
+                    Some(count) if top(&ranges) <= fallback.top => (ranges, count),
+                    _ => return (fallback.plan, fallback.count),
                 }
-                (ranges, count)
             }
             (Some((mut ranges, skip)), None) => {
                 // Cut midway: the fallback above what was placed, unless
@@ -617,6 +648,16 @@ struct Run {
     ends: Vec<GroupEnd>,
 }
 
+impl Run {
+    /// Whether the clock left some buffer of the order unplaced.
+    fn cut(&self) -> bool {
+        self.ends
+            .iter()
+            .zip(&self.work)
+            .any(|(end, work)| matches!(*end, GroupEnd::Stopped(k) if k < work.len()))
+    }
+}
+
 /// Positions per task of the gather of [`Placer::fallback_for_all_until`]
 /// (each polls the stop).
 const GATHER_CHUNK: usize = 1 << 14;
@@ -670,12 +711,16 @@ pub struct Within<'p> {
 /// [`fallback::bucketed_or_stacked`]'s, which needs no index),
 /// then the order (cut there, the fallback places every buffer), then the
 /// placement ([`Placer::place_within`]) and the max load from the index.
+/// Cut with the fallback's plan in hand on more than
+/// [`IMPROVE_AFTER_INTERRUPT_MAX`](super::IMPROVE_AFTER_INTERRUPT_MAX)
+/// buffers, that plan is returned at once (`stop` may be an interrupt).
 pub fn plan_within<'p>(
     problem: &'p Problem,
     greedy: Greedy,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Within<'p> {
-    plan_within_unless(problem, greedy, stop, &|| false)
+    let large = problem.len() > super::IMPROVE_AFTER_INTERRUPT_MAX;
+    plan_within_unless(problem, greedy, stop, &|| large && stop(), &|| false)
 }
 
 /// [`plan_within`], except that cut before the index on more than
@@ -686,6 +731,7 @@ fn plan_within_unless<'p>(
     problem: &'p Problem,
     greedy: Greedy,
     stop: &(dyn Fn() -> bool + Sync),
+    settle: &(dyn Fn() -> bool + Sync),
     ready: &(dyn Fn() -> bool + Sync),
 ) -> Within<'p> {
     let Some(placer) = Placer::new_until(problem, greedy.fit, stop) else {
@@ -722,7 +768,7 @@ fn plan_within_unless<'p>(
         };
     };
     let (plan, fallback, stacked) =
-        placer.place_order_within_from(greedy.order, stop, EARLY_FALLBACK_MIN);
+        placer.place_order_within_from(greedy.order, stop, settle, EARLY_FALLBACK_MIN);
     Within {
         plan,
         fallback,
@@ -740,14 +786,25 @@ fn plan_within_unless<'p>(
 /// stacked plan (at 5M buffers, before the index is built, half a second
 /// or more on a busy machine) then has the bucketed one instead, some
 /// 20,000 times lower on random instances. The bucketed plan gives up
-/// once the greedy plan is done, or at the stop.
+/// once the greedy plan is done, or at the stop. `stop` is the caller's
+/// deadline brought forward ([`Deadline::ahead`](crate::solver::Deadline::ahead)),
+/// `settle` its own: a cut placement may use the time between them to
+/// improve on the fallback's plan ([`Placer::place_within_or`]).
 pub fn plan_within_beside<'p>(
     problem: &'p Problem,
     greedy: Greedy,
     stop: &(dyn Fn() -> bool + Sync),
+    settle: &(dyn Fn() -> bool + Sync),
     beside: bool,
 ) -> Within<'p> {
-    plan_within_beside_from(problem, greedy, stop, beside, fallback::BUCKETED_MAX + 1)
+    plan_within_beside_from(
+        problem,
+        greedy,
+        stop,
+        settle,
+        beside,
+        fallback::BUCKETED_MAX + 1,
+    )
 }
 
 /// [`plan_within_beside`] from `min` buffers on.
@@ -755,17 +812,19 @@ fn plan_within_beside_from<'p>(
     problem: &'p Problem,
     greedy: Greedy,
     stop: &(dyn Fn() -> bool + Sync),
+    settle: &(dyn Fn() -> bool + Sync),
     beside: bool,
     min: usize,
 ) -> Within<'p> {
     if !beside || problem.len() < min {
-        return plan_within(problem, greedy, stop);
+        return plan_within_unless(problem, greedy, stop, settle, &|| false);
     }
     let (done, ready) = (AtomicBool::new(false), AtomicBool::new(false));
     let (within, bucketed) = rayon::join(
         || {
-            let within =
-                plan_within_unless(problem, greedy, stop, &|| ready.load(Ordering::Acquire));
+            let within = plan_within_unless(problem, greedy, stop, settle, &|| {
+                ready.load(Ordering::Acquire)
+            });
             done.store(true, Ordering::Relaxed);
             within
         },
@@ -967,11 +1026,11 @@ mod tests {
         for cut in 0..30 {
             let polls = AtomicUsize::new(0);
             let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-            let within = plan_within_beside_from(&p, g, &stop, true, 0);
+            let within = plan_within_beside_from(&p, g, &stop, &stop, true, 0);
             assert_eq!(validate(&p, &within.plan), Ok(()), "cut {cut}");
             assert_eq!(within.stacked, within.plan == stacked, "cut {cut}");
         }
-        let whole = plan_within_beside_from(&p, g, &|| false, true, 0);
+        let whole = plan_within_beside_from(&p, g, &|| false, &|| false, true, 0);
         assert_eq!(whole.plan, plan_within(&p, g, &|| false).plan);
         assert_eq!(whole.fallback, 0);
     }
@@ -983,6 +1042,8 @@ mod tests {
     /// left of the time), and the same plan as without it when nothing is
     /// cut. (The two arms of the join share the poll count, so where a
     /// cut falls varies from run to run: every outcome is checked.)
+    /// Settled at the cut (an interrupt at scale), the plan of a cut
+    /// placement is the fallback's in hand, not an improvement on it.
     #[test]
     fn the_fallback_ready_beside_the_order_is_never_worse() {
         use std::sync::atomic::AtomicUsize;
@@ -990,24 +1051,45 @@ mod tests {
         let stacked = fallback::stacked(&p);
         for fit in [Fit::FirstFit, Fit::BestFit] {
             let placer = Placer::with_min_group(&p, fit, 512);
-            let (none, _) = placer.place_none();
-            for cut in 0..40 {
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-                let (plan, count, _) = placer.place_order_within_from(Order::Size, &stop, 0);
-                assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
-                assert!(
-                    plan.makespan(&p) <= none.makespan(&p)
-                        || (&plan, count) == (&stacked.0, stacked.1),
-                    "{fit:?} cut {cut}"
-                );
-                if cut == 0 {
-                    assert_eq!((&plan, count), (&stacked.0, stacked.1));
+            let (none, none_count) = placer.place_none();
+            let full = placer
+                .place(&crate::solvers::greedy::order(&p, Order::Size), None)
+                .unwrap();
+            let (mut improved, mut in_hand) = (0, 0);
+            for settled in [false, true] {
+                for cut in 0..40 {
+                    let polls = AtomicUsize::new(0);
+                    let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                    let settle = || settled && stop();
+                    let (plan, count, _) =
+                        placer.place_order_within_from(Order::Size, &stop, &settle, 0);
+                    assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
+                    let is_stacked = (&plan, count) == (&stacked.0, stacked.1);
+                    assert!(
+                        plan.makespan(&p) <= none.makespan(&p) || is_stacked,
+                        "{fit:?} cut {cut}"
+                    );
+                    if cut == 0 {
+                        assert!(is_stacked, "{fit:?} cut {cut}");
+                    }
+                    let fallback = (&plan, count) == (&none, none_count);
+                    if count > 0 && !is_stacked && !fallback {
+                        assert!(!settled, "{fit:?} cut {cut}: settled, yet improved");
+                        improved += 1;
+                    }
+                    if settled && count > 0 && !is_stacked {
+                        assert!(fallback, "{fit:?} cut {cut}");
+                        in_hand += 1;
+                    }
+                    if count == 0 {
+                        assert_eq!(plan, full, "{fit:?} cut {cut}");
+                    }
                 }
             }
+            assert!(improved > 0 && in_hand > 0, "{fit:?}: {improved} {in_hand}");
             let never = |early_min| {
                 placer
-                    .place_order_within_from(Order::Size, &|| false, early_min)
+                    .place_order_within_from(Order::Size, &|| false, &|| false, early_min)
                     .0
             };
             assert_eq!(never(0), never(usize::MAX));

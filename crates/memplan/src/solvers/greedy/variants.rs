@@ -125,6 +125,10 @@ pub fn best_of(
         })
         .collect();
     if let Some((g, plan)) = finished {
+        // Alone (the others cut), no need to measure it.
+        if plans.is_empty() {
+            return Some((g, plan));
+        }
         let i = variants
             .iter()
             .position(|v| *v == g)

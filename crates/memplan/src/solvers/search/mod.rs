@@ -249,7 +249,7 @@ impl Search {
             || quick.unwrap_or_else(|| self.start(problem, prepared, deadline)),
         );
         let best_makespan = best.makespan(problem);
-        if reason != NotFoundReason::ProvenInfeasible && best.makespan(problem) <= capacity {
+        if reason != NotFoundReason::ProvenInfeasible && best_makespan <= capacity {
             return fits(best, &counters);
         }
         Err(SolveError::NotFound {
@@ -271,7 +271,6 @@ impl Search {
     ) -> Solution {
         let lower = prepared.lower_bound;
         let greedy = self.start(problem, prepared, deadline);
-        options.progress.improve(greedy.makespan(problem));
         let groups = Groups::new(problem, self.options.decompose, deadline);
         let mut counters = Counters::default();
         let mut s = minimise_within(
