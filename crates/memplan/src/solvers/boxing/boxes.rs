@@ -130,9 +130,9 @@ fn corollary_15(
             _ => classes.push((class, vec![job], rng.gen())),
         }
     }
-    classes
+    let per_class: Vec<Vec<Job>> = classes
         .into_par_iter()
-        .flat_map_iter(|(class, members, seed)| {
+        .map(|(class, members, seed)| {
             let per_box = (box_height / class).max(1);
             let height = box_height.max(class);
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -142,7 +142,14 @@ fn corollary_15(
             );
             boxes
         })
-        .collect()
+        .collect();
+    // Stopped: the caller discards the boxes; gathering them would cost a
+    // copy of millions of jobs.
+    if deadline.passed() {
+        drop_later(per_class, usize::MAX);
+        return Vec::new();
+    }
+    per_class.into_iter().flatten().collect()
 }
 
 /// From this many jobs on, [`sort_by_size_until`] sorts on a thread of its
@@ -256,6 +263,13 @@ fn theorem_2(
                 out
             },
         );
+        // Stopped: the caller discards what was boxed, and gathering it
+        // (a copy at every level of the recursion) would take tenths of a
+        // second at millions of jobs.
+        if deadline.passed() {
+            drop_later((a, b), usize::MAX);
+            return;
+        }
         a.extend(b);
         out.extend(a);
     } else {
