@@ -396,9 +396,7 @@ impl Problem {
             .of_all()
             .filter_map(|gap| gap.window)
             .fold(g, |g, (lo, hi)| gcd(gcd(g, lo), hi));
-        let mut alignments: Vec<u64> = self.buffers.iter().map(|b| b.alignment).collect();
-        alignments.sort_unstable();
-        alignments.dedup();
+        let alignments = distinct_alignments(&self.buffers);
         loop {
             let before = g;
             for &a in &alignments {
@@ -567,9 +565,59 @@ fn check_fixed(buffers: &[Buffer], gaps: &Gaps) -> Result<(), ProblemError> {
     }
 }
 
+/// The distinct alignments of `buffers`, in increasing order. Kept in a
+/// small sorted vector (a handful of values in practice: a sort of
+/// millions of alignments took a tenth of a second, which a stop may not
+/// wait), with a sort of all of them past [`DISTINCT_ALIGNMENTS_MAX`].
+fn distinct_alignments(buffers: &[Buffer]) -> Vec<u64> {
+    let mut distinct: Vec<u64> = Vec::new();
+    let mut last = None;
+    for b in buffers {
+        if last == Some(b.alignment) {
+            continue;
+        }
+        last = Some(b.alignment);
+        if let Err(at) = distinct.binary_search(&b.alignment) {
+            if distinct.len() == DISTINCT_ALIGNMENTS_MAX {
+                let mut all: Vec<u64> = buffers.iter().map(|b| b.alignment).collect();
+                all.sort_unstable();
+                all.dedup();
+                return all;
+            }
+            distinct.insert(at, b.alignment);
+        }
+    }
+    distinct
+}
+
+/// Past this many distinct alignments, [`distinct_alignments`] sorts them
+/// all.
+const DISTINCT_ALIGNMENTS_MAX: usize = 64;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The distinct alignments, as a sort of all of them gives them, on
+    /// either side of the switch to that sort.
+    #[test]
+    fn distinct_alignments_as_sorted_and_deduplicated() {
+        let b = |k: u64| Buffer::new(format!("b{k}"), 0, 1, 1).aligned(k);
+        for (count, distinct) in [(0, 1), (10, 1), (200, 3), (500, 64), (500, 65), (900, 300)] {
+            // A scrambled sequence of `distinct` alignments.
+            let buffers: Vec<Buffer> = (0..count)
+                .map(|i: u64| b(1 + (i * 7919 + i / 3) % distinct))
+                .collect();
+            let mut expected: Vec<u64> = buffers.iter().map(|b| b.alignment).collect();
+            expected.sort_unstable();
+            expected.dedup();
+            assert_eq!(
+                distinct_alignments(&buffers),
+                expected,
+                "{count} {distinct}"
+            );
+        }
+    }
 
     #[test]
     fn granularity_divides_every_pushed_down_offset() {
