@@ -380,15 +380,43 @@ impl Problem {
             }
             a
         }
-        let mut g = 0;
-        for b in &self.buffers {
-            g = gcd(g, b.size);
-            g = b.fixed_offset.map_or(g, |o| gcd(g, o));
-            if g == 1 {
-                // Nothing below: the rest (a pass over millions of
-                // buffers, and a sort of their alignments) changes nothing.
-                return 1;
+        // By chunks in parallel (tens of milliseconds at millions of
+        // buffers otherwise), each stopping at 1.
+        // A multiple of `g` leaves it as it is: tested by a mask when `g`
+        // is a power of two (the usual case, and a division costs tens of
+        // cycles).
+        let with = |g: u64, x: u64| {
+            let multiple = if g.is_power_of_two() {
+                x & (g - 1) == 0
+            } else {
+                g != 0 && x % g == 0
+            };
+            if multiple {
+                g
+            } else {
+                gcd(g, x)
             }
+        };
+        let chunk = |buffers: &[Buffer]| {
+            let mut g = 0;
+            for b in buffers {
+                g = with(g, b.size);
+                g = b.fixed_offset.map_or(g, |o| with(g, o));
+                if g == 1 {
+                    break;
+                }
+            }
+            g
+        };
+        let mut g = self
+            .buffers
+            .par_chunks(1 << 16)
+            .map(chunk)
+            .reduce(|| 0, gcd);
+        if g == 1 {
+            // Nothing below: the rest (a pass over millions of buffers)
+            // changes nothing.
+            return 1;
         }
         // Windows of gaps: a plan pushed down may rest on their bounds.
         g = self
@@ -565,29 +593,46 @@ fn check_fixed(buffers: &[Buffer], gaps: &Gaps) -> Result<(), ProblemError> {
     }
 }
 
-/// The distinct alignments of `buffers`, in increasing order. Kept in a
-/// small sorted vector (a handful of values in practice: a sort of
-/// millions of alignments took a tenth of a second, which a stop may not
-/// wait), with a sort of all of them past [`DISTINCT_ALIGNMENTS_MAX`].
+/// The distinct alignments of `buffers`, in increasing order: gathered in
+/// small sorted vectors by chunks in parallel (a handful of values in
+/// practice; a sort of millions of alignments took a tenth of a second,
+/// which a stop may not wait), with a sort of all of them past
+/// [`DISTINCT_ALIGNMENTS_MAX`].
 fn distinct_alignments(buffers: &[Buffer]) -> Vec<u64> {
-    let mut distinct: Vec<u64> = Vec::new();
-    let mut last = None;
-    for b in buffers {
-        if last == Some(b.alignment) {
-            continue;
-        }
-        last = Some(b.alignment);
-        if let Err(at) = distinct.binary_search(&b.alignment) {
-            if distinct.len() == DISTINCT_ALIGNMENTS_MAX {
-                let mut all: Vec<u64> = buffers.iter().map(|b| b.alignment).collect();
-                all.sort_unstable();
-                all.dedup();
-                return all;
+    let few = buffers
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let mut distinct: Vec<u64> = Vec::new();
+            let mut last = None;
+            for b in chunk {
+                if last != Some(b.alignment) {
+                    last = Some(b.alignment);
+                    distinct = union(distinct, &[b.alignment])?;
+                }
             }
-            distinct.insert(at, b.alignment);
+            Some(distinct)
+        })
+        .try_reduce(Vec::new, |a, b| union(a, &b));
+    few.unwrap_or_else(|| {
+        let mut all: Vec<u64> = buffers.iter().map(|b| b.alignment).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    })
+}
+
+/// The sorted union of two sorted sets, `None` past
+/// [`DISTINCT_ALIGNMENTS_MAX`] values.
+fn union(mut a: Vec<u64>, b: &[u64]) -> Option<Vec<u64>> {
+    for &x in b {
+        if let Err(at) = a.binary_search(&x) {
+            if a.len() == DISTINCT_ALIGNMENTS_MAX {
+                return None;
+            }
+            a.insert(at, x);
         }
     }
-    distinct
+    Some(a)
 }
 
 /// Past this many distinct alignments, [`distinct_alignments`] sorts them

@@ -362,7 +362,14 @@ pub fn minimise_within(
     work: Option<u64>,
     mut decide: impl FnMut(u64, &Deadline, u64) -> (Probe, u64),
 ) -> Solution {
-    let unit = problem.granularity().max(1);
+    // Stopped already, no capacity is tried: the granularity (a pass over
+    // every buffer, tens of milliseconds at millions) would only round the
+    // bound up.
+    let unit = if deadline.passed() {
+        1
+    } else {
+        problem.granularity().max(1)
+    };
     let mut best_makespan = best.makespan(problem);
     let mut best = best;
     let mut proven = lower.div_ceil(unit).saturating_mul(unit).min(best_makespan);
