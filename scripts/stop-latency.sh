@@ -16,6 +16,7 @@
 # idle one, and read `uptime` beside the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/timing-common.sh
 sizes=${1:-1000000,5000000}
 delays=${2:-1,2.5,4}
 solvers=${3:-greedy,greedy/contention/skyline,search,tela,boxing,auto}
@@ -31,16 +32,9 @@ field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
 printf '%-8s %9s %-26s %3s %6s %9s %8s %16s %s\n' kind buffers solver sig delay in-solve latency makespan verdict
 for kind in ${kinds//,/ }; do
   for n in ${sizes//,/ }; do
-    file=$dir/$kind-$n.csv
-    [ -f "$file" ] || "$memplan" generate --kind "$kind" --buffers "$n" -o "$file" >/dev/null
+    file=$(instance "$kind" "$n")
     for solver in ${solvers//,/ }; do
-      args=(--solver "$solver")
-      case $solver in
-        greedy/*)
-          IFS=/ read -r _ order fit <<<"$solver"
-          args=(--solver greedy --order "$order" --fit "$fit")
-          ;;
-      esac
+      solver_args "$solver"
       for delay in ${delays//,/ }; do
         "$memplan" solve "$file" "${args[@]}" --json -q -o "$out/plan.csv" >"$out/json" 2>/dev/null &
         pid=$!

@@ -16,6 +16,7 @@
 # machine's load: run it on an idle one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/timing-common.sh
 sizes=${1:-10000,1000000,5000000}
 limit=${2:-1}
 solvers=${3:-greedy,greedy/area/best-fit,greedy/contention/skyline,search,tela,boxing,auto,auto-capacity}
@@ -28,15 +29,10 @@ field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
 printf '%-8s %9s %-26s %6s %8s %8s %8s %s\n' kind buffers solver limit solve wall over verdict
 for kind in ${kinds//,/ }; do
   for n in ${sizes//,/ }; do
-    file=$dir/$kind-$n.csv
-    [ -f "$file" ] || "$memplan" generate --kind "$kind" --buffers "$n" -o "$file" >/dev/null
+    file=$(instance "$kind" "$n")
     for solver in ${solvers//,/ }; do
-      args=(--solver "$solver")
+      solver_args "$solver"
       case $solver in
-        greedy/*)
-          IFS=/ read -r _ order fit <<<"$solver"
-          args=(--solver greedy --order "$order" --fit "$fit")
-          ;;
         auto-capacity)
           load=$("$memplan" stats "$file" --json | field max_load)
           args=(--solver auto --capacity $((load * 102 / 100)))
