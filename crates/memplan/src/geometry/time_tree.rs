@@ -45,20 +45,50 @@ pub struct TimeTree {
     lists: Vec<Vec<(u64, u64)>>,
 }
 
+/// How many spans [`TimeTree::new_until`] indexes between two `stop()`
+/// checks.
+const BUILD_POLL: usize = 1 << 16;
+
+/// The distinct start times of `spans`, sorted.
+fn distinct_starts(spans: &[Span]) -> Vec<u64> {
+    let mut starts: Vec<u64> = spans.iter().map(|s| s.start).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+}
+
+/// The leaf range `[l, r)` of span `s` among the distinct `starts`.
+fn leaf(starts: &[u64], s: &Span) -> (u32, u32) {
+    let l = starts.partition_point(|&t| t < s.start);
+    let r = starts.partition_point(|&t| t < s.end);
+    (l as u32, r as u32)
+}
+
 impl TimeTree {
     /// Indexes `spans`, none placed, in O(n log n).
     pub fn new(spans: &[Span]) -> Self {
-        let mut starts: Vec<u64> = spans.iter().map(|s| s.start).collect();
-        starts.sort_unstable();
-        starts.dedup();
-        let leaves = spans
-            .iter()
-            .map(|s| {
-                let l = starts.partition_point(|&t| t < s.start);
-                let r = starts.partition_point(|&t| t < s.end);
-                (l as u32, r as u32)
-            })
-            .collect();
+        let starts = distinct_starts(spans);
+        let leaves = spans.iter().map(|s| leaf(&starts, s)).collect();
+        Self::with_leaves(&starts, leaves)
+    }
+
+    /// [`TimeTree::new`] that gives up (`None`) once `stop()` holds,
+    /// polled every 65,536 spans (at millions of spans, the leaves'
+    /// binary searches take tenths of a second).
+    pub fn new_until(spans: &[Span], stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
+        let starts = distinct_starts(spans);
+        let mut leaves = Vec::with_capacity(spans.len());
+        for chunk in spans.chunks(BUILD_POLL) {
+            if stop() {
+                return None;
+            }
+            leaves.extend(chunk.iter().map(|s| leaf(&starts, s)));
+        }
+        Some(Self::with_leaves(&starts, leaves))
+    }
+
+    /// The tree over the distinct `starts`, with the leaf range of each span.
+    fn with_leaves(starts: &[u64], leaves: Vec<(u32, u32)>) -> Self {
         let width = starts.len().max(1).next_power_of_two();
         TimeTree {
             leaves,
@@ -220,6 +250,27 @@ mod tests {
         assert_eq!(list, vec![(0, 5), (10, 40)]);
         insert(&mut list, (3, 12));
         assert_eq!(list, vec![(0, 40)]);
+    }
+
+    /// Uncut, the same tree as [`TimeTree::new`]; cut at any poll, none.
+    #[test]
+    fn a_build_cut_at_any_poll_gives_up() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let spans: Vec<Span> = (0..3 * BUILD_POLL as u64)
+            .map(|i| Span {
+                start: i % 1000,
+                end: i % 1000 + 1 + i % 7,
+                size: 1 + i % 5,
+            })
+            .collect();
+        let whole = TimeTree::new(&spans);
+        let uncut = TimeTree::new_until(&spans, &|| false).unwrap();
+        assert_eq!((&uncut.leaves, uncut.width), (&whole.leaves, whole.width));
+        for cut in 0..3 {
+            let polls = AtomicUsize::new(0);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            assert!(TimeTree::new_until(&spans, &stop).is_none(), "cut {cut}");
+        }
     }
 
     proptest! {

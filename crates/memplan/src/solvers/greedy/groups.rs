@@ -496,7 +496,8 @@ pub(super) fn group_tree(
     occupancy: &Occupancy,
     from: u32,
     to: u32,
-) -> TimeTree {
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<TimeTree> {
     let spans: Vec<Span> = (from..to)
         .map(|p| {
             let (start, end) = occupancy.compressed(p);
@@ -508,14 +509,14 @@ pub(super) fn group_tree(
             }
         })
         .collect();
-    let mut tree = TimeTree::new(&spans);
+    let mut tree = TimeTree::new_until(&spans, stop)?;
     for p in from..to {
         let b = &buffers[occupancy.buffer_at(p) as usize];
         if let Some(offset) = b.fixed_offset {
             tree.place(p - from, offset, b.size);
         }
     }
-    tree
+    Some(tree)
 }
 
 /// [`first_fit`](crate::geometry::fit::first_fit) of ranges packed as `offset << 32 | end`, sorted.

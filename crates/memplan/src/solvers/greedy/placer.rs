@@ -128,6 +128,8 @@ impl<'p> Placer<'p> {
         } else {
             Occupancy::of_buffers_until(buffers, min_group, stop)?
         };
+        // A tree cut by the stop is left out (`None`, as for a sparse
+        // group): the placer is given up just below.
         let trees = occupancy
             .groups()
             .par_iter()
@@ -135,7 +137,8 @@ impl<'p> Placer<'p> {
                 (fit == Fit::FirstFit
                     && !stop()
                     && occupancy.mean_conflicts(from, to) > DENSE_CONFLICTS)
-                    .then(|| group_tree(buffers, &occupancy, from, to))
+                    .then(|| group_tree(buffers, &occupancy, from, to, stop))
+                    .flatten()
             })
             .collect();
         if stop() {
@@ -789,7 +792,7 @@ fn plan_within_unless<'p>(
 /// once the greedy plan is done, or at the stop. `stop` is the caller's
 /// deadline brought forward ([`Deadline::ahead`](crate::solver::Deadline::ahead)),
 /// `settle` its own: a cut placement may use the time between them to
-/// improve on the fallback's plan ([`Placer::place_within_or`]).
+/// improve on the fallback's plan (see [`Placer::place_within`]).
 pub fn plan_within_beside<'p>(
     problem: &'p Problem,
     greedy: Greedy,
