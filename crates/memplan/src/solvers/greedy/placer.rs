@@ -365,26 +365,24 @@ impl<'p> Placer<'p> {
                 return (fallback.plan, fallback.count);
             }
         }
-        let partial = {
-            run.map(|run| {
-                let occ = &self.occupancy;
-                // By position: placed (fixed, or ranked before the first
-                // buffer of its group the clock left), or not in the order
-                // (offset 0, as in a finished placement).
-                let mut skip = vec![true; buffers.len()];
-                for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
-                    let cut = match *end {
-                        GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
-                        _ => u32::MAX,
-                    };
-                    let (from, to) = (from as usize, to as usize);
-                    for (skip, &(_, rank)) in skip[from..to].iter_mut().zip(&run.stamps[from..to]) {
-                        *skip = rank == u32::MAX || rank < cut;
-                    }
+        let partial = run.map(|run| {
+            let occ = &self.occupancy;
+            // By position: placed (fixed, or ranked before the first
+            // buffer of its group the clock left), or not in the order
+            // (offset 0, as in a finished placement).
+            let mut skip = vec![true; buffers.len()];
+            for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
+                let cut = match *end {
+                    GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
+                    _ => u32::MAX,
+                };
+                let (from, to) = (from as usize, to as usize);
+                for (skip, &(_, rank)) in skip[from..to].iter_mut().zip(&run.stamps[from..to]) {
+                    *skip = rank == u32::MAX || rank < cut;
                 }
-                (run.ranges, skip)
-            })
-        };
+            }
+            (run.ranges, skip)
+        });
         let (ranges, count) = match (partial, fallback) {
             (Some((ranges, skip)), _) if skip.iter().all(|&x| x) => (ranges, 0),
             (Some((mut ranges, skip)), Some(fallback)) => {
