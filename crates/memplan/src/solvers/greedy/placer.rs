@@ -265,6 +265,21 @@ impl<'p> Placer<'p> {
                 let (plan, count, measure) = fallback::stacked_measured(self.problem);
                 (plan, count, Some(measure))
             }
+            // The skyline keeps no partial plan: cut on more than
+            // `BUCKETED_MAX` buffers, its plan is the stacked one, whose
+            // pass measures it (the solution then skips a pass of its own
+            // after the stop).
+            (Some(sorted), _)
+                if self.fit == Fit::Skyline && self.problem.len() > fallback::BUCKETED_MAX =>
+            {
+                match crate::solvers::greedy::skyline::place(self.problem, &sorted, None, stop) {
+                    Some(plan) => (plan, 0, None),
+                    None => {
+                        let (plan, count, measure) = fallback::stacked_measured(self.problem);
+                        (plan, count, Some(measure))
+                    }
+                }
+            }
             (Some(sorted), fallback) => {
                 let (plan, count) =
                     self.place_within_or(&sorted, stop, settle, fallback.flatten().flatten());
