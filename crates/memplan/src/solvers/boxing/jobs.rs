@@ -81,9 +81,35 @@ pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
 /// How many jobs [`free_until`] frees between two deadline checks.
 const FREE_POLL: usize = 1 << 14;
 
+/// A copy of `jobs` (an iteration's own, which Theorem 16 consumes), made
+/// [`FREE_POLL`] jobs at a time with `deadline` checked in between; `None`
+/// once it has passed (the partial copy goes to the disposal thread). At
+/// 5M buffers the copy is a quarter of a gigabyte of fresh pages, a tenth
+/// of a second.
+pub(super) fn clone_until(jobs: &[Job], deadline: &Deadline) -> Option<Vec<Job>> {
+    let mut copy = Vec::with_capacity(jobs.len());
+    for chunk in jobs.chunks(FREE_POLL) {
+        if deadline.passed() {
+            drop_later(copy, usize::MAX);
+            return None;
+        }
+        copy.extend_from_slice(chunk);
+    }
+    Some(copy)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clone_until_copies_unless_the_deadline_passed() {
+        let jobs = tree(1, 3);
+        let copy = clone_until(&jobs, &Deadline::default()).unwrap();
+        assert_eq!(format!("{copy:?}"), format!("{jobs:?}"));
+        let passed = Deadline::default().within(std::time::Duration::ZERO);
+        assert!(clone_until(&jobs, &passed).is_none());
+    }
 
     /// `depth` levels of boxes of `width` jobs each, buffers at the bottom.
     fn tree(depth: u32, width: usize) -> Vec<Job> {

@@ -56,7 +56,7 @@ use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 
 use boxes::theorem_16;
-use jobs::free_until;
+use jobs::{clone_until, free_until};
 use prelude::Prelude;
 use unbox::{unbox_all, Halt};
 
@@ -349,7 +349,10 @@ fn iteration(
         return Outcome::Stopped;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let boxes = theorem_16(prelude.jobs.clone(), prelude.epsilon, &mut rng, deadline);
+    let Some(jobs) = clone_until(&prelude.jobs, deadline) else {
+        return Outcome::Stopped;
+    };
+    let boxes = theorem_16(jobs, prelude.epsilon, &mut rng, deadline);
     // Also true when Theorem 2 gave up midway: `boxes` is then partial.
     if deadline.passed() {
         drop_later(boxes, problem.len());
