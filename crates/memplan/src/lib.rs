@@ -46,8 +46,9 @@
 //! - [`generate`]: synthetic instance generators; [`transform`]:
 //!   answer-preserving copies (time reversal, shuffles...).
 //!
-//! Imports go one way, from each layer to those before it: [`buffer`]
-//! and [`quote`] (plain data and text helpers) → [`geometry`] →
+//! Imports go one way, from each layer to those before it: [`buffer`],
+//! [`quote`] and [`dispose`] (plain data, text helpers, freeing large
+//! values off a stop's path) → [`geometry`] →
 //! [`problem`] → [`plan`](mod@plan) → [`hints`] → [`solver`] →
 //! [`solvers`] → [`pools`], [`stable`] → [`generate`], [`transform`]; no module imports one after
 //! it, and there is no cycle (checked by `tests/layers.rs`).
@@ -55,6 +56,7 @@
 //! The library never prints; the `memplan` binary does.
 
 pub mod buffer;
+pub mod dispose;
 pub mod generate;
 pub mod geometry;
 pub mod hints;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first; a module sees only those before its own.
 /// Within `solvers`, the same rule holds between solvers.
 const LAYERS: &[&[&str]] = &[
-    &["buffer", "quote"],
+    &["buffer", "quote", "dispose"],
     &["geometry"],
     &["problem"],
     &["plan"],

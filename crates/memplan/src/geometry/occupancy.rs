@@ -30,8 +30,9 @@
 use rayon::prelude::*;
 
 use crate::buffer::Buffer;
+use crate::dispose::drop_later;
 use crate::geometry::marks::Marks;
-use crate::geometry::sort::sort_until;
+use crate::geometry::sort::{collect_until, sort_until};
 
 /// Buffers between two polls of `stop()` in the passes of
 /// [`Occupancy::of_buffers_until`].
@@ -143,21 +144,23 @@ impl Occupancy {
 
     fn build(
         n: usize,
-        lifetime: impl Fn(usize) -> (u64, u64) + Sync,
+        lifetime: impl Fn(usize) -> (u64, u64) + Sync + Send,
         min_group: usize,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Self> {
         if stop() {
             return None;
         }
-        let mut sorted: Vec<(u64, u64, u32)> = (0..n)
-            .into_par_iter()
-            .map(|i| {
+        let mut sorted: Vec<(u64, u64, u32)> = collect_until(
+            n,
+            |i| {
                 let (start, end) = lifetime(i);
                 (start, end, i as u32)
-            })
-            .collect();
+            },
+            stop,
+        )?;
         if !sort_until(&mut sorted, stop) {
+            drop_later(sorted, n);
             return None;
         }
         let (times, start, run_begin) = compressed_starts(&sorted, stop)?;

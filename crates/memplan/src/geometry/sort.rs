@@ -12,6 +12,8 @@
 
 use rayon::prelude::*;
 
+use crate::dispose::drop_later;
+
 /// Elements per run sorted at once (a few milliseconds of work).
 pub const RUN: usize = 1 << 16;
 
@@ -20,7 +22,7 @@ pub const POLL: usize = 1 << 14;
 
 /// Sorts `v` unless `stop()` holds first (then `false`, `v` permuted).
 /// Short slices are sorted at once, without a poll.
-pub fn sort_until<T: Ord + Copy + Send + Sync>(
+pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
     v: &mut [T],
     stop: &(dyn Fn() -> bool + Sync),
 ) -> bool {
@@ -41,6 +43,7 @@ pub fn sort_until<T: Ord + Copy + Send + Sync>(
     let mut buffer = Vec::with_capacity(v.len());
     for run in v.chunks(RUN) {
         if stop() {
+            drop_later(buffer, v.len());
             return false;
         }
         buffer.extend_from_slice(run);
@@ -58,6 +61,7 @@ pub fn sort_until<T: Ord + Copy + Send + Sync>(
             merge_level(src, dst, width, stop)
         };
         if !ok {
+            drop_later(buffer, v.len());
             return false;
         }
         in_buffer = !in_buffer;
@@ -67,6 +71,26 @@ pub fn sort_until<T: Ord + Copy + Send + Sync>(
         v.copy_from_slice(&buffer);
     }
     true
+}
+
+/// `(0..n).map(f)` collected in parallel, [`RUN`] elements at a time with
+/// `stop()` polled in between; `None` once it holds (the part collected
+/// is freed on the disposal thread). At millions of elements, touching the
+/// vector's fresh pages alone takes a tenth of a second.
+pub fn collect_until<T: Send + 'static>(
+    n: usize,
+    f: impl Fn(usize) -> T + Sync + Send,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<T>> {
+    let mut out = Vec::with_capacity(n);
+    for from in (0..n).step_by(RUN) {
+        if stop() {
+            drop_later(out, n);
+            return None;
+        }
+        out.par_extend((from..(from + RUN).min(n)).into_par_iter().map(&f));
+    }
+    Some(out)
 }
 
 /// Merges each pair of adjacent sorted runs of `width` in `src` into `dst`
@@ -135,6 +159,20 @@ mod tests {
             assert!(sort_until(&mut v, &|| false));
             assert_eq!(v, want, "{n}");
         }
+    }
+
+    #[test]
+    fn collects_in_order_unless_stopped() {
+        for n in [0, 1, RUN, 2 * RUN + 5] {
+            let got = collect_until(n, |i| i * 3, &|| false).unwrap();
+            assert_eq!(got, (0..n).map(|i| i * 3).collect::<Vec<_>>(), "{n}");
+        }
+        assert!(collect_until(5, |i| i, &|| true).is_none());
+        // Cut after the first run.
+        let polls = AtomicUsize::new(0);
+        let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 1;
+        assert!(collect_until(3 * RUN, |i| i, &stop).is_none());
+        assert_eq!(polls.load(Ordering::Relaxed), 2);
     }
 
     #[test]

@@ -4,12 +4,36 @@
 use rayon::prelude::*;
 
 use super::csr::Csr;
+use crate::buffer::Buffer;
+use crate::dispose::drop_later;
 use crate::geometry::sort::sort_until;
 
 /// Buffers between two polls of `stop()` in the `_until` sweeps.
 const POLL: usize = 1 << 16;
 
-use crate::buffer::Buffer;
+/// Buffers between two polls of `stop()` in the loops that binary-search
+/// each buffer's times among millions ([`segment_of`], two cache-missing
+/// searches of ~0.7 µs each at 5M buffers: 65,536 of them took 100 ms).
+const SEARCH_POLL: usize = 1 << 12;
+
+/// `times` of `spans` (two per span) with `stop()` polled every
+/// [`POLL`] spans; `None` once it holds.
+fn times_until(
+    spans: impl Iterator<Item = (u64, u64)>,
+    len: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<u64>> {
+    let mut times: Vec<u64> = Vec::with_capacity(2 * len);
+    for (i, (start, end)) in spans.enumerate() {
+        if i % POLL == 0 && stop() {
+            drop_later(times, 2 * len);
+            return None;
+        }
+        times.push(start);
+        times.push(end);
+    }
+    Some(times)
+}
 
 /// The max load L: the most bytes alive at one instant. With half-open
 /// lifetimes, a buffer ending at `t` and one starting at `t` never coexist.
@@ -85,18 +109,21 @@ impl LoadProfile {
         spans: impl Iterator<Item = (u64, u64, u64)> + Clone,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Self> {
-        let mut times: Vec<u64> = Vec::with_capacity(spans.size_hint().0 * 2);
-        for (start, end, _) in spans.clone() {
-            times.push(start);
-            times.push(end);
-        }
+        let len = spans.size_hint().0;
+        let mut times = times_until(spans.clone().map(|(s, e, _)| (s, e)), len, stop)?;
+        // Stopped, the arrays (hundreds of megabytes at millions of
+        // spans) are freed on the disposal thread.
         if !sort_until(&mut times, stop) {
+            let len = times.len();
+            drop_later(times, len);
             return None;
         }
         times.dedup();
         let mut delta = vec![0i128; times.len()];
         for (i, (start, end, width)) in spans.enumerate() {
-            if i % POLL == 0 && stop() {
+            if i % SEARCH_POLL == 0 && stop() {
+                let len = times.len();
+                drop_later((times, delta), len);
                 return None;
             }
             delta[segment_of(&times, start)] += i128::from(width);
@@ -137,7 +164,7 @@ impl LoadProfile {
         let tree = MaxTree::new(&self.loads);
         let mut out = Vec::with_capacity(buffers.len());
         for (i, b) in buffers.iter().enumerate() {
-            if i % POLL == 0 && stop() {
+            if i % SEARCH_POLL == 0 && stop() {
                 return None;
             }
             out.push(tree.max(self.segment(b.start), self.segment(b.end)));
@@ -209,15 +236,18 @@ pub fn section_spans_until<'a>(
     buffers: impl Iterator<Item = &'a Buffer> + Clone,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<(Vec<(u32, u32)>, usize)> {
-    let mut times: Vec<u64> = buffers.clone().flat_map(|b| [b.start, b.end]).collect();
+    let len = buffers.size_hint().0;
+    let mut times = times_until(buffers.clone().map(|b| (b.start, b.end)), len, stop)?;
     // Equal times are identical: the order of `sort_unstable`.
     if !sort_until(&mut times, stop) {
+        drop_later(times, 2 * len);
         return None;
     }
     times.dedup();
     let mut spans = Vec::new();
     for (i, b) in buffers.enumerate() {
-        if i % POLL == 0 && stop() {
+        if i % SEARCH_POLL == 0 && stop() {
+            drop_later((times, spans), len);
             return None;
         }
         spans.push((
@@ -365,7 +395,16 @@ impl MaxTree {
     pub(crate) fn new_until(values: &[u64], stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
         let half = values.len().next_power_of_two().max(1);
         let mut nodes = vec![0u64; 2 * half];
-        nodes[half..half + values.len()].copy_from_slice(values);
+        // The leaves a chunk at a time: their fresh pages take tens of
+        // milliseconds at millions of values.
+        let leaves = nodes[half..half + values.len()].chunks_mut(POLL);
+        for (chunk, from) in leaves.zip(values.chunks(POLL)) {
+            if stop() {
+                drop_later(nodes, 2 * half);
+                return None;
+            }
+            chunk.copy_from_slice(from);
+        }
         for i in (1..half).rev() {
             if i % POLL == 0 && stop() {
                 return None;

@@ -1,6 +1,5 @@
 //! The interface every solver implements.
 
-pub mod dispose;
 pub mod hulls;
 mod prepared;
 mod solution;

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::solver::dispose::drop_later;
+use crate::dispose::drop_later;
 use crate::solver::Deadline;
 
 use super::elementary::interval_coloring;

@@ -1,7 +1,7 @@
 //! Jobs (idealloc §5.2): buffers, the dummy job and boxes, all with a
 //! height and a lifetime.
 
-use crate::solver::dispose::drop_later;
+use crate::dispose::drop_later;
 use crate::solver::Deadline;
 
 /// What a job holds (idealloc §5.2: buffers and boxes are both jobs).

@@ -48,10 +48,10 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
+use crate::dispose::drop_later;
 use crate::geometry::sort::sort_until;
 use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::dispose::drop_later;
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 

@@ -5,7 +5,8 @@ use std::cmp::Reverse;
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
-use crate::geometry::sort::sort_until;
+use crate::dispose::drop_later;
+use crate::geometry::sort::{collect_until, sort_until};
 use crate::geometry::sweep::LoadProfile;
 use crate::problem::{Buffer, Problem};
 
@@ -105,19 +106,23 @@ fn order_with_profile(
 /// The free (not fixed) buffers sorted by `key(buffer, index)`, ties by
 /// index. Keys are computed once, then sorted in parallel; `None` once
 /// `stop()` holds.
-fn sorted_by_key<K: Ord + Copy + Send + Sync>(
+fn sorted_by_key<K: Ord + Copy + Send + Sync + 'static>(
     buffers: &[Buffer],
-    key: impl Fn(&Buffer, usize) -> K + Sync,
+    key: impl Fn(&Buffer, usize) -> K + Sync + Send,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<Vec<BufferIdx>> {
     // Every buffer, fixed ones last: an exact-size collect (a filtered
     // one gathers pieces and copies them, twice the memory).
-    let mut keyed: Vec<(bool, K, BufferIdx)> = buffers
-        .par_iter()
-        .enumerate()
-        .map(|(i, b)| (b.fixed_offset.is_some(), key(b, i), BufferIdx::new(i)))
-        .collect();
+    let mut keyed: Vec<(bool, K, BufferIdx)> = collect_until(
+        buffers.len(),
+        |i| {
+            let b = &buffers[i];
+            (b.fixed_offset.is_some(), key(b, i), BufferIdx::new(i))
+        },
+        stop,
+    )?;
     if !sort_until(&mut keyed, stop) {
+        drop_later(keyed, buffers.len());
         return None;
     }
     let free = keyed.partition_point(|k| !k.0);
@@ -135,21 +140,22 @@ fn fits_u32(buffers: &[Buffer], value: impl Fn(&Buffer) -> u64 + Sync) -> bool {
 /// `u64::MAX`, which sorts them last.
 fn sorted_by_word(
     buffers: &[Buffer],
-    key: impl Fn(&Buffer) -> u64 + Sync,
+    key: impl Fn(&Buffer) -> u64 + Sync + Send,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<Vec<BufferIdx>> {
-    let mut keyed: Vec<(u64, BufferIdx)> = buffers
-        .par_iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let word = match b.fixed_offset {
+    let mut keyed: Vec<(u64, BufferIdx)> = collect_until(
+        buffers.len(),
+        |i| {
+            let word = match buffers[i].fixed_offset {
                 Some(_) => u64::MAX,
-                None => key(b),
+                None => key(&buffers[i]),
             };
             (word, BufferIdx::new(i))
-        })
-        .collect();
-    if stop() || !sort_until(&mut keyed, stop) {
+        },
+        stop,
+    )?;
+    if !sort_until(&mut keyed, stop) {
+        drop_later(keyed, buffers.len());
         return None;
     }
     let free = keyed.partition_point(|k| k.0 != u64::MAX);

@@ -7,13 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
+use crate::dispose::drop_later;
 use crate::geometry::fit::align_up;
 use crate::geometry::gaps::{best_free, first_free, PieceConflicts};
 use crate::geometry::occupancy::Occupancy;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::dispose::drop_later;
 
 use super::fallback;
 use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS, STOP_CHECK};

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
+use crate::dispose::drop_later;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 
@@ -124,6 +125,9 @@ pub fn best_of(
             Some((plan.makespan(problem), i, plan))
         })
         .collect();
+    // The orders are freed off the caller's path (tens of megabytes each
+    // at millions of buffers); the placers free their index likewise.
+    drop_later(sorted, problem.len());
     if let Some((g, plan)) = finished {
         // Alone (the others cut), no need to measure it.
         if plans.is_empty() {
