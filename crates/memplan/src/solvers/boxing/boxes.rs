@@ -468,6 +468,28 @@ mod tests {
         jobs.iter().map(|j| (j.size, j.start)).collect()
     }
 
+    /// Appending keeps the order (what was there, then what is moved);
+    /// past the deadline it stops after the first chunk. The partition
+    /// keeps the order of each part, or gives up past the deadline.
+    #[test]
+    fn append_and_partition_keep_order_or_stop() {
+        let n = 2 * POLL + 3;
+        let mut to = jobs(5);
+        assert!(append_until(&mut to, jobs(n), &Deadline::default()));
+        let want: Vec<_> = key(&jobs(5)).into_iter().chain(key(&jobs(n))).collect();
+        assert_eq!(key(&to), want);
+        let passed = Deadline::default().within(std::time::Duration::ZERO);
+        let mut to = jobs(5);
+        assert!(!append_until(&mut to, jobs(n), &passed));
+        assert_eq!(to.len(), 5 + POLL);
+        let small = |j: &Job| j.size < 40;
+        let (yes, no) = partition_until(jobs(n), small, &Deadline::default()).unwrap();
+        let (want_yes, want_no): (Vec<Job>, Vec<Job>) = jobs(n).into_iter().partition(small);
+        assert_eq!((key(&yes), key(&no)), (key(&want_yes), key(&want_no)));
+        assert!(no.capacity() >= n);
+        assert!(partition_until(jobs(n), small, &passed).is_none());
+    }
+
     /// Sorted apart or here, the order is `sort_unstable_by_key`'s, ties
     /// included (boxing's plans depend on it); stopped at any poll, it is
     /// that order or nothing.
