@@ -5,8 +5,9 @@
 //! than a Ctrl-C may wait (issue 14: ≤ 100 ms). [`sort_until`] sorts runs of
 //! [`RUN`] elements in parallel, then merges runs pairwise, level by level,
 //! polling `stop()` between runs and every [`POLL`] merged elements; it gives
-//! up (`false`, the slice then in no particular order) as soon as `stop()`
-//! holds. When it finishes, the slice is sorted: since callers sort keys
+//! up (`false`) as soon as `stop()` holds, the slice then unspecified (a
+//! merge cut midway leaves some elements twice and others out): every
+//! caller discards it. When it finishes, the slice is sorted: since callers sort keys
 //! without equal elements (or whose equal elements are identical), the
 //! result is exactly that of `sort_unstable`.
 
@@ -20,7 +21,8 @@ pub const RUN: usize = 1 << 16;
 /// Elements merged between two polls of `stop()`.
 pub const POLL: usize = 1 << 14;
 
-/// Sorts `v` unless `stop()` holds first (then `false`, `v` permuted).
+/// Sorts `v` unless `stop()` holds first (then `false`, and `v`'s contents
+/// are unspecified: a cut merge leaves a mix of two levels).
 /// Short slices are sorted at once, without a poll.
 pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
     v: &mut [T],
@@ -176,19 +178,31 @@ mod tests {
     }
 
     #[test]
-    fn stops_at_a_poll() {
-        let mut v = values(4 * RUN, 3);
-        let mut sorted = v.clone();
+    fn stops_at_every_poll() {
+        // Four runs: polls in the run sorts, before the merge buffer, in
+        // its copy, and in both merge levels. Cut at each one in turn,
+        // `sort_until` says so; past the last poll it sorts.
+        let n = 4 * RUN;
+        let mut sorted = values(n, 3);
         sorted.sort_unstable();
-        assert!(!sort_until(&mut v, &|| true));
-        // Cut in the merges: the runs were sorted, not the whole.
-        let polls = AtomicUsize::new(0);
-        let mut w = values(4 * RUN, 3);
-        let stop = || polls.fetch_add(1, Ordering::Relaxed) > 5;
-        assert!(!sort_until(&mut w, &stop));
-        assert_ne!(w, sorted);
-        // The same elements either way.
-        w.sort_unstable();
-        assert_eq!(w, sorted);
+        let count = AtomicUsize::new(0);
+        assert!(sort_until(&mut values(n, 3), &|| {
+            count.fetch_add(1, Ordering::Relaxed);
+            false
+        }));
+        let total = count.load(Ordering::Relaxed);
+        // The four runs, the check after them, the copy of four runs,
+        // two merge levels.
+        assert_eq!(total, 4 + 1 + 4 + 2 * (n / POLL));
+        for cut in 0..=total {
+            let polls = AtomicUsize::new(0);
+            let mut w = values(n, 3);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let finished = sort_until(&mut w, &stop);
+            assert_eq!(finished, cut == total, "cut at poll {cut}");
+            if finished {
+                assert_eq!(w, sorted);
+            }
+        }
     }
 }

@@ -104,7 +104,8 @@ impl LoadProfile {
     }
 
     /// [`LoadProfile::of_spans`] that gives up (`None`) once `stop()`
-    /// holds, polled in the sort ([`sort_until`]) and every `POLL` (65,536) spans.
+    /// holds, polled in the sort ([`sort_until`]) and every `SEARCH_POLL`
+    /// (4,096) spans of its binary searches.
     pub fn of_spans_until(
         spans: impl Iterator<Item = (u64, u64, u64)> + Clone,
         stop: &(dyn Fn() -> bool + Sync),
@@ -155,7 +156,7 @@ impl LoadProfile {
     }
 
     /// [`LoadProfile::contention`] that gives up (`None`) once `stop()`
-    /// holds, polled every `POLL` (65,536) buffers.
+    /// holds, polled every `SEARCH_POLL` (4,096) buffers.
     pub fn contention_until(
         &self,
         buffers: &[Buffer],
@@ -231,7 +232,8 @@ pub fn section_spans<'a>(
 }
 
 /// [`section_spans`] that gives up (`None`) once `stop()` holds, polled in
-/// the sort of the times ([`sort_until`]) and every `POLL` buffers.
+/// the sort of the times ([`sort_until`]) and every `SEARCH_POLL` (4,096)
+/// buffers.
 pub fn section_spans_until<'a>(
     buffers: impl Iterator<Item = &'a Buffer> + Clone,
     stop: &(dyn Fn() -> bool + Sync),
@@ -407,6 +409,7 @@ impl MaxTree {
         }
         for i in (1..half).rev() {
             if i % POLL == 0 && stop() {
+                drop_later(nodes, 2 * half);
                 return None;
             }
             nodes[i] = nodes[2 * i].max(nodes[2 * i + 1]);

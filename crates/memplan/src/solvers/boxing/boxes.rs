@@ -488,6 +488,27 @@ mod tests {
         assert_eq!((key(&yes), key(&no)), (key(&want_yes), key(&want_no)));
         assert!(no.capacity() >= n);
         assert!(partition_until(jobs(n), small, &passed).is_none());
+        // A stop raised during the second pass (by the predicate itself,
+        // after the first pass's n calls and a chunk of the second's) is
+        // seen there too.
+        use crate::solver::{Cancel, SolveOptions};
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let flag = Arc::new(AtomicBool::new(false));
+        let options = SolveOptions {
+            cancel: Cancel::new(flag.clone()),
+            ..SolveOptions::default()
+        };
+        let calls = AtomicUsize::new(0);
+        let raising = |j: &Job| {
+            if calls.fetch_add(1, Ordering::Relaxed) == n + POLL / 2 {
+                flag.store(true, Ordering::Relaxed);
+            }
+            small(j)
+        };
+        assert!(partition_until(jobs(n), raising, &options.deadline()).is_none());
+        // Stopped at the second pass's first poll after the flag.
+        assert_eq!(calls.load(Ordering::Relaxed), n + POLL - 1);
     }
 
     /// Sorted apart or here, the order is `sort_unstable_by_key`'s, ties

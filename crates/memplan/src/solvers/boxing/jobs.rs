@@ -78,7 +78,8 @@ pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
     freed
 }
 
-/// How many jobs [`free_until`] frees between two deadline checks.
+/// How many jobs [`free_until`] frees, and [`clone_until`] copies, between
+/// two deadline checks.
 const FREE_POLL: usize = 1 << 14;
 
 /// A copy of `jobs` (an iteration's own, which Theorem 16 consumes), made
@@ -109,6 +110,22 @@ mod tests {
         assert_eq!(format!("{copy:?}"), format!("{jobs:?}"));
         let passed = Deadline::default().within(std::time::Duration::ZERO);
         assert!(clone_until(&jobs, &passed).is_none());
+        // None, exactly one chunk, and across chunk boundaries.
+        for len in [0, FREE_POLL, FREE_POLL + 1, 2 * FREE_POLL + 7] {
+            let jobs: Vec<Job> = (0..len)
+                .map(|i| Job {
+                    size: i as u64 + 1,
+                    start: i as u64,
+                    end: i as u64 + 2,
+                    contents: Contents::Buffer(i as u32),
+                })
+                .collect();
+            let copy = clone_until(&jobs, &Deadline::default()).unwrap();
+            assert_eq!(copy.len(), len);
+            assert!(copy.iter().zip(&jobs).all(|(a, b)| a.size == b.size
+                && a.start == b.start
+                && matches!((&a.contents, &b.contents), (Contents::Buffer(x), Contents::Buffer(y)) if x == y)));
+        }
     }
 
     /// `depth` levels of boxes of `width` jobs each, buffers at the bottom.
