@@ -16,7 +16,7 @@ pub use fallback::{bucketed, stacked};
 pub use orders::order;
 pub use orders::order_until;
 pub use placer::{place, plan_within, plan_within_beside, Placer, Within};
-pub use variants::{best_of, best_variant, is_dense};
+pub use variants::{best_of, best_variant, best_variant_from, best_variant_plan, is_dense};
 
 use crate::problem::Problem;
 use std::sync::Arc;
@@ -315,14 +315,31 @@ fn greedy_first_from(
 /// bounds, with the default greedy plan as the floor of a cut result at
 /// scale ([`greedy_first`]); `Err` holds what to return when the clock or
 /// a stop cut even that (greedy's plan, or [`plan_of_no_time`] when the
-/// bounds found no time).
+/// bounds found no time), or when that plan meets the lower bound (proven
+/// optimal).
 pub fn exact_start(
     problem: &Problem,
     options: &SolveOptions,
     deadline: &Deadline,
 ) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
-    match greedy_first(problem, options, deadline) {
+    exact_start_from(problem, options, deadline, GREEDY_FIRST_MIN)
+}
+
+/// [`exact_start`], greedy first from `min` buffers on.
+fn exact_start_from(
+    problem: &Problem,
+    options: &SolveOptions,
+    deadline: &Deadline,
+    min: usize,
+) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
+    match greedy_first_from(problem, options, deadline, min) {
         First::Cut(result) => Err(result),
+        // Greedy's plan meets the lower bound: proven optimal, nothing to
+        // search (at scale, the variants and the search would spend the
+        // whole limit, and pass it, to find the same makespan).
+        First::Done { prepared, plan } if plan.makespan(problem) == prepared.lower_bound => Err(
+            Solution::within_capacity(problem, plan, prepared.max_load, NotFoundReason::Heuristic),
+        ),
         First::Done { prepared, plan } => Ok((prepared, Some(plan))),
         First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
             Some(prepared) => Ok((prepared, None)),
@@ -663,6 +680,60 @@ mod tests {
             ..limited(100)
         };
         assert!(matches!(first(&given, 0), First::Usual));
+    }
+
+    /// The exact solvers' start: greedy's plan returned at once, proven
+    /// optimal, when it meets the lower bound (within a capacity that
+    /// allows it, proven infeasible below); else the bounds and that plan
+    /// as the floor; the usual bounds below the size threshold.
+    #[test]
+    fn exact_start_returns_an_optimal_greedy_plan_at_once() {
+        use std::time::Duration;
+        let limited = SolveOptions {
+            time_limit: Some(Duration::from_secs(100)),
+            ..SolveOptions::default()
+        };
+        let deadline = limited.deadline();
+        // A trace: greedy reaches the max load on it.
+        let perfect = crate::generate::generate(crate::generate::Kind::Trace, 2000, 1).problem;
+        let greedy = Greedy::default().solve(&perfect, &limited).unwrap();
+        assert!(greedy.optimal, "greedy is not optimal on the test instance");
+        let Err(Ok(s)) = exact_start_from(&perfect, &limited, &deadline, 0) else {
+            panic!("an optimal greedy plan was not returned at once");
+        };
+        assert_eq!(validate(&perfect, &s.plan), Ok(()));
+        assert!(s.optimal);
+        assert_eq!(s.makespan, perfect.max_load());
+        assert_eq!(s.plan, greedy.plan);
+        assert_eq!(s.stopped, None);
+        // Within a capacity at the bound: the same; below it: infeasible.
+        let at = perfect.clone().with_capacity(Some(s.makespan));
+        let Err(Ok(fits)) = exact_start_from(&at, &limited, &deadline, 0) else {
+            panic!("not returned at once within the capacity");
+        };
+        assert_eq!(fits.plan, s.plan);
+        let below = perfect.clone().with_capacity(Some(s.makespan - 1));
+        assert!(matches!(
+            exact_start_from(&below, &limited, &deadline, 0),
+            Err(Err(SolveError::NotFound {
+                reason: NotFoundReason::ProvenInfeasible,
+                ..
+            }))
+        ));
+        // Greedy above the bound: the bounds and its plan as the floor.
+        let p = crate::generate::generate(crate::generate::Kind::Random, 3000, 1).problem;
+        let greedy = Greedy::default().solve(&p, &limited).unwrap();
+        assert!(!greedy.optimal, "greedy is optimal on the test instance");
+        let Ok((prepared, Some(floor))) = exact_start_from(&p, &limited, &deadline, 0) else {
+            panic!("no floor");
+        };
+        assert_eq!(*prepared, Prepared::bounds(&p));
+        assert_eq!(floor, greedy.plan);
+        // Below the threshold: the usual bounds, no floor.
+        let Ok((_, None)) = exact_start_from(&perfect, &limited, &deadline, perfect.len() + 1)
+        else {
+            panic!("greedy first below the threshold");
+        };
     }
 
     /// A cut placement improves on the plan in hand until the caller's

@@ -7,6 +7,7 @@ use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
+use crate::solver::Deadline;
 
 use crate::geometry::sort::sort_until;
 
@@ -62,13 +63,51 @@ fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Optio
 /// (size/first-fit) always returns a plan, completed by the fallback when
 /// cut short ([`Placer::place_within`]).
 pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
-    // Cut before it is known, only the default variant runs anyway.
+    best_of(
+        problem,
+        &variants(problem, stop),
+        Some(Greedy::default()),
+        stop,
+    )
+    .unwrap_or_else(|| (Greedy::default(), Plan::default()))
+}
+
+/// The variants [`best_variant`] runs: all but best-fit on dense problems
+/// (and when `stop()` cut the density check: only the default variant
+/// runs then anyway).
+fn variants(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Vec<Greedy> {
     let dense = is_dense_until(problem, stop).unwrap_or(true);
-    let variants: Vec<Greedy> = Greedy::all()
+    Greedy::all()
         .filter(|g| !dense || g.fit != Fit::BestFit)
-        .collect();
-    best_of(problem, &variants, Some(Greedy::default()), stop)
+        .collect()
+}
+
+/// [`best_variant`] with the default variant's plan `default` already
+/// made (by [`greedy_first`](super::greedy_first), at scale under a time
+/// limit): the same plan, without placing the default variant again.
+/// `default` must be complete (not cut by a stop) for that to hold.
+pub fn best_variant_from(
+    problem: &Problem,
+    default: Plan,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> (Greedy, Plan) {
+    let variants = variants(problem, stop);
+    best_of_given(problem, &variants, Some((Greedy::default(), default)), stop)
         .unwrap_or_else(|| (Greedy::default(), Plan::default()))
+}
+
+/// The starting plan of an exact solver: [`best_variant`]'s, from
+/// `default` ([`best_variant_from`]) when the default variant's complete
+/// plan is at hand, the variants stopped ahead of `deadline` by
+/// [`reserve`](super::reserve) so that the work after them (measuring,
+/// the search's first poll) ends within it.
+pub fn best_variant_plan(problem: &Problem, default: Option<&Plan>, deadline: &Deadline) -> Plan {
+    let ahead = deadline.ahead(super::reserve(problem));
+    let stop = || ahead.passed();
+    match default {
+        Some(plan) => best_variant_from(problem, plan.clone(), &stop).1,
+        None => best_variant(problem, &stop).1,
+    }
 }
 
 /// The best plan of `variants` (run in parallel), ties to the first listed.
@@ -85,6 +124,17 @@ pub fn best_of(
     // its setup and placement take the whole budget, which the others
     // would otherwise share.
     let finished = finish.map(|g| (g, plan_within(problem, g, stop).plan));
+    best_of_given(problem, variants, finished, stop)
+}
+
+/// [`best_of`] with the plan of the variant that must finish given.
+fn best_of_given(
+    problem: &Problem,
+    variants: &[Greedy],
+    finished: Option<(Greedy, Plan)>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<(Greedy, Plan)> {
+    let finish = finished.as_ref().map(|(g, _)| *g);
     // One placer per fit and one order per order kind, shared by the
     // other variants; none is built once `stop()` holds.
     let others: Vec<Greedy> = variants
@@ -148,4 +198,39 @@ pub fn best_of(
                 plan,
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, Kind};
+    use crate::plan::validate;
+
+    /// Given the default variant's plan, the best variant is the one
+    /// found by placing every variant (dense or not, ties to the default).
+    #[test]
+    fn best_variant_from_the_default_plan_is_best_variant() {
+        let never = || false;
+        for (kind, n, seed) in [
+            (Kind::Random, 800, 1),
+            (Kind::Layered, 800, 2),
+            (Kind::Trace, 800, 3),
+            (Kind::Random, 60, 4),
+        ] {
+            let p = generate(kind, n, seed).problem;
+            let default = plan_within(&p, Greedy::default(), &never).plan;
+            let (g, plan) = best_variant(&p, &never);
+            let (g_from, plan_from) = best_variant_from(&p, default.clone(), &never);
+            assert_eq!((g_from, &plan_from), (g, &plan), "{kind:?}");
+            assert_eq!(validate(&p, &plan_from), Ok(()));
+            let never_deadline = crate::solver::SolveOptions::default().deadline();
+            assert_eq!(best_variant_plan(&p, Some(&default), &never_deadline), plan);
+            assert_eq!(best_variant_plan(&p, None, &never_deadline), plan);
+        }
+        // Stopped at once: the default plan given is what is left.
+        let p = generate(Kind::Random, 500, 5).problem;
+        let default = plan_within(&p, Greedy::default(), &never).plan;
+        let (g, plan) = best_variant_from(&p, default.clone(), &|| true);
+        assert_eq!((g, plan), (Greedy::default(), default));
+    }
 }

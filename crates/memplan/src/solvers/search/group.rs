@@ -5,7 +5,7 @@
 use super::preorder::{Preorder, PreorderKeys};
 use crate::buffer::BufferIdx;
 use crate::geometry::groups::TimeGroups;
-use crate::geometry::sweep::{overlap_csr, section_loads, section_spans, MaxTree};
+use crate::geometry::sweep::{overlap_csr, section_loads, section_spans_until, MaxTree};
 use crate::problem::{Buffer, Problem};
 use crate::solver::Deadline;
 
@@ -125,9 +125,11 @@ impl Group {
         let buffers = problem.buffers();
         let (members, free) = split_members(buffers, members);
         let buf = |i: usize| &buffers[members[free[i]].0.index()];
-        // Sections of every member (fixed ones too), kept for free buffers.
+        let stop = || deadline.passed();
+        // Sections of every member (fixed ones too), kept for free buffers
+        // (their sort polls the clock: tens of milliseconds at 1M buffers).
         let (spans, section_count) =
-            section_spans(members.iter().map(|(b, _)| &buffers[b.index()]));
+            section_spans_until(members.iter().map(|(b, _)| &buffers[b.index()]), &stop)?;
         let sections: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
         // Section loads by a difference array, contention by range maxima:
         // O(n log n + sections) even when lifetimes span many sections.
@@ -138,8 +140,11 @@ impl Group {
                 .map(|(i, &span)| (span, buf(i).size)),
             section_count,
         );
+        if stop() {
+            return None;
+        }
         let contention = contention(&sections, &section_load);
-        let (adj_start, adj) = overlap_csr(&sections, &|| deadline.passed())?.into_parts();
+        let (adj_start, adj) = overlap_csr(&sections, &stop)?.into_parts();
         let complete = members.iter().all(|(_, o)| o.is_none());
         Some(Group::assemble(
             buffers,

@@ -146,8 +146,22 @@ impl Solver for Search {
         };
         options.progress.raise_lower_bound(prepared.lower_bound);
         let result = match problem.capacity {
-            Some(capacity) => self.decide_capacity(problem, capacity, &prepared, &deadline, budget),
-            None => Ok(self.minimise(problem, options, &prepared, &deadline, budget)),
+            Some(capacity) => self.decide_capacity(
+                problem,
+                capacity,
+                &prepared,
+                floor.as_ref(),
+                &deadline,
+                budget,
+            ),
+            None => Ok(self.minimise(
+                problem,
+                options,
+                &prepared,
+                floor.as_ref(),
+                &deadline,
+                budget,
+            )),
         };
         greedy::at_least(problem, floor, prepared.max_load, &deadline, result)
     }
@@ -166,12 +180,18 @@ fn report(c: &Counters) -> Vec<(&'static str, u64)> {
 impl Search {
     /// The plan to improve on: the warm start, else the portfolio's greedy
     /// plan, else the best greedy variant.
-    fn start(&self, problem: &Problem, prepared: &Prepared, deadline: &Deadline) -> Plan {
+    fn start(
+        &self,
+        problem: &Problem,
+        prepared: &Prepared,
+        floor: Option<&Plan>,
+        deadline: &Deadline,
+    ) -> Plan {
         starting_plan(
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
+            || greedy::best_variant_plan(problem, floor, deadline),
         )
     }
 
@@ -181,6 +201,7 @@ impl Search {
         problem: &Problem,
         capacity: u64,
         prepared: &Prepared,
+        floor: Option<&Plan>,
         deadline: &Deadline,
         budget: Option<u64>,
     ) -> Result<Solution, SolveError> {
@@ -201,14 +222,18 @@ impl Search {
             Ok(s)
         };
         // The default greedy variant (a fraction of a millisecond at a few
-        // hundred buffers): a plan at once when the capacity is loose, else
-        // the makespan to report if the search decides nothing. Its setup
-        // polls the clock too (millions of buffers).
+        // hundred buffers; at scale, the floor already made): a plan at
+        // once when the capacity is loose, else the makespan to report if
+        // the search decides nothing. Its setup polls the clock too
+        // (millions of buffers).
         let stop = || deadline.passed();
-        let quick = Placer::new_until(problem, Fit::FirstFit, &stop).and_then(|placer| {
-            let order = crate::solvers::greedy::order_until(problem, Order::Size, &stop)?;
-            placer.place_until(&order, None, &stop)
-        });
+        let quick = match floor {
+            Some(plan) => Some(plan.clone()),
+            None => Placer::new_until(problem, Fit::FirstFit, &stop).and_then(|placer| {
+                let order = crate::solvers::greedy::order_until(problem, Order::Size, &stop)?;
+                placer.place_until(&order, None, &stop)
+            }),
+        };
         if let Some(plan) = quick.as_ref().filter(|p| p.makespan(problem) <= capacity) {
             return fits(plan.clone(), &counters);
         }
@@ -246,7 +271,7 @@ impl Search {
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || quick.unwrap_or_else(|| self.start(problem, prepared, deadline)),
+            || quick.unwrap_or_else(|| self.start(problem, prepared, floor, deadline)),
         );
         let best_makespan = best.makespan(problem);
         if reason != NotFoundReason::ProvenInfeasible && best_makespan <= capacity {
@@ -266,11 +291,12 @@ impl Search {
         problem: &Problem,
         options: &SolveOptions,
         prepared: &Prepared,
+        floor: Option<&Plan>,
         deadline: &Deadline,
         budget: Option<u64>,
     ) -> Solution {
         let lower = prepared.lower_bound;
-        let greedy = self.start(problem, prepared, deadline);
+        let greedy = self.start(problem, prepared, floor, deadline);
         let groups = Groups::new(problem, self.options.decompose, deadline);
         let mut counters = Counters::default();
         let mut s = minimise_within(

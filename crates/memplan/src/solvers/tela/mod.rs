@@ -322,7 +322,7 @@ impl Tela {
         };
         let result = match problem.capacity {
             Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
-            None => Ok(self.minimise(problem, &prepared, options, &deadline)),
+            None => Ok(self.minimise(problem, &prepared, floor.as_ref(), options, &deadline)),
         };
         greedy::at_least(problem, floor, prepared.max_load, &deadline, result)
     }
@@ -397,6 +397,7 @@ impl Tela {
         &self,
         problem: &Problem,
         prepared: &Prepared,
+        floor: Option<&Plan>,
         options: &SolveOptions,
         deadline: &Deadline,
     ) -> Solution {
@@ -406,7 +407,7 @@ impl Tela {
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || crate::solvers::greedy::best_variant(problem, &|| deadline.passed()).1,
+            || crate::solvers::greedy::best_variant_plan(problem, floor, deadline),
         );
         // `None` when the deadline passes while building: every capacity
         // is then undecided.
