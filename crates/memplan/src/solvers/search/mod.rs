@@ -237,7 +237,10 @@ impl Search {
         if let Some(plan) = quick.as_ref().filter(|p| p.makespan(problem) <= capacity) {
             return fits(plan.clone(), &counters);
         }
-        let groups = Groups::new(problem, self.options.decompose, deadline);
+        // Its setup stops ahead of the deadline, leaving the time to answer
+        // (what a cut setup leaves the search is nothing anyway).
+        let setup = deadline.ahead(greedy::reserve(problem));
+        let groups = Groups::new(problem, self.options.decompose, &setup);
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
         let decide = |c: u64, d: &Deadline, limit: u64, counters: &mut Counters| {
@@ -258,7 +261,10 @@ impl Search {
         let reason = match decision {
             Probe::Fits(plan) => return fits(plan, &counters),
             Probe::Infeasible => NotFoundReason::ProvenInfeasible,
-            Probe::Unknown if deadline.stopped().is_some() => NotFoundReason::TimeLimit,
+            // Its setup cut ahead of the deadline counts as the deadline.
+            Probe::Unknown if deadline.stopped().is_some() || setup.stopped().is_some() => {
+                NotFoundReason::TimeLimit
+            }
             Probe::Unknown if counters.incomplete => NotFoundReason::Incomplete,
             Probe::Unknown if budget.is_some() => NotFoundReason::WorkLimit,
             // Without a budget, only the clock (or a cancel flag) stops it.
@@ -297,7 +303,10 @@ impl Search {
     ) -> Solution {
         let lower = prepared.lower_bound;
         let greedy = self.start(problem, prepared, floor, deadline);
-        let groups = Groups::new(problem, self.options.decompose, deadline);
+        // Its setup stops ahead of the deadline, leaving the time to answer
+        // (what a cut setup leaves the search is nothing anyway).
+        let setup = deadline.ahead(greedy::reserve(problem));
+        let groups = Groups::new(problem, self.options.decompose, &setup);
         let mut counters = Counters::default();
         let mut s = minimise_within(
             problem,
@@ -314,6 +323,10 @@ impl Search {
                 (probe, counters.steps - before)
             },
         );
+        // A setup cut ahead of the deadline: the result was cut short.
+        if groups.is_none() && !s.optimal && s.stopped.is_none() {
+            s.stopped = setup.stopped();
+        }
         s.counters = report(&counters);
         s
     }

@@ -355,7 +355,9 @@ impl Tela {
         }
         // `None` when the deadline passes while building (instances of many
         // thousands of buffers): the capacity is then undecided.
-        let models = Models::new(problem, &self.options, &|| deadline.passed());
+        // Its setup stops ahead of the deadline, leaving the time to answer.
+        let setup = deadline.ahead(crate::solvers::greedy::reserve(problem));
+        let models = Models::new(problem, &self.options, &|| setup.passed());
         let mut work = Work::default();
         let probe = match &models {
             Some(models) => models.decide(
@@ -411,7 +413,9 @@ impl Tela {
         );
         // `None` when the deadline passes while building: every capacity
         // is then undecided.
-        let models = Models::new(problem, &self.options, &|| deadline.passed());
+        // Its setup stops ahead of the deadline, leaving the time to answer.
+        let setup = deadline.ahead(crate::solvers::greedy::reserve(problem));
+        let models = Models::new(problem, &self.options, &|| setup.passed());
         let mut work = Work::default();
         let mut s = minimise(
             problem,
@@ -424,6 +428,10 @@ impl Tela {
                 None => Probe::Unknown,
             },
         );
+        // A setup cut ahead of the deadline: the result was cut short.
+        if models.is_none() && !s.optimal && s.stopped.is_none() {
+            s.stopped = setup.stopped();
+        }
         s.counters = work.effort.counters();
         s
     }

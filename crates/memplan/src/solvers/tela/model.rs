@@ -22,13 +22,14 @@ impl Models {
     pub(super) fn new(
         problem: &Problem,
         options: &TelaOptions,
-        stop: &dyn Fn() -> bool,
+        stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Self> {
         // The greedy plan before may have used the whole budget.
         if stop() {
             return None;
         }
-        let models = TimeGroups::new(problem.buffers(), 1)
+        // The groups' sort polls too (tens of milliseconds at 1M buffers).
+        let models = TimeGroups::new_until(problem.buffers(), 1, stop)?
             .iter()
             .map(|m| {
                 Model::new(
