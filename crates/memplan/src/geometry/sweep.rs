@@ -603,8 +603,17 @@ mod tests {
         });
         assert_eq!(counted.as_ref(), Some(&want));
         let total = count.load(Ordering::Relaxed);
-        // The collect's, the sort's and the sweep's polls at least.
-        assert!(total >= 3 + 3 + 4, "{total} polls");
+        // The collect's (a run of the sort's length at a time), the sort's
+        // own and the sweep's (every POLL buffers).
+        let sort_polls = AtomicUsize::new(0);
+        let mut keys: Vec<(u64, u64, u32)> = (0..n as u32).map(|i| (0, 0, i)).collect();
+        assert!(sort_until(&mut keys, &|| {
+            sort_polls.fetch_add(1, Ordering::Relaxed);
+            false
+        }));
+        let sort_polls = sort_polls.load(Ordering::Relaxed);
+        let runs = n.div_ceil(crate::geometry::sort::RUN);
+        assert_eq!(total, runs + sort_polls + n.div_ceil(POLL), "{total} polls");
         for cut in 0..total {
             let polls = AtomicUsize::new(0);
             let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;

@@ -337,9 +337,16 @@ fn exact_start_from(
         // Greedy's plan meets the lower bound: proven optimal, nothing to
         // search (at scale, the variants and the search would spend the
         // whole limit, and pass it, to find the same makespan).
-        First::Done { prepared, plan } if plan.makespan(problem) == prepared.lower_bound => Err(
-            Solution::within_capacity(problem, plan, prepared.max_load, NotFoundReason::Heuristic),
-        ),
+        First::Done { prepared, plan } if plan.makespan(problem) == prepared.lower_bound => {
+            options.progress.raise_lower_bound(prepared.lower_bound);
+            options.progress.improve(prepared.lower_bound);
+            Err(Solution::within_capacity(
+                problem,
+                plan,
+                prepared.max_load,
+                NotFoundReason::Heuristic,
+            ))
+        }
         First::Done { prepared, plan } => Ok((prepared, Some(plan))),
         First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
             Some(prepared) => Ok((prepared, None)),

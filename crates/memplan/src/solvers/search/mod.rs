@@ -163,7 +163,10 @@ impl Solver for Search {
                 budget,
             )),
         };
-        greedy::at_least(problem, floor, prepared.max_load, &deadline, result)
+        // The floor counts from the setup's deadline on (a setup cut ahead
+        // of the deadline ends the search as the deadline would).
+        let setup = deadline.ahead(greedy::reserve(problem));
+        greedy::at_least(problem, floor, prepared.max_load, &setup, result)
     }
 }
 
@@ -262,7 +265,10 @@ impl Search {
             Probe::Fits(plan) => return fits(plan, &counters),
             Probe::Infeasible => NotFoundReason::ProvenInfeasible,
             // Its setup cut ahead of the deadline counts as the deadline.
-            Probe::Unknown if deadline.stopped().is_some() || setup.stopped().is_some() => {
+            Probe::Unknown
+                if deadline.stopped().is_some()
+                    || (groups.is_none() && setup.stopped().is_some()) =>
+            {
                 NotFoundReason::TimeLimit
             }
             Probe::Unknown if counters.incomplete => NotFoundReason::Incomplete,

@@ -324,7 +324,10 @@ impl Tela {
             Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
             None => Ok(self.minimise(problem, &prepared, floor.as_ref(), options, &deadline)),
         };
-        greedy::at_least(problem, floor, prepared.max_load, &deadline, result)
+        // The floor counts from the setup's deadline on (a setup cut ahead
+        // of the deadline ends the search as the deadline would).
+        let setup = deadline.ahead(crate::solvers::greedy::reserve(problem));
+        greedy::at_least(problem, floor, prepared.max_load, &setup, result)
     }
 
     /// Decides `capacity`, TelaMalloc's own question (§5): a plan within
