@@ -194,12 +194,11 @@ pub fn time_groups_until(
     // Collected, sorted and swept with polls: at 1M buffers each pass
     // takes a hundredth of a second or more (search's groups passed a
     // time limit by 15 ms in them).
-    let by_start: Vec<(u64, u64, u32)> = collect_until(
+    let mut by_start: Vec<(u64, u64, u32)> = collect_until(
         buffers.len(),
         |i| (buffers[i].start, buffers[i].end, i as u32),
         stop,
     )?;
-    let mut by_start = by_start;
     if !sort_until(&mut by_start, stop) {
         drop_later(by_start, buffers.len());
         return None;

@@ -121,7 +121,7 @@ impl Solver for Boxing {
     ) -> Result<Solution, SolveError> {
         // A cut leaves time to measure the plan.
         let own = options.deadline();
-        let deadline = own.ahead(greedy::reserve(problem));
+        let deadline = greedy::reserved(problem, &own);
         let stop = || deadline.passed();
         let settle = || greedy::settled(problem, &own);
         let mut counters = vec![("iterations", 0), ("abandoned", 0), ("best_iteration", 0)];

@@ -16,7 +16,7 @@ pub use fallback::{bucketed, stacked};
 pub use orders::order;
 pub use orders::order_until;
 pub use placer::{place, plan_within, plan_within_beside, Placer, Within};
-pub use variants::{best_of, best_variant, best_variant_from, best_variant_plan, is_dense};
+pub use variants::{best_of, best_variant, best_variant_plan, is_dense};
 
 use crate::problem::Problem;
 use std::sync::Arc;
@@ -140,7 +140,7 @@ impl Solver for Greedy {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let own = options.deadline();
-        let deadline = own.ahead(reserve(problem));
+        let deadline = reserved(problem, &own);
         let hurried = hurried(problem, &deadline);
         let within = plan_within_beside(
             problem,
@@ -202,6 +202,13 @@ fn settles(len: usize, stopped: Option<Stopped>) -> bool {
 pub fn reserve(problem: &Problem) -> std::time::Duration {
     std::time::Duration::from_nanos(50u64.saturating_mul(problem.len() as u64))
         .min(std::time::Duration::from_millis(150))
+}
+
+/// `deadline` brought forward by [`reserve`]: the deadline of work that
+/// must leave the time to answer after it (greedy's placement, the exact
+/// solvers' variants and setup).
+pub fn reserved(problem: &Problem, deadline: &Deadline) -> Deadline {
+    deadline.ahead(reserve(problem))
 }
 
 /// The solution of a greedy plan within `deadline` ([`Greedy`]'s): the
@@ -282,7 +289,7 @@ fn greedy_first_from(
     if problem.len() < min || options.prepared.is_some() || deadline.remaining().is_none() {
         return First::Usual;
     }
-    let ahead = deadline.ahead(reserve(problem));
+    let ahead = reserved(problem, deadline);
     let stop = || ahead.passed();
     let settle = || settled(problem, deadline);
     let hurried = hurried(problem, &ahead);

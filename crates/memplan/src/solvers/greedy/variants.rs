@@ -86,7 +86,7 @@ fn variants(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Vec<Greedy> 
 /// made (by [`greedy_first`](super::greedy_first), at scale under a time
 /// limit): the same plan, without placing the default variant again.
 /// `default` must be complete (not cut by a stop) for that to hold.
-pub fn best_variant_from(
+fn best_variant_from(
     problem: &Problem,
     default: Plan,
     stop: &(dyn Fn() -> bool + Sync),
@@ -97,12 +97,12 @@ pub fn best_variant_from(
 }
 
 /// The starting plan of an exact solver: [`best_variant`]'s, from
-/// `default` ([`best_variant_from`]) when the default variant's complete
-/// plan is at hand, the variants stopped ahead of `deadline` by
-/// [`reserve`](super::reserve) so that the work after them (measuring,
-/// the search's first poll) ends within it.
+/// `default` (`best_variant_from`) when the default variant's complete
+/// plan is at hand, the variants stopped at the [`reserved`](super::reserved)
+/// deadline so that the work after them (measuring, the search's first
+/// poll) ends within `deadline`.
 pub fn best_variant_plan(problem: &Problem, default: Option<&Plan>, deadline: &Deadline) -> Plan {
-    let ahead = deadline.ahead(super::reserve(problem));
+    let ahead = super::reserved(problem, deadline);
     let stop = || ahead.passed();
     match default {
         Some(plan) => best_variant_from(problem, plan.clone(), &stop).1,

@@ -165,7 +165,7 @@ impl Solver for Search {
         };
         // The floor counts from the setup's deadline on (a setup cut ahead
         // of the deadline ends the search as the deadline would).
-        let setup = deadline.ahead(greedy::reserve(problem));
+        let setup = greedy::reserved(problem, &deadline);
         greedy::at_least(problem, floor, prepared.max_load, &setup, result)
     }
 }
@@ -242,7 +242,7 @@ impl Search {
         }
         // Its setup stops ahead of the deadline, leaving the time to answer
         // (what a cut setup leaves the search is nothing anyway).
-        let setup = deadline.ahead(greedy::reserve(problem));
+        let setup = greedy::reserved(problem, deadline);
         let groups = Groups::new(problem, self.options.decompose, &setup);
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
@@ -311,7 +311,7 @@ impl Search {
         let greedy = self.start(problem, prepared, floor, deadline);
         // Its setup stops ahead of the deadline, leaving the time to answer
         // (what a cut setup leaves the search is nothing anyway).
-        let setup = deadline.ahead(greedy::reserve(problem));
+        let setup = greedy::reserved(problem, deadline);
         let groups = Groups::new(problem, self.options.decompose, &setup);
         let mut counters = Counters::default();
         let mut s = minimise_within(

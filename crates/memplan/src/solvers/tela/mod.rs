@@ -326,7 +326,7 @@ impl Tela {
         };
         // The floor counts from the setup's deadline on (a setup cut ahead
         // of the deadline ends the search as the deadline would).
-        let setup = deadline.ahead(crate::solvers::greedy::reserve(problem));
+        let setup = greedy::reserved(problem, &deadline);
         greedy::at_least(problem, floor, prepared.max_load, &setup, result)
     }
 
@@ -359,7 +359,7 @@ impl Tela {
         // `None` when the deadline passes while building (instances of many
         // thousands of buffers): the capacity is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
-        let setup = deadline.ahead(crate::solvers::greedy::reserve(problem));
+        let setup = greedy::reserved(problem, deadline);
         let models = Models::new(problem, &self.options, &|| setup.passed());
         let mut work = Work::default();
         let probe = match &models {
@@ -412,12 +412,12 @@ impl Tela {
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || crate::solvers::greedy::best_variant_plan(problem, floor, deadline),
+            || greedy::best_variant_plan(problem, floor, deadline),
         );
         // `None` when the deadline passes while building: every capacity
         // is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
-        let setup = deadline.ahead(crate::solvers::greedy::reserve(problem));
+        let setup = greedy::reserved(problem, deadline);
         let models = Models::new(problem, &self.options, &|| setup.passed());
         let mut work = Work::default();
         let mut s = minimise(
