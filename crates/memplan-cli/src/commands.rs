@@ -118,14 +118,24 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
             solver.name()
         ))
     })?;
-    if let Some(sink) = &sink {
-        let lifetimes: Lifetimes = args.input.lifetimes;
-        let plan = at_address(&problem, &solution.plan, args.start_address)?;
-        sink.write(|out| write_plan(out, &problem, &plan, lifetimes))?;
-    }
-    // A solver stopped before it computed the max load reports a weaker
-    // bound; the report never says less than the max load.
-    let max_load = problem.max_load();
+    // The plan is written while the max load is computed beside it.
+    let (written, max_load) = std::thread::scope(|scope| {
+        // A solver stopped before it computed the max load reports a
+        // weaker bound; the report never says less than the max load.
+        let max_load = scope.spawn(|| problem.max_load());
+        let written = match &sink {
+            Some(sink) => {
+                let lifetimes: Lifetimes = args.input.lifetimes;
+                at_address(&problem, &solution.plan, args.start_address)
+                    .and_then(|plan| sink.write(|out| write_plan(out, &problem, &plan, lifetimes)))
+            }
+            None => Ok(()),
+        };
+        (written, max_load.join())
+    });
+    written?;
+    let max_load =
+        max_load.map_err(|_| Failure::Internal("internal error: the max load failed".into()))?;
     solution.raise_lower_bound(max_load);
     let mut summary = Summary::new(&problem, &solution, solver, max_load, elapsed);
     summary.stop_latency = stop_latency;

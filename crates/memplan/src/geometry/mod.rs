@@ -2,6 +2,7 @@
 //! validator and every solver (never inside one solver):
 //! - [`csr`]: compressed sparse rows, the flat form of many short lists;
 //! - [`fit`]: alignment and first-fit / best-fit among placed ranges;
+//!   [`bucket_fit`]: first-fit among unsorted ranges, without sorting;
 //! - [`overlap`]: whether placed buffers collide (the validator's sweep);
 //! - [`sweep`]: event traversal (max load, load profile, time groups,
 //!   sections, contention);
@@ -12,6 +13,7 @@
 //! - [`gaps`]: lifetimes with gaps (MiniMalloc's `gaps` column): the
 //!   side table, pieces, what pieces forbid, the gapped max load.
 
+pub mod bucket_fit;
 pub mod csr;
 pub mod fit;
 pub mod gaps;

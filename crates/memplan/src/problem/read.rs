@@ -319,10 +319,11 @@ impl RowContext<'_> {
     ) -> Result<(), InputError> {
         let columns = self.columns;
         let err = |line: u64, kind| InputError::at(self.path, Some(line), None, kind);
+        // Cells are trimmed by `parse_row` as they are read: the reader's
+        // own trim copies every record into a fresh allocation.
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
-            .trim(csv::Trim::All)
             .from_reader(chunk);
         out.buffers.clear();
         out.lines.clear();
@@ -370,7 +371,14 @@ impl RowContext<'_> {
         let columns = self.columns;
         let field_err =
             |f: Field, kind| InputError::at(self.path, Some(line), Some(columns.name(f)), kind);
-        let cell = |f: Field| columns.get(f).and_then(|p| record.get(p)).unwrap_or(b"");
+        // Trimmed of ASCII whitespace, as `csv::Trim::All` would.
+        let cell = |f: Field| {
+            columns
+                .get(f)
+                .and_then(|p| record.get(p))
+                .unwrap_or(b"")
+                .trim_ascii()
+        };
         let number = |f: Field| -> Result<Option<u64>, InputError> {
             parse_u64(cell(f)).map_err(|kind| field_err(f, kind))
         };
@@ -554,6 +562,16 @@ mod tests {
             p.buffers()[1],
             Buffer::new("y", 2, 9, 4).aligned(4).fixed(16)
         );
+    }
+
+    /// Cells are trimmed of ASCII whitespace (spaces, tabs) on both sides,
+    /// ids included; inner spaces are kept; a cell of spaces is empty.
+    #[test]
+    fn trims_cells() {
+        let text = "id , lower,upper,size ,offset\n\t a b ,  1,3 , 8\t,  \n";
+        let p = read(text).unwrap();
+        assert_eq!(p.buffers()[0], Buffer::new("a b", 1, 3, 8));
+        assert!(error("id,lower,upper,size\n  ,1,3,8\n").ends_with(":2: column `id`: empty id"));
     }
 
     /// MiniMalloc's full format: gaps and hints together, in any order,

@@ -4,7 +4,8 @@
 
 use rayon::prelude::*;
 
-use crate::geometry::fit::{align_up, best_fit, first_fit};
+use crate::geometry::bucket_fit::BucketFit;
+use crate::geometry::fit::{best_fit, first_fit};
 use crate::geometry::marks::Marks;
 use crate::geometry::occupancy::{Occupancy, Span, Window};
 use crate::geometry::time_tree::TimeTree;
@@ -119,8 +120,9 @@ impl GroupContext<'_> {
                 .occupied_marked(window, &placed.marks, packed, |c| {
                     placed.packed[c - from as usize]
                 });
-            let sorted = sort_packed(&packed[..found], top, &mut conflicts.sorted);
-            return first_fit_packed(sorted, size, alignment);
+            return conflicts
+                .buckets
+                .first_fit(&packed[..found], size, alignment, top);
         }
         let positions = &mut conflicts.positions;
         positions.clear();
@@ -135,15 +137,14 @@ impl GroupContext<'_> {
             }
         }
         if self.fit != Fit::BestFit && top <= u64::from(u32::MAX) {
-            // Both ends fit in 32 bits: sort them as one word.
+            // Both ends fit in 32 bits: bucketed as one word.
             let packed = &mut conflicts.packed;
             packed.clear();
             packed.extend(positions.iter().map(|&c| {
                 let (o, e) = ranges[(c - from) as usize];
                 o << 32 | e
             }));
-            packed.sort_unstable();
-            return first_fit_packed(packed, size, alignment);
+            return conflicts.buckets.first_fit(packed, size, alignment, top);
         }
         let occupied = &mut conflicts.ranges;
         occupied.clear();
@@ -361,8 +362,8 @@ struct Conflicts {
     /// (scratch of [`Occupancy::occupied_marked`]: its length is no
     /// count).
     packed: Vec<u64>,
-    /// Scratch of [`sort_packed`].
-    sorted: Vec<u64>,
+    /// First-fit among `packed`, unsorted.
+    buckets: BucketFit,
 }
 
 /// The placed buffers of a group as [`GroupContext::fit`] scans them when
@@ -519,69 +520,6 @@ pub(super) fn group_tree(
     Some(tree)
 }
 
-/// [`first_fit`](crate::geometry::fit::first_fit) of ranges packed as `offset << 32 | end`, sorted.
-fn first_fit_packed(packed: &[u64], size: u64, alignment: u64) -> u64 {
-    let mut candidate = 0;
-    for &range in packed {
-        let (offset, end) = (range >> 32, range & u64::from(u32::MAX));
-        if offset >= candidate + size {
-            break;
-        }
-        // The candidate is aligned, so an end below it changes nothing.
-        candidate = candidate.max(align_up(end, alignment));
-    }
-    candidate
-}
-
-/// `packed` (ranges as `offset << 32 | end`, every offset below `top`,
-/// which is below 2^32) sorted, in `sorted`: a counting sort on the top
-/// [`SORT_BITS`] bits of the offset (below the highest offset), which
-/// leaves few ranges out of order
-/// (about one per bucket), then an insertion sort over the whole. Linear
-/// for the ~100 conflicts of a typical query rather than `sort_unstable`'s
-/// O(k log k), whose result it is (u64 order); small or crowded inputs go
-/// to `sort_unstable`.
-fn sort_packed<'a>(packed: &[u64], top: u64, sorted: &'a mut Vec<u64>) -> &'a [u64] {
-    const BUCKETS: usize = 1 << SORT_BITS;
-    sorted.clear();
-    if packed.len() < 32 || packed.len() > BUCKETS {
-        sorted.extend_from_slice(packed);
-        sorted.sort_unstable();
-        return sorted;
-    }
-    // The buckets span the offsets present (below 2^32: `top` is).
-    debug_assert!(top <= u64::from(u32::MAX));
-    let highest = packed.iter().map(|&x| x >> 32).max().unwrap_or(0);
-    let shift = (64 - highest.leading_zeros()).saturating_sub(SORT_BITS);
-    let bucket = |x: u64| ((x >> 32) >> shift) as usize & (BUCKETS - 1);
-    let mut starts = [0u32; BUCKETS + 1];
-    for &x in packed {
-        starts[bucket(x) + 1] += 1;
-    }
-    for i in 1..=BUCKETS {
-        starts[i] += starts[i - 1];
-    }
-    sorted.resize(packed.len(), 0);
-    for &x in packed {
-        let b = bucket(x);
-        sorted[starts[b] as usize] = x;
-        starts[b] += 1;
-    }
-    for i in 1..sorted.len() {
-        let x = sorted[i];
-        let mut j = i;
-        while j > 0 && sorted[j - 1] > x {
-            sorted[j] = sorted[j - 1];
-            j -= 1;
-        }
-        sorted[j] = x;
-    }
-    sorted
-}
-
-/// Offset bits [`sort_packed`] buckets by.
-const SORT_BITS: u32 = 8;
-
 /// How the placement of one group ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum GroupEnd {
@@ -610,24 +548,6 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The bucketed sort is `sort_unstable`, below tops of any width,
-        /// on lists short, typical and long.
-        #[test]
-        fn sort_packed_sorts(
-            spec in proptest::collection::vec((0u64..1000, 1u64..300), 0..400),
-            scale in 0u32..22,
-        ) {
-            let packed: Vec<u64> = spec
-                .iter()
-                .map(|&(o, len)| (o << scale) << 32 | ((o << scale) + (len << scale)))
-                .collect();
-            let top = spec.iter().map(|&(o, len)| (o + len) << scale).max().unwrap_or(0);
-            let mut want = packed.clone();
-            want.sort_unstable();
-            let mut sorted = vec![7; 3];
-            prop_assert_eq!(sort_packed(&packed, top, &mut sorted), &want[..]);
-        }
-
         /// The sweep finds exactly the pairs a check of every pair finds,
         /// also when reused.
         #[test]
