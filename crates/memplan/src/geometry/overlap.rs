@@ -44,17 +44,22 @@ fn first_overlap_chunked(
     let mut events: Vec<(u64, u8, u32, u64)> = Vec::new();
     // With gaps: (buffer, width, end) of each piece.
     let mut pieces: Vec<(BufferIdx, u64, u64)> = Vec::new();
-    // Without gaps: the end of each buffer, by index (read when chunks are
-    // seeded: the buffers themselves are far larger).
+    // Without gaps: the end and the size of each buffer, by index (the
+    // ends read when chunks are seeded, the sizes at each allocation: the
+    // buffers themselves are far larger, a cache miss each).
     let mut ends: Vec<u64> = Vec::new();
+    let mut sizes: Vec<u64> = Vec::new();
     if gaps.is_empty() {
         ends.resize(buffers.len(), 0);
+        sizes.resize(buffers.len(), 0);
+        events.reserve_exact(2 * buffers.len());
     }
     // Zero-size buffers occupy no address range: they conflict with nothing.
     for (b, offset) in placed.filter(|&(b, _)| buffers[b.index()].size > 0) {
         let buf = &buffers[b.index()];
         if gaps.is_empty() {
             ends[b.index()] = buf.end;
+            sizes[b.index()] = buf.size;
             events.push((buf.start, 1, b.0, offset));
             events.push((buf.end, 0, b.0, offset));
             continue;
@@ -69,7 +74,7 @@ fn first_overlap_chunked(
     events.par_sort_unstable_by_key(|&(t, kind, item, _)| (t, kind, item));
     let item = |i: u32| {
         if gaps.is_empty() {
-            (BufferIdx(i), buffers[i as usize].size)
+            (BufferIdx(i), sizes[i as usize])
         } else {
             let (b, width, _) = pieces[i as usize];
             (b, width)
@@ -160,34 +165,36 @@ fn sweep(
 const SMALL_LIVE: usize = 512;
 
 /// The live address ranges of a sweep, disjoint, by lowest address (at
-/// most one range per address): a sorted vector while they are few (a
-/// binary search and a shift within a few cache lines, several times
-/// faster than the ordered map), an ordered map once they pass a limit
-/// (then for good).
+/// most one range per address): sorted vectors while they are few (a
+/// binary search over the offsets alone and a shift within a few cache
+/// lines, several times faster than the ordered map), an ordered map once
+/// they pass a limit (then for good).
 enum Live {
-    /// `(offset, end, buffer)` by offset, and the limit on their number.
-    Small(Vec<(u64, u64, BufferIdx)>, usize),
+    /// The offsets, increasing; the `(end, buffer)` of each, in the same
+    /// order; the limit on their number.
+    Small(Vec<u64>, Vec<(u64, BufferIdx)>, usize),
     /// offset -> (end, buffer).
     Large(BTreeMap<u64, (u64, BufferIdx)>),
 }
 
 impl Live {
-    /// No range, a vector up to `limit` ranges.
+    /// No range, vectors up to `limit` ranges.
     fn new(limit: usize) -> Self {
-        Live::Small(Vec::new(), limit)
+        Live::Small(Vec::new(), Vec::new(), limit)
     }
 
     /// Adds the range `[offset, end)` of buffer `b` (no live range starts
     /// at `offset`).
     fn insert(&mut self, offset: u64, end: u64, b: BufferIdx) {
         match self {
-            Live::Small(v, limit) if v.len() < *limit => {
-                let at = v.partition_point(|r| r.0 < offset);
-                v.insert(at, (offset, end, b));
+            Live::Small(offsets, rest, limit) if offsets.len() < *limit => {
+                let at = offsets.partition_point(|&o| o < offset);
+                offsets.insert(at, offset);
+                rest.insert(at, (end, b));
             }
-            Live::Small(v, _) => {
+            Live::Small(offsets, rest, _) => {
                 let mut map: BTreeMap<u64, (u64, BufferIdx)> =
-                    v.iter().map(|&(o, e, b)| (o, (e, b))).collect();
+                    offsets.iter().copied().zip(rest.iter().copied()).collect();
                 map.insert(offset, (end, b));
                 *self = Live::Large(map);
             }
@@ -200,10 +207,11 @@ impl Live {
     /// Removes the range starting at `offset`, if any.
     fn remove(&mut self, offset: u64) {
         match self {
-            Live::Small(v, _) => {
-                let at = v.partition_point(|r| r.0 < offset);
-                if v.get(at).is_some_and(|r| r.0 == offset) {
-                    v.remove(at);
+            Live::Small(offsets, rest, _) => {
+                let at = offsets.partition_point(|&o| o < offset);
+                if offsets.get(at) == Some(&offset) {
+                    offsets.remove(at);
+                    rest.remove(at);
                 }
             }
             Live::Large(map) => {
@@ -221,10 +229,14 @@ impl Live {
         offset: u64,
     ) -> (Option<(u64, u64, BufferIdx)>, Option<(u64, u64, BufferIdx)>) {
         match self {
-            Live::Small(v, _) => {
-                let at = v.partition_point(|r| r.0 <= offset);
-                let below = at.checked_sub(1).and_then(|i| v.get(i)).copied();
-                (below, v.get(at).copied())
+            Live::Small(offsets, rest, _) => {
+                let at = offsets.partition_point(|&o| o <= offset);
+                let range = |i: usize| {
+                    let (end, b) = rest[i];
+                    (offsets[i], end, b)
+                };
+                let below = at.checked_sub(1).map(range);
+                (below, (at < offsets.len()).then(|| range(at)))
             }
             Live::Large(map) => {
                 let below = map.range(..=offset).next_back();
