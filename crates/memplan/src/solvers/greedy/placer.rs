@@ -11,6 +11,7 @@ use crate::dispose::drop_later;
 use crate::geometry::fit::align_up;
 use crate::geometry::gaps::{best_free, first_free, PieceConflicts};
 use crate::geometry::occupancy::Occupancy;
+use crate::geometry::sort::sort_until;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
 use crate::problem::Problem;
@@ -578,37 +579,86 @@ impl<'p> Placer<'p> {
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
         let n = buffers.len();
-        // By position: the rank in the order (fixed buffers 0, buffers not
-        // in the order never count as placed) and the address range, whose
-        // length is the size before placement too.
-        let mut stamps = occ.stamps();
-        let mut ranges = vec![(0u64, 0u64); n];
-        for (b, buf) in buffers.iter().enumerate() {
-            if b % SETUP_POLL == 0 && stop() {
-                return None;
-            }
-            let p = occ.position(b as u32) as usize;
-            let offset = buf.fixed_offset.unwrap_or(0);
-            ranges[p] = (offset, offset + buf.size);
-            if buf.fixed_offset.is_some() {
-                stamps[p].1 = 0;
-            }
-        }
-        // Each group's work: positions (and buffers) in the order.
-        let groups = occ.groups();
-        let mut work: Vec<Vec<(u32, u32)>> = vec![Vec::new(); groups.len()];
+        // Each buffer's rank in the order, from 1 (u32::MAX: not in it).
+        let mut rank = vec![u32::MAX; n];
         for (r, b) in order.iter().enumerate() {
             if r % SETUP_POLL == 0 && stop() {
                 return None;
             }
-            if buffers[b.index()].fixed_offset.is_some() {
-                continue;
-            }
-            let p = occ.position(b.0);
-            stamps[p as usize].1 = r as u32 + 1;
-            let g = groups.partition_point(|&(_, to)| to <= p);
-            work[g].push((p, b.0));
+            rank[b.index()] = r as u32 + 1;
         }
+        // By position, in parallel: the rank (fixed buffers 0, buffers not
+        // in the order never count as placed) and the address range, whose
+        // length is the size before placement too.
+        let mut stamps = vec![(0u32, 0u32); n];
+        let mut ranges = vec![(0u64, 0u64); n];
+        let done = stamps
+            .par_chunks_mut(SETUP_POLL)
+            .zip(ranges.par_chunks_mut(SETUP_POLL))
+            .enumerate()
+            .try_for_each(|(k, (stamps, ranges))| {
+                if stop() {
+                    return None;
+                }
+                let from = (k * SETUP_POLL) as u32;
+                for ((stamp, range), p) in stamps.iter_mut().zip(ranges).zip(from..) {
+                    let b = occ.buffer_at(p) as usize;
+                    let buf = &buffers[b];
+                    let offset = buf.fixed_offset.unwrap_or(0);
+                    *range = (offset, offset + buf.size);
+                    let r = if buf.fixed_offset.is_some() {
+                        0
+                    } else {
+                        rank[b]
+                    };
+                    *stamp = (occ.compressed(p).1, r);
+                }
+                Some(())
+            });
+        drop_later(rank, n);
+        done?;
+        // Each group's work: positions (and buffers) in the order.
+        let groups = occ.groups();
+        let free = |b: &BufferIdx| buffers[b.index()].fixed_offset.is_none();
+        let work: Vec<Vec<(u32, u32)>> = if groups.len() == 1 {
+            // One group (random instances): in parallel chunks.
+            let chunks: Option<Vec<Vec<(u32, u32)>>> = order
+                .par_chunks(SETUP_POLL)
+                .map(|chunk| {
+                    (!stop()).then(|| {
+                        chunk
+                            .iter()
+                            .filter(|b| free(b))
+                            .map(|b| (occ.position(b.0), b.0))
+                            .collect()
+                    })
+                })
+                .collect();
+            vec![chunks?.concat()]
+        } else {
+            // Several groups (in parallel): each one's positions in the
+            // order, sorted by rank.
+            let stamps = &stamps;
+            groups
+                .par_iter()
+                .map(|&(from, to)| {
+                    let mut keyed: Vec<(u32, u32)> = Vec::new();
+                    for p in from..to {
+                        if p % SETUP_POLL as u32 == 0 && stop() {
+                            return None;
+                        }
+                        let rank = stamps[p as usize].1;
+                        if rank != 0 && rank != u32::MAX {
+                            keyed.push((rank, p));
+                        }
+                    }
+                    if !sort_until(&mut keyed, stop) {
+                        return None;
+                    }
+                    Some(keyed.iter().map(|&(_, p)| (p, occ.buffer_at(p))).collect())
+                })
+                .collect::<Option<_>>()?
+        };
         // Disjoint slices of the ranges, one per group.
         let mut slices = Vec::with_capacity(groups.len());
         let mut rest = &mut ranges[..];
@@ -969,7 +1019,7 @@ mod tests {
             for fit in [Fit::FirstFit, Fit::BestFit] {
                 let o = order(&p, Order::Size);
                 let full = Placer::new(&p, fit).place(&o, None).unwrap();
-                // Stop at the fifth poll (two in the setup, then one per
+                // Stop at the fifth poll (a few in the setup, then one per
                 // group and per `STOP_CHECK` buffers): some buffers are
                 // placed first.
                 let polls = AtomicUsize::new(0);
