@@ -655,7 +655,11 @@ impl<'p> Placer<'p> {
                     if !sort_until(&mut keyed, stop) {
                         return None;
                     }
-                    Some(keyed.iter().map(|&(_, p)| (p, occ.buffer_at(p))).collect())
+                    // In place: (rank, position) becomes (position, buffer).
+                    for item in &mut keyed {
+                        *item = (item.1, occ.buffer_at(item.1));
+                    }
+                    Some(keyed)
                 })
                 .collect::<Option<_>>()?
         };
