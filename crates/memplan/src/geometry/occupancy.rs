@@ -415,7 +415,7 @@ impl Occupancy {
 
 /// Prefetches every cache line of `items`.
 #[inline]
-fn prefetch_lines<T>(items: &[T]) {
+pub(crate) fn prefetch_lines<T>(items: &[T]) {
     const LINE: usize = 64;
     let bytes = std::mem::size_of_val(items);
     let start = items.as_ptr() as *const u8;

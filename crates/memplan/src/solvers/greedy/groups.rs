@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::geometry::bucket_fit::BucketFit;
 use crate::geometry::fit::{best_fit, first_fit};
 use crate::geometry::marks::Marks;
-use crate::geometry::occupancy::{Occupancy, Span, Window};
+use crate::geometry::occupancy::{prefetch_lines, Occupancy, Span, Window};
 use crate::geometry::time_tree::TimeTree;
 use crate::problem::{Buffer, Hints};
 
@@ -176,6 +176,11 @@ impl GroupContext<'_> {
         work: &[(u32, u32)],
     ) -> GroupEnd {
         let mut conflicts = Conflicts::default();
+        // Per thread of the pool: the working memory of the guesses.
+        let scratch: Vec<std::sync::Mutex<(Conflicts, Vec<(Window, u64)>)>> = (0
+            ..rayon::current_num_threads().max(1))
+            .map(|_| Default::default())
+            .collect();
         let mut guesses = vec![0u64; BATCH_MAX];
         let mut overlaps = BatchOverlaps::default();
         let mut placed = Placed::new(self.stamps, ranges, from);
@@ -238,13 +243,26 @@ impl GroupContext<'_> {
             {
                 let shared: &[(u64, u64)] = ranges;
                 let placed = &placed;
+                // Which buffers of the batch are alive together depends on
+                // the batch alone: found beside the guesses.
+                let occupancy = self.occupancy;
+                let overlaps = &mut overlaps;
+                let find =
+                    move || overlaps.find(batch.iter().map(|&(p, _)| occupancy.compressed(p)));
                 let task = (batch_len / 8).max(BATCH / 4);
-                batch
-                    .par_chunks(task)
-                    .zip(guesses[..batch_len].par_chunks_mut(task))
-                    .for_each_init(
-                        || (Conflicts::default(), Vec::with_capacity(task)),
-                        |(conflicts, windows), (items, guesses)| {
+                let guess = || {
+                    batch
+                        .par_chunks(task)
+                        .zip(guesses[..batch_len].par_chunks_mut(task))
+                        .for_each(|(items, guesses)| {
+                            // This thread's working memory (kept from
+                            // batch to batch; nothing here runs
+                            // another task while it is held).
+                            let slot = rayon::current_thread_index().unwrap_or(0) % scratch.len();
+                            let mut held = scratch[slot]
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                            let (conflicts, windows) = &mut *held;
                             self.windows(shared, from, items, windows);
                             for (i, ((&item, guess), window)) in
                                 items.iter().zip(guesses).zip(windows.iter()).enumerate()
@@ -256,15 +274,20 @@ impl GroupContext<'_> {
                                     shared, placed, from, item, window, before, top, conflicts,
                                 );
                             }
-                        },
-                    );
+                        })
+                };
+                rayon::join(find, guess);
             }
             let mut refits = 0;
-            overlaps.find(batch.iter().map(|&(p, _)| self.occupancy.compressed(p)));
             // First-fit keeps its offset unless an obstacle touches it;
             // best-fit's tightest gap may change with any.
             let first_fit = self.fit != Fit::BestFit;
             for (i, &(p, b)) in batch.iter().enumerate() {
+                if let Some(&(ahead, _)) = batch.get(i + COMMIT_AHEAD) {
+                    let ahead = (ahead - from) as usize;
+                    prefetch_lines(&ranges[ahead..=ahead]);
+                    prefetch_lines(&placed.packed[ahead..=ahead]);
+                }
                 let local = (p - from) as usize;
                 let size = ranges[local].1 - ranges[local].0;
                 let mut offset = guesses[i];
@@ -405,6 +428,9 @@ impl Placed {
 fn pack(offset: u64, end: u64) -> u64 {
     offset << 32 | (end & u64::from(u32::MAX))
 }
+
+/// How many buffers ahead the commits of a batch prefetch their ranges.
+const COMMIT_AHEAD: usize = 16;
 
 /// How many buffers ahead [`GroupContext::place_in_batches`] prefetches.
 const PREFETCH: usize = 4;
