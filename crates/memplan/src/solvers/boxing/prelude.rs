@@ -1,10 +1,14 @@
 //! The prelude (idealloc §5.6): the jobs to box, the dummy job, and the
 //! calibration of ε by simulating Theorem 16's rounds on the heights.
 
-use crate::geometry::sort::sort_until;
+use crate::dispose::drop_later;
+use crate::geometry::sort::{collect_until, sort_until};
 use crate::problem::Problem;
 
 use super::jobs::{Contents, Job};
+
+/// Buffers between two polls of `stop()` in [`Prelude::new_until`].
+const POLL: usize = 1 << 16;
 
 /// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
 pub(super) const MIN_RATIO: f64 = 2216.53;
@@ -32,23 +36,34 @@ impl Prelude {
     }
 
     /// [`Prelude::new`] that gives up (`None`) once `stop()` holds (polled
-    /// in the sort of the heights).
+    /// every `POLL` buffers of the jobs, in the collect and the sort of
+    /// the heights).
     pub(super) fn new_until(
         problem: &Problem,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Prelude> {
-        let mut jobs: Vec<Job> = problem
-            .buffers()
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.fixed_offset.is_none())
-            .map(|(i, b)| Job {
-                size: b.size,
-                start: b.start,
-                end: b.end,
-                contents: Contents::Buffer(i as u32),
-            })
-            .collect();
+        // In chunks that poll `stop()`: at millions of buffers the jobs
+        // take a tenth of a second (and a stop must be answered within it).
+        let buffers = problem.buffers();
+        let mut jobs: Vec<Job> = Vec::new();
+        for (k, chunk) in buffers.chunks(POLL).enumerate() {
+            if stop() {
+                drop_later(jobs, buffers.len());
+                return None;
+            }
+            jobs.extend(
+                chunk
+                    .iter()
+                    .zip(k * POLL..)
+                    .filter(|(b, _)| b.fixed_offset.is_none())
+                    .map(|(b, i)| Job {
+                        size: b.size,
+                        start: b.start,
+                        end: b.end,
+                        contents: Contents::Buffer(i as u32),
+                    }),
+            );
+        }
         let h_min = jobs.iter().map(|j| j.size).min().unwrap_or(1);
         let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
         if (h_max as f64) / (h_min as f64) <= MIN_RATIO {
@@ -64,8 +79,12 @@ impl Prelude {
                 contents: Contents::Dummy,
             });
         }
-        let mut heights: Vec<u64> = jobs.iter().map(|j| j.size).collect();
+        let Some(mut heights) = collect_until(jobs.len(), |i| jobs[i].size, stop) else {
+            drop_later(jobs, buffers.len());
+            return None;
+        };
         if !sort_until(&mut heights, stop) {
+            drop_later((jobs, heights), buffers.len());
             return None;
         }
         heights.dedup();
@@ -177,6 +196,49 @@ impl Round {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The jobs poll every `POLL` buffers: a stop at any poll gives up,
+    /// and the jobs of an uncut prelude are the free buffers, in order.
+    #[test]
+    fn stops_at_any_poll_of_the_jobs() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let n = 2 * POLL + 5;
+        let buffers: Vec<crate::Buffer> = (0..n as u64)
+            .map(|i| {
+                let b = crate::Buffer::new(format!("b{i}"), i % 7, i % 7 + 3, 1 + i % 5000);
+                if i % 1000 == 0 {
+                    b.fixed(i * 5000)
+                } else {
+                    b
+                }
+            })
+            .collect();
+        let p = Problem::new(buffers, None).unwrap();
+        let counted = AtomicUsize::new(0);
+        let full = Prelude::new_until(&p, &|| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            false
+        })
+        .unwrap();
+        let polls = counted.load(Ordering::Relaxed);
+        // Three chunks of jobs, then the heights' collect and sort.
+        assert!(polls > 3, "{polls}");
+        for cut in 0..polls {
+            let seen = AtomicUsize::new(0);
+            let stop = || seen.fetch_add(1, Ordering::Relaxed) >= cut;
+            assert!(Prelude::new_until(&p, &stop).is_none(), "cut at poll {cut}");
+        }
+        let free: Vec<u32> = (0..n as u32).filter(|i| i % 1000 != 0).collect();
+        let jobs: Vec<u32> = full
+            .jobs
+            .iter()
+            .filter_map(|j| match j.contents {
+                Contents::Buffer(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(jobs, free);
+    }
 
     #[test]
     fn epsilon_stays_within_inequality_11() {
