@@ -177,8 +177,7 @@ impl GroupContext<'_> {
     ) -> GroupEnd {
         let mut conflicts = Conflicts::default();
         // Per thread of the pool: the working memory of the guesses.
-        let scratch: Vec<std::sync::Mutex<(Conflicts, Vec<(Window, u64)>)>> = (0
-            ..rayon::current_num_threads().max(1))
+        let scratch: Vec<GuessScratch> = (0..rayon::current_num_threads().max(1))
             .map(|_| Default::default())
             .collect();
         let mut guesses = vec![0u64; BATCH_MAX];
@@ -373,6 +372,11 @@ impl GroupContext<'_> {
         Some(end)
     }
 }
+
+/// A pool thread's working memory for the guesses of
+/// [`GroupContext::place_in_batches`]: [`GroupContext::fit`]'s and the
+/// query windows.
+type GuessScratch = std::sync::Mutex<(Conflicts, Vec<(Window, u64)>)>;
 
 /// Working memory of [`GroupContext::fit`].
 #[derive(Default)]
