@@ -47,7 +47,8 @@ impl BucketFit {
     /// The lowest offset, a multiple of `alignment`, where `size` bytes
     /// avoid every range of `packed` (each `offset << 32 | end`, in any
     /// order, every end at most `top`): the answer of the first-fit scan
-    /// over the ranges sorted.
+    /// over the ranges sorted. Buffers of 2^32 bytes or more are placed by
+    /// that scan itself.
     pub fn first_fit(&mut self, packed: &[u64], size: u64, alignment: u64, top: u64) -> u64 {
         if packed.is_empty() || size == 0 {
             // The scan stops at once (an offset is never below 0 + 0).
@@ -71,7 +72,9 @@ impl BucketFit {
             });
             (lowest, highest - lowest)
         };
-        if spread >> shift >= most {
+        // Buckets of 32-bit offsets need `shift < 32`; beyond, or with a
+        // `top` past 32 bits (not a valid input), the sorted scan.
+        if shift >= 32 || top > u64::from(u32::MAX) || spread >> shift >= most {
             self.sorted.clear();
             self.sorted.extend_from_slice(packed);
             self.sorted.sort_unstable();
@@ -185,6 +188,18 @@ mod tests {
         // Nothing below 40: 0 holds 40 bytes.
         assert_eq!(fit.first_fit(&pack(&[(40, 50), (60, 70)]), 40, 1, 70), 0);
         assert_eq!(fit.first_fit(&pack(&[(40, 50), (60, 70)]), 41, 1, 70), 70);
+    }
+
+    /// A size of 2^32 or more (buckets wider than 32-bit offsets): the
+    /// sorted scan, and the working memory left clean for later queries.
+    #[test]
+    fn sizes_past_32_bits_are_scanned_sorted() {
+        let mut fit = BucketFit::default();
+        let packed = pack(&[(100, 200), (0, 10)]);
+        assert_eq!(fit.first_fit(&packed, 1 << 32, 1, 200), 200);
+        assert_eq!(fit.first_fit(&packed, u64::MAX / 2, 8, 200), 200);
+        let later = pack(&[(0, 100), (0, 1), (0, 6), (100, 101)]);
+        assert_eq!(fit.first_fit(&later, 1, 1, 101), 101);
     }
 
     #[test]

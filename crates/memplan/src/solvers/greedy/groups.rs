@@ -113,7 +113,8 @@ impl GroupContext<'_> {
         let hint = self.hint(b, size);
         if hint.is_none() && self.fit != Fit::BestFit && top <= u64::from(u32::MAX) {
             // Both ends fit in 32 bits: the ranges read in the scan itself
-            // (mostly sequentially) and sorted as one word.
+            // (mostly sequentially), one word each, for the bucketed
+            // first-fit.
             let packed = &mut conflicts.packed;
             let found = self
                 .occupancy
