@@ -18,7 +18,7 @@
 //! A buffer small against the spread of its conflicts would need too many
 //! buckets: its ranges are sorted instead.
 
-use crate::geometry::fit::align_up;
+use crate::geometry::fit::first_fit_in;
 
 /// Buckets at most: 4096 are 32 KiB of bounds and 64 words of marks.
 pub const MAX_BUCKETS: usize = 1 << BUCKET_BITS;
@@ -27,20 +27,27 @@ pub const MAX_BUCKETS: usize = 1 << BUCKET_BITS;
 const BUCKET_BITS: u32 = 12;
 
 /// Working memory of [`BucketFit::first_fit`], reused across queries;
-/// allocated at the first query (a default one allocates nothing).
+/// the buckets allocated at the first query that uses them (a default one
+/// allocates nothing).
 #[derive(Clone, Debug, Default)]
 pub struct BucketFit {
-    /// Per bucket: the lowest offset of its ranges, relative to the lowest
-    /// offset of the query. Meaningful only where `seen` has the bucket's
-    /// bit. Empty or [`MAX_BUCKETS`] long, as `high` and `seen` (in bits).
-    low: Vec<u32>,
-    /// Per bucket: the highest end of its ranges.
-    high: Vec<u32>,
-    /// A bit per bucket: whether a range fell in it. All clear between
-    /// queries.
-    seen: Vec<u64>,
+    buckets: Option<Box<Buckets>>,
     /// The ranges sorted, when there are too many buckets.
     sorted: Vec<u64>,
+}
+
+/// The buckets of one query.
+#[derive(Clone, Debug)]
+struct Buckets {
+    /// Per bucket: the lowest offset of its ranges, relative to the lowest
+    /// offset of the query. Meaningful only where `seen` has the bucket's
+    /// bit.
+    low: [u32; MAX_BUCKETS],
+    /// Per bucket: the highest end of its ranges; as `low`.
+    high: [u32; MAX_BUCKETS],
+    /// A bit per bucket: whether a range fell in it. All clear between
+    /// queries.
+    seen: [u64; MAX_BUCKETS / 64],
 }
 
 impl BucketFit {
@@ -78,32 +85,33 @@ impl BucketFit {
             self.sorted.clear();
             self.sorted.extend_from_slice(packed);
             self.sorted.sort_unstable();
-            return first_fit_sorted(&self.sorted, size, alignment);
+            let ranges = self
+                .sorted
+                .iter()
+                .map(|&r| (r >> 32, r & u64::from(u32::MAX)));
+            return first_fit_in(ranges, 0, size, alignment);
         }
-        if self.seen.is_empty() {
-            self.low = vec![0; MAX_BUCKETS];
-            self.high = vec![0; MAX_BUCKETS];
-            self.seen = vec![0; MAX_BUCKETS / 64];
-        }
-        self.fill(packed, lowest as u32, shift);
+        let buckets = self.buckets.get_or_insert_with(|| {
+            Box::new(Buckets {
+                low: [0; MAX_BUCKETS],
+                high: [0; MAX_BUCKETS],
+                seen: [0; MAX_BUCKETS / 64],
+            })
+        });
+        buckets.fill(packed, lowest as u32, shift);
         let words = ((spread >> shift) as usize + 1).div_ceil(64);
-        self.scan(size, alignment, lowest as u32, words)
+        buckets.scan(size, alignment, lowest as u32, words)
     }
+}
 
+impl Buckets {
     /// Puts the ranges of `packed` in buckets of `2^shift` bytes from
     /// `lowest` (which the ranges' offsets are at or above, by fewer than
     /// [`MAX_BUCKETS`] buckets).
     #[inline]
     fn fill(&mut self, packed: &[u64], lowest: u32, shift: u32) {
-        // As arrays, indexed below their length by a mask: no bounds
-        // checks. The vectors have that length (see the fields).
-        let (Ok(low), Ok(high), Ok(seen)) = (
-            <&mut [u32; MAX_BUCKETS]>::try_from(self.low.as_mut_slice()),
-            <&mut [u32; MAX_BUCKETS]>::try_from(self.high.as_mut_slice()),
-            <&mut [u64; MAX_BUCKETS / 64]>::try_from(self.seen.as_mut_slice()),
-        ) else {
-            return;
-        };
+        // Indexed below the arrays' length by a mask: no bounds checks.
+        let (low, high, seen) = (&mut self.low, &mut self.high, &mut self.seen);
         for &range in packed {
             let (offset, end) = ((range >> 32) as u32 - lowest, range as u32);
             let b = (offset >> shift) as usize & (MAX_BUCKETS - 1);
@@ -117,43 +125,53 @@ impl BucketFit {
         }
     }
 
-    /// The first-fit scan over the buckets filled by [`BucketFit::fill`]
-    /// (the first `words` words of marks), which it clears.
+    /// The first-fit scan over the buckets filled by [`Buckets::fill`]
+    /// (the first `words` words of marks), which it clears: each bucket
+    /// stands for one range, its lowest offset to its highest end.
     #[inline]
     fn scan(&mut self, size: u64, alignment: u64, lowest: u32, words: usize) -> u64 {
-        let mut candidate = 0u64;
-        let mut found = None;
-        'scan: for (w, &word) in self.seen[..words].iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let b = (w * 64 + bits.trailing_zeros() as usize) & (MAX_BUCKETS - 1);
-                bits &= bits - 1;
-                if u64::from(self.low[b] + lowest) >= candidate + size {
-                    found = Some(candidate);
-                    break 'scan;
-                }
-                // The candidate is aligned, so an end below it changes
-                // nothing.
-                candidate = candidate.max(align_up(u64::from(self.high[b]), alignment));
-            }
-        }
+        let (low, high) = (&self.low, &self.high);
+        // Masked (a no-op: the marks are MAX_BUCKETS bits): no bounds checks.
+        let buckets = set_bits(&self.seen[..words]).map(|b| {
+            let b = b & (MAX_BUCKETS - 1);
+            (u64::from(low[b] + lowest), u64::from(high[b]))
+        });
+        let offset = first_fit_in(buckets, 0, size, alignment);
         self.seen[..words].fill(0);
-        found.unwrap_or(candidate)
+        offset
     }
 }
 
-/// [`first_fit`](crate::geometry::fit::first_fit) of ranges packed as
-/// `offset << 32 | end`, sorted.
-fn first_fit_sorted(sorted: &[u64], size: u64, alignment: u64) -> u64 {
-    let mut candidate = 0;
-    for &range in sorted {
-        if range >> 32 >= candidate + size {
-            break;
-        }
-        // The candidate is aligned, so an end below it changes nothing.
-        candidate = candidate.max(align_up(range & u64::from(u32::MAX), alignment));
+/// The indices of the set bits of `words`, increasing.
+fn set_bits(words: &[u64]) -> SetBits<'_> {
+    SetBits {
+        words,
+        at: 0,
+        bits: words.first().copied().unwrap_or(0),
     }
-    candidate
+}
+
+/// The iterator of [`set_bits`]: the word at `at`, its bits not yet
+/// returned in `bits`.
+struct SetBits<'a> {
+    words: &'a [u64],
+    at: usize,
+    bits: u64,
+}
+
+impl Iterator for SetBits<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.at += 1;
+            self.bits = *self.words.get(self.at)?;
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.at * 64 + bit)
+    }
 }
 
 #[cfg(test)]

@@ -22,8 +22,20 @@ pub fn first_fit(occupied: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
 
 /// [`first_fit`] among offsets at or above `start`.
 pub fn first_fit_from(occupied: &[(u64, u64)], start: u64, size: u64, alignment: u64) -> u64 {
+    first_fit_in(occupied.iter().copied(), start, size, alignment)
+}
+
+/// [`first_fit_from`] over `(offset, end)` ranges given in offset order
+/// by an iterator (which it stops at the first gap that holds `size`).
+#[inline]
+pub fn first_fit_in(
+    occupied: impl IntoIterator<Item = (u64, u64)>,
+    start: u64,
+    size: u64,
+    alignment: u64,
+) -> u64 {
     let mut candidate = align_up(start, alignment);
-    for &(offset, end) in occupied {
+    for (offset, end) in occupied {
         if offset >= candidate + size {
             break;
         }
