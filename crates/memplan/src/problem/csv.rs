@@ -15,18 +15,33 @@ pub(crate) fn check_lines(bytes: &[u8], path: &Path) -> Result<(), InputError> {
         column: None,
         kind: Box::new(kind),
     };
-    let mut start = 0;
-    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
-    for (line, end) in (1u64..).zip(ends) {
-        if end - start > MAX_LINE_BYTES {
-            return Err(err(line, InputErrorKind::LineTooLong(end - start)));
+    if has_long_stretch(bytes) {
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+        for (line, end) in (1u64..).zip(ends) {
+            if end - start > MAX_LINE_BYTES {
+                return Err(err(line, InputErrorKind::LineTooLong(end - start)));
+            }
+            start = end + 1;
         }
-        start = end + 1;
     }
     match memchr::memchr(b'"', bytes).and_then(|_| unterminated_quote(bytes)) {
         Some(line) => Err(err(line, InputErrorKind::UnterminatedQuote)),
         None => Ok(()),
     }
+}
+
+/// Whether `bytes` might hold a line longer than [`MAX_LINE_BYTES`]: false
+/// when every aligned block of half that length holds a line end (a line
+/// of more than `MAX_LINE_BYTES` bytes covers a whole such block). A few
+/// dozen searches of a few bytes each at a million lines, where the exact
+/// scan visits every line end; true sends the caller to that scan.
+fn has_long_stretch(bytes: &[u8]) -> bool {
+    const BLOCK: usize = MAX_LINE_BYTES / 2;
+    bytes.len() > MAX_LINE_BYTES
+        && bytes
+            .chunks_exact(BLOCK)
+            .any(|block| memchr::memchr(b'\n', block).is_none())
 }
 
 /// The line of a quoted field that is still open at the end of `bytes`, as
@@ -228,4 +243,44 @@ pub(crate) fn parse_u64(cell: &[u8]) -> Result<Option<u64>, InputErrorKind> {
             .ok_or_else(|| InputErrorKind::Overflow(text()))?;
     }
     Ok(Some(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines of `lengths` bytes (line ends apart), starting `shift` bytes
+    /// into a first line.
+    fn lines(shift: usize, lengths: &[usize]) -> Vec<u8> {
+        let mut bytes = vec![b'x'; shift];
+        for &n in lengths {
+            bytes.push(b'\n');
+            bytes.extend(std::iter::repeat_n(b'y', n));
+        }
+        bytes
+    }
+
+    #[test]
+    fn long_lines_are_found_wherever_they_lie() {
+        let m = MAX_LINE_BYTES;
+        let path = Path::new("f.csv");
+        for shift in [0, 1, m / 2 - 1, m / 2, m / 2 + 1, m - 1] {
+            // At the limit: accepted, and the quick check may pass.
+            let ok = lines(shift, &[m, 10, m]);
+            assert!(check_lines(&ok, path).is_ok(), "shift {shift}");
+            // One byte over, anywhere: the quick check sends to the scan,
+            // which names the line.
+            for (at, line) in [(0, 2), (2, 4)] {
+                let mut lengths = vec![m, 10, m];
+                lengths[at] += 1;
+                let bad = lines(shift, &lengths);
+                assert!(has_long_stretch(&bad), "shift {shift}, at {at}");
+                let e = check_lines(&bad, path).unwrap_err();
+                assert_eq!(e.line, Some(line));
+                assert!(matches!(*e.kind, InputErrorKind::LineTooLong(n) if n == m + 1));
+            }
+        }
+        // Short lines: no block without a line end.
+        assert!(!has_long_stretch(&lines(3, &[40; 100_000])));
+    }
 }

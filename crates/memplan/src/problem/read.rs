@@ -317,6 +317,14 @@ impl RowContext<'_> {
         first_line: u64,
         out: &mut ChunkRows,
     ) -> Result<(), InputError> {
+        out.buffers.clear();
+        out.lines.clear();
+        out.pools.clear();
+        out.gaps.clear();
+        out.hints.clear();
+        if !chunk.contains(&b'"') && !chunk.contains(&b'\r') {
+            return self.parse_plain_rows(chunk, first_line, out);
+        }
         let columns = self.columns;
         let err = |line: u64, kind| InputError::at(self.path, Some(line), None, kind);
         // Cells are trimmed by `parse_row` as they are read: the reader's
@@ -325,11 +333,6 @@ impl RowContext<'_> {
             .has_headers(false)
             .flexible(true)
             .from_reader(chunk);
-        out.buffers.clear();
-        out.lines.clear();
-        out.pools.clear();
-        out.gaps.clear();
-        out.hints.clear();
         let mut lines = LineCounter::new(first_line);
         let mut record = csv::ByteRecord::new();
         loop {
@@ -351,34 +354,77 @@ impl RowContext<'_> {
                     },
                 ));
             }
-            let row = self.parse_row(&record, line)?;
-            let r = out.buffers.len();
-            out.gaps.extend(row.gaps.into_iter().map(|g| (r, g)));
-            out.buffers.push(row.buffer);
-            out.lines.push(row.line);
-            if columns.get(Field::Pool).is_some() {
-                out.pools.push(row.pool);
-            }
-            if columns.get(Field::Hint).is_some() {
-                out.hints.push(row.hint);
-            }
+            let row = self.parse_row(|p| record.get(p), line)?;
+            self.push_row(row, out);
         }
         Ok(())
     }
 
-    /// Parses one record (at `line`), whose field count is checked.
-    fn parse_row(&self, record: &csv::ByteRecord, line: u64) -> Result<Row, InputError> {
+    /// [`RowContext::parse_rows`] for a chunk without quotes or carriage
+    /// returns, where a record is a line and a cell what lies between
+    /// commas: split directly, the same rows as the CSV reader's (blank
+    /// lines skipped), several times faster at millions of rows.
+    fn parse_plain_rows(
+        &self,
+        chunk: &[u8],
+        first_line: u64,
+        out: &mut ChunkRows,
+    ) -> Result<(), InputError> {
+        let width = self.columns.names.len();
+        let mut cells: Vec<&[u8]> = Vec::with_capacity(width);
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', chunk).chain(std::iter::once(chunk.len()));
+        for (line, end) in (first_line..).zip(ends) {
+            let text = &chunk[start..end];
+            start = end + 1;
+            if text.is_empty() {
+                continue;
+            }
+            cells.clear();
+            cells.extend(text.split(|&b| b == b','));
+            if cells.len() != width {
+                return Err(InputError::at(
+                    self.path,
+                    Some(line),
+                    None,
+                    InputErrorKind::FieldCount {
+                        expected: width,
+                        found: cells.len(),
+                    },
+                ));
+            }
+            let row = self.parse_row(|p| cells.get(p).copied(), line)?;
+            self.push_row(row, out);
+        }
+        Ok(())
+    }
+
+    /// Appends a parsed row to `out`.
+    fn push_row(&self, row: Row, out: &mut ChunkRows) {
+        let r = out.buffers.len();
+        out.gaps.extend(row.gaps.into_iter().map(|g| (r, g)));
+        out.buffers.push(row.buffer);
+        out.lines.push(row.line);
+        if self.columns.get(Field::Pool).is_some() {
+            out.pools.push(row.pool);
+        }
+        if self.columns.get(Field::Hint).is_some() {
+            out.hints.push(row.hint);
+        }
+    }
+
+    /// Parses one record (at `line`), whose field count is checked, given
+    /// as its cell at each column.
+    fn parse_row<'c>(
+        &self,
+        record: impl Fn(usize) -> Option<&'c [u8]>,
+        line: u64,
+    ) -> Result<Row, InputError> {
         let columns = self.columns;
         let field_err =
             |f: Field, kind| InputError::at(self.path, Some(line), Some(columns.name(f)), kind);
         // Trimmed of ASCII whitespace, as `csv::Trim::All` would.
-        let cell = |f: Field| {
-            columns
-                .get(f)
-                .and_then(|p| record.get(p))
-                .unwrap_or(b"")
-                .trim_ascii()
-        };
+        let cell = |f: Field| columns.get(f).and_then(&record).unwrap_or(b"").trim_ascii();
         let number = |f: Field| -> Result<Option<u64>, InputError> {
             parse_u64(cell(f)).map_err(|kind| field_err(f, kind))
         };
@@ -552,6 +598,68 @@ mod tests {
 
     fn error(text: &str) -> String {
         read(text).unwrap_err().to_string()
+    }
+
+    /// The outcome of reading `text`, and of reading it with CRLF line
+    /// ends (through the CSV reader, where plain LF text takes the split
+    /// of `parse_plain_rows`): buffers, or the error's message.
+    fn both_paths(text: &str) -> (Result<Vec<Buffer>, String>, Result<Vec<Buffer>, String>) {
+        let outcome = |text: &str| {
+            read(text)
+                .map(|p| p.buffers().to_vec())
+                .map_err(|e| e.to_string())
+        };
+        (outcome(text), outcome(&text.replace('\n', "\r\n")))
+    }
+
+    #[test]
+    fn plain_rows_read_as_the_csv_reader_reads_them() {
+        for body in [
+            "a,0,2,8\nb,1,3,4\n",
+            "a,0,2,8\nb,1,3,4",
+            "\n\na,0,2,8\n\n\nb,1,3,4\n\n",
+            " a , 0,2 ,8\n\tb,1,3,\t4 \n",
+            "a,0,2,8\n   \nb,1,3,4\n",
+            "a,0,2\n",
+            "a,0,2,8,\n",
+            "a,0,2,8\nb,,3,4\n",
+            "a,0,2,8\n,1,3,4\n",
+            "a,0,2,8\nb,3,1,4\n",
+            "a,0,2,8\na,1,3,4\n",
+            ",\n",
+            "",
+        ] {
+            let text = format!("id,lower,upper,size\n{body}");
+            let (plain, csv) = both_paths(&text);
+            assert_eq!(plain, csv, "{body:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Bodies of rows of 0 to 5 cells (blank lines, short and long
+        /// rows, cells of digits, letters and spaces, some empty), with or
+        /// without a last line end: both paths agree.
+        #[test]
+        fn plain_rows_agree_with_the_csv_reader(
+            rows in proptest::collection::vec(
+                proptest::collection::vec("[ a0-9]{0,3}", 0..6),
+                0..8,
+            ),
+            last_line_end: bool,
+        ) {
+            let mut body = rows
+                .iter()
+                .map(|cells| cells.join(","))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if last_line_end {
+                body.push('\n');
+            }
+            let text = format!("id,lower,upper,size\n{body}");
+            let (plain, csv) = both_paths(&text);
+            proptest::prop_assert_eq!(plain, csv);
+        }
     }
 
     #[test]
