@@ -24,7 +24,7 @@ use crate::buffer::{Buffer, BufferIdx};
 pub fn first_overlap(
     buffers: &[Buffer],
     gaps: &Gaps,
-    placed: impl Iterator<Item = (BufferIdx, u64)>,
+    placed: impl Iterator<Item = (BufferIdx, u64)> + Clone,
 ) -> Option<(BufferIdx, BufferIdx)> {
     let chunks = rayon::current_num_threads();
     first_overlap_chunked(buffers, gaps, placed, chunks, 1 << 16)
@@ -35,13 +35,13 @@ pub fn first_overlap(
 fn first_overlap_chunked(
     buffers: &[Buffer],
     gaps: &Gaps,
-    placed: impl Iterator<Item = (BufferIdx, u64)>,
+    placed: impl Iterator<Item = (BufferIdx, u64)> + Clone,
     chunks: usize,
     min_events: usize,
 ) -> Option<(BufferIdx, BufferIdx)> {
     // (time, 0 = free / 1 = allocate, item, lowest address). Without gaps
     // an item is a buffer; with gaps, a piece of `pieces`.
-    let mut events: Vec<(u64, u8, u32, u64)> = Vec::new();
+    let mut events: Vec<Event> = Vec::new();
     // With gaps: (buffer, width, end) of each piece.
     let mut pieces: Vec<(BufferIdx, u64, u64)> = Vec::new();
     // Without gaps: the end and the size of each buffer, by index (the
@@ -52,26 +52,20 @@ fn first_overlap_chunked(
     if gaps.is_empty() {
         ends.resize(buffers.len(), 0);
         sizes.resize(buffers.len(), 0);
-        events.reserve_exact(2 * buffers.len());
-    }
-    // Zero-size buffers occupy no address range: they conflict with nothing.
-    for (b, offset) in placed.filter(|&(b, _)| buffers[b.index()].size > 0) {
-        let buf = &buffers[b.index()];
-        if gaps.is_empty() {
-            ends[b.index()] = buf.end;
-            sizes[b.index()] = buf.size;
-            events.push((buf.start, 1, b.0, offset));
-            events.push((buf.end, 0, b.0, offset));
-            continue;
+        events = buffer_events(buffers, placed, &mut ends, &mut sizes);
+    } else {
+        // Zero-size buffers occupy no address range: they conflict with
+        // nothing.
+        for (b, offset) in placed.filter(|&(b, _)| buffers[b.index()].size > 0) {
+            for p in super::gaps::pieces(&buffers[b.index()], gaps.of(b)) {
+                let item = pieces.len() as u32;
+                pieces.push((b, p.hi - p.lo, p.end));
+                events.push((p.start, 1, item, offset + p.lo));
+                events.push((p.end, 0, item, offset + p.lo));
+            }
         }
-        for p in super::gaps::pieces(buf, gaps.of(b)) {
-            let item = pieces.len() as u32;
-            pieces.push((b, p.hi - p.lo, p.end));
-            events.push((p.start, 1, item, offset + p.lo));
-            events.push((p.end, 0, item, offset + p.lo));
-        }
+        events.par_sort_unstable_by_key(|&(t, kind, item, _)| (t, kind, item));
     }
-    events.par_sort_unstable_by_key(|&(t, kind, item, _)| (t, kind, item));
     let item = |i: u32| {
         if gaps.is_empty() {
             (BufferIdx(i), sizes[i as usize])
@@ -112,9 +106,116 @@ fn first_overlap_chunked(
     })
 }
 
+/// A sweep event: (time, 0 = free / 1 = allocate, item, lowest address).
+type Event = (u64, u8, u32, u64);
+
+/// The events of the `placed` buffers without gaps (zero-size ones have
+/// none), sorted by (time, kind, buffer), with each one's end and size in
+/// `ends` and `sizes` by index (zero for the others). When the buffers
+/// come in increasing index order and the times are below twice their
+/// number, by a two-level counting sort over time, in linear time: the
+/// frees, then the allocations, scattered by the top 8 bits of their time
+/// (a stream per part: sequential writes), then each part by the other
+/// bits in parallel (within the cache); both stable, so the order within
+/// a time is the comparison sort's. Else by a sort.
+fn buffer_events(
+    buffers: &[Buffer],
+    placed: impl Iterator<Item = (BufferIdx, u64)> + Clone,
+    ends: &mut [u64],
+    sizes: &mut [u64],
+) -> Vec<Event> {
+    let placed = placed.filter(|&(b, _)| buffers[b.index()].size > 0);
+    let (mut count, mut max_end, mut increasing, mut last) = (0usize, 0u64, true, None);
+    for (b, _) in placed.clone() {
+        let buf = &buffers[b.index()];
+        ends[b.index()] = buf.end;
+        sizes[b.index()] = buf.size;
+        count += 1;
+        max_end = max_end.max(buf.end);
+        increasing &= last.is_none_or(|l| l < b.0);
+        last = Some(b.0);
+    }
+    if !increasing || max_end >= 2 * count as u64 {
+        return sorted_events(buffers, placed, count);
+    }
+    // The top level: at most 256 parts of times, `part_of(t)`.
+    let shift = (u64::BITS - max_end.leading_zeros()).saturating_sub(8);
+    let part_of = |t: u64| (t >> shift) as usize;
+    // `next[k]`: where the next event of part k goes; `bounds`, the parts.
+    let mut next = vec![0usize; part_of(max_end) + 2];
+    for (b, _) in placed.clone() {
+        next[part_of(buffers[b.index()].start) + 1] += 1;
+        next[part_of(ends[b.index()]) + 1] += 1;
+    }
+    for k in 1..next.len() {
+        next[k] += next[k - 1];
+    }
+    let bounds = next.clone();
+    let mut events = vec![(0, 0, 0, 0); 2 * count];
+    for (b, offset) in placed.clone() {
+        let end = ends[b.index()];
+        let at = &mut next[part_of(end)];
+        events[*at] = (end, 0, b.0, offset);
+        *at += 1;
+    }
+    for (b, offset) in placed {
+        let start = buffers[b.index()].start;
+        let at = &mut next[part_of(start)];
+        events[*at] = (start, 1, b.0, offset);
+        *at += 1;
+    }
+    // The second level: each part by the low `shift` bits.
+    let mut parts = Vec::with_capacity(bounds.len());
+    let mut rest = &mut events[..];
+    for w in bounds.windows(2) {
+        let (part, tail) = rest.split_at_mut(w[1] - w[0]);
+        parts.push(part);
+        rest = tail;
+    }
+    let low = |t: u64| (t & ((1 << shift) - 1)) as usize;
+    parts.into_par_iter().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(copy, next): &mut (Vec<Event>, Vec<usize>), part| {
+            copy.clear();
+            copy.extend_from_slice(part);
+            next.clear();
+            next.resize((1 << shift) + 1, 0);
+            for e in copy.iter() {
+                next[low(e.0) + 1] += 1;
+            }
+            for k in 1..next.len() {
+                next[k] += next[k - 1];
+            }
+            for &e in copy.iter() {
+                let at = &mut next[low(e.0)];
+                part[*at] = e;
+                *at += 1;
+            }
+        },
+    );
+    events
+}
+
+/// The events of `placed` (buffers of positive size, `count` of them),
+/// sorted by (time, kind, buffer) by a comparison sort.
+fn sorted_events(
+    buffers: &[Buffer],
+    placed: impl Iterator<Item = (BufferIdx, u64)>,
+    count: usize,
+) -> Vec<Event> {
+    let mut events = Vec::with_capacity(2 * count);
+    for (b, offset) in placed {
+        let buf = &buffers[b.index()];
+        events.push((buf.start, 1, b.0, offset));
+        events.push((buf.end, 0, b.0, offset));
+    }
+    events.par_sort_unstable_by_key(|&(t, kind, item, _)| (t, kind, item));
+    events
+}
+
 /// Where the chunks of `events` (sorted by time) start, at most `count`
 /// of them, each at the first event of its time; then the length.
-fn chunk_starts(events: &[(u64, u8, u32, u64)], count: usize) -> Vec<usize> {
+fn chunk_starts(events: &[Event], count: usize) -> Vec<usize> {
     let count = count.max(1);
     let mut starts = vec![0];
     for k in 1..count {
@@ -134,7 +235,7 @@ fn chunk_starts(events: &[(u64, u8, u32, u64)], count: usize) -> Vec<usize> {
 /// address -> end, buffer), disjoint: the first pair found sharing an
 /// address. `item` gives an event's buffer and width.
 fn sweep(
-    events: &[(u64, u8, u32, u64)],
+    events: &[Event],
     live: &mut Live,
     item: &impl Fn(u32) -> (BufferIdx, u64),
 ) -> Option<(BufferIdx, BufferIdx)> {
@@ -323,5 +424,67 @@ mod tests {
                 prop_assert_eq!(one, many);
             }
         }
+
+        /// The counting sort's events are the comparison sort's: times
+        /// dense (below 1.5 times the number of buffers, counted, both
+        /// levels at work) or sparse (sorted), zero sizes left out, the
+        /// buffers in order or not (then sorted).
+        #[test]
+        fn counted_events_are_the_sorted_ones(
+            spec in proptest::collection::vec((any::<u32>(), any::<u32>(), 0u64..8, 0u64..1000), 200..2000),
+            sparse in any::<bool>(),
+            shuffle in any::<bool>(),
+        ) {
+            let n = spec.len() as u64;
+            let scale = if sparse { 1000 } else { 1 };
+            let buffers: Vec<Buffer> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size, _))| {
+                    let start = u64::from(s) % n * scale;
+                    let len = (1 + u64::from(len) % (n / 2)) * scale;
+                    Buffer::new(format!("b{i}"), start, start + len, size)
+                })
+                .collect();
+            let mut placed: Vec<(BufferIdx, u64)> =
+                spec.iter().enumerate().map(|(i, x)| (BufferIdx::new(i), x.3)).collect();
+            if shuffle {
+                placed.reverse();
+            }
+            let n = buffers.len();
+            let (mut ends, mut sizes) = (vec![0; n], vec![0; n]);
+            let counted = buffer_events(&buffers, placed.iter().copied(), &mut ends, &mut sizes);
+            let positive: Vec<_> =
+                placed.iter().copied().filter(|&(b, _)| buffers[b.index()].size > 0).collect();
+            let sorted = sorted_events(&buffers, positive.iter().copied(), positive.len());
+            prop_assert_eq!(counted, sorted);
+            for (i, b) in buffers.iter().enumerate() {
+                let present = b.size > 0;
+                prop_assert_eq!((ends[i], sizes[i]), if present { (b.end, b.size) } else { (0, 0) });
+            }
+        }
+    }
+
+    /// Dense times take the counting sort (the case the test above checks
+    /// against the comparison sort; here, that it is taken at all).
+    #[test]
+    fn dense_times_are_counted() {
+        let buffers: Vec<Buffer> = (0..1000u64)
+            .map(|i| {
+                Buffer::new(
+                    format!("b{i}"),
+                    (i * 7) % 900,
+                    (i * 7) % 900 + 50,
+                    1 + i % 3,
+                )
+            })
+            .collect();
+        let placed = (0..1000).map(|i| (BufferIdx::new(i), 0));
+        let (mut ends, mut sizes) = (vec![0; 1000], vec![0; 1000]);
+        let events = buffer_events(&buffers, placed.clone(), &mut ends, &mut sizes);
+        assert!(events
+            .windows(2)
+            .all(|w| (w[0].0, w[0].1, w[0].2) < (w[1].0, w[1].1, w[1].2)));
+        assert_eq!(events, sorted_events(&buffers, placed, 1000));
     }
 }
