@@ -168,6 +168,11 @@ impl Cancel {
         Cancel(flags)
     }
 
+    /// Whether there is a flag at all (without one, nothing can raise it).
+    pub fn has_flags(&self) -> bool {
+        !self.0.is_empty()
+    }
+
     /// True once any flag is raised.
     pub fn is_raised(&self) -> bool {
         self.0.iter().any(|f| f.load(Ordering::Relaxed))
@@ -239,6 +244,11 @@ impl Deadline {
     /// True once the instant has passed or the flag is raised.
     pub fn passed(&self) -> bool {
         self.at.is_some_and(|d| Instant::now() >= d) || self.cancel.is_raised()
+    }
+
+    /// Whether it can ever pass: it has an instant or a cancel flag.
+    pub fn can_pass(&self) -> bool {
+        self.at.is_some() || self.cancel.has_flags()
     }
 
     /// Why it has passed, if it has: the cancel flags first.

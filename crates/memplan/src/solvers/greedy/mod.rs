@@ -142,13 +142,17 @@ impl Solver for Greedy {
         let own = options.deadline();
         let deadline = reserved(problem, &own);
         let hurried = hurried(problem, &deadline);
-        let within = plan_within_beside(
-            problem,
-            *self,
-            &|| deadline.passed(),
-            &|| settled(problem, &own),
-            hurried,
-        );
+        let within = if own.can_pass() {
+            plan_within_beside(
+                problem,
+                *self,
+                &|| deadline.passed(),
+                &|| settled(problem, &own),
+                hurried,
+            )
+        } else {
+            placer::plan_unstoppable(problem, *self)
+        };
         let cut = within.fallback > 0;
         let mut result = solution_of(problem, within, &deadline);
         if let (Ok(s), true) = (&mut result, cut) {
@@ -434,6 +438,29 @@ mod tests {
     /// The first-fit note's six allocations (size, start, end), inclusive.
     const NOTE: &str =
         "id,lower,upper,size\n0,1,5,10\n1,2,6,5\n2,1,3,8\n3,4,7,4\n4,3,8,6\n5,5,9,12\n";
+
+    /// Nothing can stop a solve without a time limit or a cancel flag: it
+    /// skips the fallback computed beside the order (from 2^18 buffers),
+    /// and its plan is the one of a solve that could be stopped but was
+    /// not.
+    #[test]
+    fn an_unstoppable_solve_gives_the_stoppable_plan() {
+        use std::sync::atomic::AtomicBool;
+        let p = crate::generate::generate(crate::generate::Kind::Random, 270_000, 5).problem;
+        let free = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        assert!(!SolveOptions::default().deadline().can_pass());
+        let flag = SolveOptions {
+            cancel: crate::solver::Cancel::new(Arc::new(AtomicBool::new(false))),
+            ..SolveOptions::default()
+        };
+        assert!(flag.deadline().can_pass());
+        let watched = Greedy::default().solve(&p, &flag).unwrap();
+        assert_eq!(free.plan, watched.plan);
+        assert_eq!(validate(&p, &free.plan), Ok(()));
+        assert_eq!(free.stopped, None);
+    }
 
     #[test]
     fn first_fit_note_example() {
