@@ -492,7 +492,38 @@ fn check_hints(buffers: &[Buffer], hints: &[Option<u64>]) -> Result<(), ProblemE
     Ok(())
 }
 
+/// The first buffer invalid on its own, or at which the sizes (with
+/// alignment slack) and the highest fixed end so far overflow. The usual
+/// case, no error, is seen in one parallel pass (each buffer valid, and
+/// the whole sum plus the highest fixed end within `u64`: then so is every
+/// prefix); otherwise the buffers are checked in order.
 fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {
+    let (valid, sum, fixed_end) = buffers
+        .par_iter()
+        .map(|b| {
+            let fixed_end = b.fixed_offset.and_then(|o| {
+                (b.alignment != 0 && o % b.alignment == 0)
+                    .then(|| o.checked_add(b.size))
+                    .flatten()
+            });
+            let valid = b.start < b.end
+                && b.alignment != 0
+                && (b.fixed_offset.is_none() || fixed_end.is_some());
+            let slack = u128::from(b.size) + u128::from(b.alignment.saturating_sub(1));
+            (valid, slack, fixed_end.unwrap_or(0))
+        })
+        .reduce(
+            || (true, 0, 0),
+            |a, b| (a.0 && b.0, a.1 + b.1, a.2.max(b.2)),
+        );
+    if valid && sum + u128::from(fixed_end) <= u128::from(u64::MAX) {
+        return Ok(());
+    }
+    check_buffers_in_order(buffers)
+}
+
+/// [`check_buffers`], one buffer after the other.
+fn check_buffers_in_order(buffers: &[Buffer]) -> Result<(), ProblemError> {
     let mut budget: u64 = 0;
     let mut max_fixed_end: u64 = 0;
     for (i, b) in buffers.iter().enumerate() {
@@ -574,12 +605,19 @@ fn check_ids(buffers: &[Buffer]) -> Result<(), ProblemError> {
     }
 }
 
+/// The first pair of fixed buffers that overlap. The fixed ones are
+/// gathered first, in parallel (the sweep passes over them several times;
+/// most problems have none or a few).
 fn check_fixed(buffers: &[Buffer], gaps: &Gaps) -> Result<(), ProblemError> {
-    let fixed = buffers
-        .iter()
+    let fixed: Vec<(BufferIdx, u64)> = buffers
+        .par_iter()
         .enumerate()
-        .filter_map(|(i, b)| b.fixed_offset.map(|o| (BufferIdx::new(i), o)));
-    match crate::geometry::overlap::first_overlap(buffers, gaps, fixed) {
+        .filter_map(|(i, b)| b.fixed_offset.map(|o| (BufferIdx::new(i), o)))
+        .collect();
+    if fixed.len() < 2 {
+        return Ok(());
+    }
+    match crate::geometry::overlap::first_overlap(buffers, gaps, fixed.iter().copied()) {
         None => Ok(()),
         Some((a, b)) => {
             let (first, second) = if a < b { (a, b) } else { (b, a) };
@@ -641,6 +679,36 @@ const DISTINCT_ALIGNMENTS_MAX: usize = 64;
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        /// The parallel check answers as the in-order one: the same first
+        /// error, or none (invalid lifetimes, alignments of 0, misaligned
+        /// or overflowing fixed offsets, sums past `u64`).
+        #[test]
+        fn buffers_are_checked_as_in_order(
+            spec in proptest::collection::vec(
+                (0u64..4, 0u64..4, 0u8..6, 0u8..4, proptest::option::of(0u8..4)),
+                0..12,
+            ),
+        ) {
+            let sizes = [0, 1, 7, u64::MAX / 4, u64::MAX - 3, u64::MAX];
+            let alignments = [0, 1, 4, 1 << 62];
+            let offsets = [0, 4, 5, u64::MAX - 1];
+            let buffers: Vec<super::Buffer> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(start, len, size, alignment, offset))| super::Buffer {
+                    alignment: alignments[alignment as usize],
+                    fixed_offset: offset.map(|o| offsets[o as usize]),
+                    ..super::Buffer::new(format!("b{i}"), start, start + len, sizes[size as usize])
+                })
+                .collect();
+            proptest::prop_assert_eq!(
+                super::check_buffers(&buffers),
+                super::check_buffers_in_order(&buffers)
+            );
+        }
+    }
+
     use super::*;
 
     /// The distinct alignments, as a sort of all of them gives them, on
