@@ -124,7 +124,8 @@ fn buffer_events(
     ends: &mut [u64],
     sizes: &mut [u64],
 ) -> Vec<Event> {
-    let placed = placed.filter(|&(b, _)| buffers[b.index()].size > 0);
+    let all = placed;
+    let placed = all.clone().filter(|&(b, _)| buffers[b.index()].size > 0);
     let (mut count, mut max_end, mut increasing, mut last) = (0usize, 0u64, true, None);
     for (b, _) in placed.clone() {
         let buf = &buffers[b.index()];
@@ -138,6 +139,10 @@ fn buffer_events(
     if !increasing || max_end >= 2 * count as u64 {
         return sorted_events(buffers, placed, count);
     }
+    // From here on, the buffers of positive size known by their dense
+    // sizes: only the starts are read from the buffers themselves.
+    let (ends, sizes): (&[u64], &[u64]) = (ends, sizes);
+    let placed = all.filter(|&(b, _)| sizes[b.index()] > 0);
     // The top level: at most 256 parts of times, `part_of(t)`.
     let shift = (u64::BITS - max_end.leading_zeros()).saturating_sub(8);
     let part_of = |t: u64| (t >> shift) as usize;
