@@ -199,7 +199,7 @@ impl Occupancy {
         self.run_begin.len().saturating_sub(1)
     }
 
-    /// The most bytes alive at once, given the size at each position: the
+    /// The most bytes alive at once, given the size of each buffer: the
     /// max load, from the compressed lifetimes (no sort).
     pub fn max_load(&self, size: impl Fn(u32) -> u64) -> u64 {
         self.max_load_until(size, &|| false).unwrap_or(0)
@@ -212,22 +212,24 @@ impl Occupancy {
         size: impl Fn(u32) -> u64,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<u64> {
-        let mut delta = vec![0u64; self.times() + 1];
-        let mut freed = vec![0u64; self.times() + 1];
-        for p in 0..self.len() as u32 {
-            if p as usize % POLL == 0 && stop() {
+        // By buffer (the sizes read in order, the compressed times from
+        // arrays a tenth their size), the change of the load at each
+        // compressed time, wrapping: the live sum itself is at most the sum
+        // of all sizes, which `Problem::new` keeps below 2^64, so the
+        // running sum of the changes is exact.
+        let mut change = vec![0u64; self.times() + 1];
+        for (b, &p) in self.position.iter().enumerate() {
+            if b % POLL == 0 && stop() {
                 return None;
             }
             let (s, e) = self.compressed(p);
-            let b = size(p);
-            delta[s as usize] += b;
-            freed[e as usize] += b;
+            let size = size(b as u32);
+            change[s as usize] = change[s as usize].wrapping_add(size);
+            change[e as usize] = change[e as usize].wrapping_sub(size);
         }
-        // The live sum is at most the sum of all sizes, which
-        // `Problem::new` keeps below 2^64.
         let (mut load, mut max) = (0u64, 0u64);
-        for (d, f) in delta.iter().zip(&freed) {
-            load = load - f + d;
+        for &c in &change {
+            load = load.wrapping_add(c);
             max = max.max(load);
         }
         Some(max)
@@ -574,6 +576,30 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// The index's max load (by buffer, from compressed times) is the
+        /// sweep's over the lifetimes themselves (sizes up to 2^55: their
+        /// sum stays below 2^64, as `Problem::new` ensures; the changes
+        /// at ends wrap).
+        #[test]
+        fn max_load_matches_the_sweep(
+            spec in proptest::collection::vec((0u64..60, 1u64..40, 0u64..4), 1..150),
+            min_group in 1usize..40,
+        ) {
+            let sizes = [1u64, 7, 1 << 40, 1 << 55];
+            let buffers: Vec<Buffer> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size))| {
+                    Buffer::new(format!("b{i}"), s, s + len, sizes[size as usize])
+                })
+                .collect();
+            let occ = Occupancy::of_buffers(&buffers, min_group);
+            prop_assert_eq!(
+                occ.max_load(|b| buffers[b as usize].size),
+                crate::geometry::sweep::max_load(&buffers)
+            );
+        }
+
         #[test]
         fn matches_linear_scan(
             spec in proptest::collection::vec((0u64..60, 1u64..40, 0u32..200), 1..150),

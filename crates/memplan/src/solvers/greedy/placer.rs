@@ -160,7 +160,7 @@ impl<'p> Placer<'p> {
         if self.occupancy.len() == self.problem.len() && !self.problem.has_gaps() {
             let buffers = self.problem.buffers();
             let occ = &self.occupancy;
-            occ.max_load(|p| buffers[occ.buffer_at(p) as usize].size)
+            occ.max_load(|b| buffers[b as usize].size)
         } else {
             self.problem.max_load()
         }
@@ -174,7 +174,7 @@ impl<'p> Placer<'p> {
         }
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
-        occ.max_load_until(|p| buffers[occ.buffer_at(p) as usize].size, stop)
+        occ.max_load_until(|b| buffers[b as usize].size, stop)
     }
 
     /// Places the fixed buffers, then the buffers of `order` one by one. With
@@ -237,27 +237,51 @@ impl<'p> Placer<'p> {
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> (Plan, usize) {
-        let (plan, count, _) = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN);
-        (plan, count)
+        let placed = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN);
+        (placed.plan, placed.count)
     }
 
     /// [`Placer::place_order_within`], the fallback computed beside the
-    /// order from `early_min` buffers on, a cut's improvement on it
-    /// abandoned once `settle()` holds ([`Placer::place_within_or`]), and
-    /// when the plan is the stacked one, `Some` of its measure
-    /// ([`fallback::stacked_measured`]).
+    /// order from `early_min` buffers on (and the max load, always), a
+    /// cut's improvement on it abandoned once `settle()` holds
+    /// ([`Placer::place_within_or`]).
     fn place_order_within_from(
         &self,
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
         settle: &(dyn Fn() -> bool + Sync),
         early_min: usize,
-    ) -> (Plan, usize, Option<Option<fallback::Measure>>) {
+    ) -> OrderPlaced {
         let early = self.problem.len() >= early_min;
-        let (sorted, fallback) = rayon::join(
+        let (sorted, (fallback, max_load)) = rayon::join(
             || order_until(self.problem, order, stop),
-            || early.then(|| self.fallback_plan(stop)),
+            || {
+                rayon::join(
+                    || early.then(|| self.fallback_plan(stop)),
+                    || self.max_load_until(stop),
+                )
+            },
         );
+        let (plan, count, stacked) = self.place_sorted_within(sorted, fallback, stop, settle);
+        OrderPlaced {
+            plan,
+            count,
+            stacked,
+            max_load,
+        }
+    }
+
+    /// The rest of [`Placer::place_order_within_from`], given the order
+    /// (`None`: cut) and the fallback computed beside it: the plan, how
+    /// many buffers the fallback placed, and when the plan is the stacked
+    /// one, `Some` of its measure ([`fallback::stacked_measured`]).
+    fn place_sorted_within(
+        &self,
+        sorted: Option<Vec<BufferIdx>>,
+        fallback: Option<Option<Option<FallbackPlan>>>,
+        stop: &(dyn Fn() -> bool + Sync),
+        settle: &(dyn Fn() -> bool + Sync),
+    ) -> (Plan, usize, Option<Option<fallback::Measure>>) {
         match (sorted, fallback) {
             // The fallback cut too (at millions of buffers it takes
             // tenths of a second on a busy machine): what is left of the
@@ -741,6 +765,18 @@ const SETUP_POLL: usize = 1 << 16;
 /// the plan is [`fallback::bucketed_or_stacked`]'s.
 const FALLBACK_INDEX_MAX: usize = 1 << 18;
 
+/// What [`Placer::place_order_within_from`] gives.
+struct OrderPlaced {
+    /// The plan.
+    plan: Plan,
+    /// How many buffers the fallback placed (0 when the placement ended).
+    count: usize,
+    /// When the plan is the stacked one, `Some` of its measure.
+    stacked: Option<Option<fallback::Measure>>,
+    /// The max load, computed beside the order; `None` when stopped first.
+    max_load: Option<u64>,
+}
+
 /// From this many buffers on, [`Placer::place_order_within`] computes the
 /// fallback for every free buffer beside the order's sort: after a stop,
 /// its passes over the buffers (a random gather) would take longer than
@@ -859,15 +895,14 @@ fn plan_within_unless_from<'p>(
             stacked: false,
         };
     };
-    let (plan, fallback, stacked) =
-        placer.place_order_within_from(greedy.order, stop, settle, early_min);
+    let placed = placer.place_order_within_from(greedy.order, stop, settle, early_min);
     Within {
-        plan,
-        fallback,
-        max_load: placer.max_load_until(stop),
+        plan: placed.plan,
+        fallback: placed.count,
+        max_load: placed.max_load,
         placer: Some(placer),
-        measure: stacked.flatten(),
-        stacked: stacked.is_some(),
+        measure: placed.stacked.flatten(),
+        stacked: placed.stacked.is_some(),
     }
 }
 
@@ -1153,8 +1188,8 @@ mod tests {
                     let polls = AtomicUsize::new(0);
                     let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
                     let settle = || settled && stop();
-                    let (plan, count, _) =
-                        placer.place_order_within_from(Order::Size, &stop, &settle, 0);
+                    let placed = placer.place_order_within_from(Order::Size, &stop, &settle, 0);
+                    let (plan, count) = (placed.plan, placed.count);
                     assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
                     let is_stacked = (&plan, count) == (&stacked.0, stacked.1);
                     assert!(
@@ -1182,7 +1217,7 @@ mod tests {
             let never = |early_min| {
                 placer
                     .place_order_within_from(Order::Size, &|| false, &|| false, early_min)
-                    .0
+                    .plan
             };
             assert_eq!(never(0), never(usize::MAX));
         }
