@@ -183,8 +183,13 @@ impl Solver for Auto {
         if let Ok(s) = &mut best {
             s.lower_bound = s.lower_bound.max(lower_bound);
             s.optimal = s.optimal || s.makespan == s.lower_bound;
-            // Cut short by the caller or the safety cap: say so.
-            s.stopped = s.stopped.or(cap.stopped());
+            // Cut short by the caller or the safety cap: say so, the cap's
+            // reason first (a member may say time limit for a cancel).
+            // Not a conclusive answer (optimal, or within the capacity),
+            // which the cut did not change.
+            if !s.optimal && problem.capacity.is_none() {
+                s.stopped = cap.stopped().or(s.stopped);
+            }
         }
         best
     }
@@ -490,15 +495,22 @@ fn pick(
 }
 
 /// Whether a member's result was cut short by the clock or by the caller
-/// (not by a member of higher priority: its answer is conclusive).
+/// (not by a member of higher priority: its answer is conclusive). Once
+/// the caller has cancelled, any cut is the caller's (a member may report
+/// its deadline, raised by the cancel, as a time limit).
 fn member_cut(result: &Result<Solution, SolveError>, options: &SolveOptions) -> Option<Stopped> {
-    match result {
+    let cut = match result {
         Ok(s) => s.stopped,
         Err(SolveError::NotFound { reason, .. }) => match reason {
             NotFoundReason::TimeLimit => Some(Stopped::TimeLimit),
             NotFoundReason::Interrupted if options.cancel.is_raised() => Some(Stopped::Interrupted),
             _ => None,
         },
+    };
+    if options.cancel.is_raised() {
+        cut.map(|_| Stopped::Interrupted)
+    } else {
+        cut
     }
 }
 
@@ -802,6 +814,17 @@ mod tests {
             &p,
             Ok(g.clone()),
             vec![out(NotFoundReason::Interrupted)],
+            "auto",
+            &cancelled,
+        );
+        assert_eq!(s.unwrap().stopped, Some(Stopped::Interrupted));
+        // A member whose deadline the cancel raised, saying time limit
+        // (the skylines): the caller's interrupt (a review found it
+        // reported as a time limit).
+        let s = pick(
+            &p,
+            out(NotFoundReason::TimeLimit),
+            vec![Ok(g.clone())],
             "auto",
             &cancelled,
         );

@@ -899,7 +899,9 @@ fn plan_within_unless_from<'p>(
     Within {
         plan: placed.plan,
         fallback: placed.count,
-        max_load: placed.max_load,
+        // As when it was computed after the placement: unknown once the
+        // stop has come (callers read a known max load as time to spare).
+        max_load: placed.max_load.filter(|_| !stop()),
         placer: Some(placer),
         measure: placed.stacked.flatten(),
         stacked: placed.stacked.is_some(),
