@@ -9,6 +9,7 @@ use std::ops::Bound;
 use rayon::prelude::*;
 
 use super::gaps::Gaps;
+use super::sort::prefix_sums;
 use crate::buffer::{Buffer, BufferIdx};
 
 /// Finds a pair of the given `(buffer, offset)` placements that are present
@@ -64,7 +65,7 @@ fn first_overlap_chunked(
                 events.push((p.end, 0, item, offset + p.lo));
             }
         }
-        events.par_sort_unstable_by_key(|&(t, kind, item, _)| (t, kind, item));
+        events.par_sort_unstable_by_key(time_order);
     }
     let item = |i: u32| {
         if gaps.is_empty() {
@@ -109,6 +110,11 @@ fn first_overlap_chunked(
 /// A sweep event: (time, 0 = free / 1 = allocate, item, lowest address).
 type Event = (u64, u8, u32, u64);
 
+/// The order of the sweep: by time, frees first, then by item.
+fn time_order(&(t, kind, item, _): &Event) -> (u64, u8, u32) {
+    (t, kind, item)
+}
+
 /// The events of the `placed` buffers without gaps (zero-size ones have
 /// none), sorted by (time, kind, buffer), with each one's end and size in
 /// `ends` and `sizes` by index (zero for the others). When the buffers
@@ -152,22 +158,19 @@ fn buffer_events(
         next[part_of(buffers[b.index()].start) + 1] += 1;
         next[part_of(ends[b.index()]) + 1] += 1;
     }
-    for k in 1..next.len() {
-        next[k] += next[k - 1];
-    }
+    prefix_sums(&mut next);
     let bounds = next.clone();
     let mut events = vec![(0, 0, 0, 0); 2 * count];
-    for (b, offset) in placed.clone() {
-        let end = ends[b.index()];
-        let at = &mut next[part_of(end)];
-        events[*at] = (end, 0, b.0, offset);
+    let mut put = |event: Event| {
+        let at = &mut next[part_of(event.0)];
+        events[*at] = event;
         *at += 1;
+    };
+    for (b, offset) in placed.clone() {
+        put((ends[b.index()], 0, b.0, offset));
     }
     for (b, offset) in placed {
-        let start = buffers[b.index()].start;
-        let at = &mut next[part_of(start)];
-        events[*at] = (start, 1, b.0, offset);
-        *at += 1;
+        put((buffers[b.index()].start, 1, b.0, offset));
     }
     // The second level: each part by the low `shift` bits.
     let mut parts = Vec::with_capacity(bounds.len());
@@ -188,9 +191,7 @@ fn buffer_events(
             for e in copy.iter() {
                 next[low(e.0) + 1] += 1;
             }
-            for k in 1..next.len() {
-                next[k] += next[k - 1];
-            }
+            prefix_sums(next);
             for &e in copy.iter() {
                 let at = &mut next[low(e.0)];
                 part[*at] = e;
@@ -214,7 +215,7 @@ fn sorted_events(
         events.push((buf.start, 1, b.0, offset));
         events.push((buf.end, 0, b.0, offset));
     }
-    events.par_sort_unstable_by_key(|&(t, kind, item, _)| (t, kind, item));
+    events.par_sort_unstable_by_key(time_order);
     events
 }
 

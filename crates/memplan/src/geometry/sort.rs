@@ -95,6 +95,16 @@ pub fn collect_until<T: Send + 'static>(
     Some(out)
 }
 
+/// Turns counts into starts, in place: each entry becomes the sum of it
+/// and those before it (with counts at `k + 1`, entry `k` is then where the
+/// items of key `k` start: the counting sort's running positions).
+pub fn prefix_sums<T: Copy + std::ops::AddAssign>(v: &mut [T]) {
+    for k in 1..v.len() {
+        let before = v[k - 1];
+        v[k] += before;
+    }
+}
+
 /// Merges each pair of adjacent sorted runs of `width` in `src` into `dst`
 /// (in parallel across pairs); false when `stop()` held.
 fn merge_level<T: Ord + Copy + Send + Sync>(

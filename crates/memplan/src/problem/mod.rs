@@ -501,14 +501,13 @@ fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {
     let (valid, sum, fixed_end) = buffers
         .par_iter()
         .map(|b| {
-            let fixed_end = b.fixed_offset.and_then(|o| {
-                (b.alignment != 0 && o % b.alignment == 0)
-                    .then(|| o.checked_add(b.size))
-                    .flatten()
-            });
-            let valid = b.start < b.end
-                && b.alignment != 0
-                && (b.fixed_offset.is_none() || fixed_end.is_some());
+            // The fixed end (0 when not fixed), `None` when invalid.
+            let fixed_end = match b.fixed_offset {
+                None => Some(0),
+                Some(o) if b.alignment != 0 && o % b.alignment == 0 => o.checked_add(b.size),
+                Some(_) => None,
+            };
+            let valid = b.start < b.end && b.alignment != 0 && fixed_end.is_some();
             let slack = u128::from(b.size) + u128::from(b.alignment.saturating_sub(1));
             (valid, slack, fixed_end.unwrap_or(0))
         })

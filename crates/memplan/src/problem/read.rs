@@ -325,7 +325,6 @@ impl RowContext<'_> {
         if !chunk.contains(&b'"') && !chunk.contains(&b'\r') {
             return self.parse_plain_rows(chunk, first_line, out);
         }
-        let columns = self.columns;
         let err = |line: u64, kind| InputError::at(self.path, Some(line), None, kind);
         // Cells are trimmed by `parse_row` as they are read: the reader's
         // own trim copies every record into a fresh allocation.
@@ -345,17 +344,7 @@ impl RowContext<'_> {
                 }
             }
             let line = lines.line(chunk, record.position());
-            if record.len() != columns.names.len() {
-                return Err(err(
-                    line,
-                    InputErrorKind::FieldCount {
-                        expected: columns.names.len(),
-                        found: record.len(),
-                    },
-                ));
-            }
-            let row = self.parse_row(|p| record.get(p), line)?;
-            self.push_row(row, out);
+            self.take_row(record.len(), |p| record.get(p), line, out)?;
         }
         Ok(())
     }
@@ -382,20 +371,31 @@ impl RowContext<'_> {
             }
             cells.clear();
             cells.extend(text.split(|&b| b == b','));
-            if cells.len() != width {
-                return Err(InputError::at(
-                    self.path,
-                    Some(line),
-                    None,
-                    InputErrorKind::FieldCount {
-                        expected: width,
-                        found: cells.len(),
-                    },
-                ));
-            }
-            let row = self.parse_row(|p| cells.get(p).copied(), line)?;
-            self.push_row(row, out);
+            self.take_row(cells.len(), |p| cells.get(p).copied(), line, out)?;
         }
+        Ok(())
+    }
+
+    /// Checks the field count (`found` cells) of the record at `line`,
+    /// given as its cell at each column, parses it and appends it to `out`.
+    fn take_row<'c>(
+        &self,
+        found: usize,
+        record: impl Fn(usize) -> Option<&'c [u8]>,
+        line: u64,
+        out: &mut ChunkRows,
+    ) -> Result<(), InputError> {
+        let expected = self.columns.names.len();
+        if found != expected {
+            return Err(InputError::at(
+                self.path,
+                Some(line),
+                None,
+                InputErrorKind::FieldCount { expected, found },
+            ));
+        }
+        let row = self.parse_row(record, line)?;
+        self.push_row(row, out);
         Ok(())
     }
 

@@ -185,9 +185,8 @@ impl Solver for Auto {
             s.optimal = s.optimal || s.makespan == s.lower_bound;
             // Cut short by the caller or the safety cap: say so, the cap's
             // reason first (a member may say time limit for a cancel).
-            // Not a conclusive answer (optimal, or within the capacity),
-            // which the cut did not change.
-            if !s.optimal && problem.capacity.is_none() {
+            // Not a conclusive answer, which the cut did not change.
+            if !conclusive_plan(problem, s) {
                 s.stopped = cap.stopped().or(s.stopped);
             }
         }
@@ -382,9 +381,15 @@ impl Solver for Skylines {
 /// the capacity, or a proof that none exists.
 fn conclusive(problem: &Problem, result: &Result<Solution, SolveError>) -> bool {
     match result {
-        Ok(s) => s.optimal || problem.capacity.is_some(),
+        Ok(s) => conclusive_plan(problem, s),
         Err(SolveError::NotFound { reason, .. }) => *reason == NotFoundReason::ProvenInfeasible,
     }
+}
+
+/// Whether a plan ends the portfolio: proven optimal, or within the
+/// capacity.
+fn conclusive_plan(problem: &Problem, s: &Solution) -> bool {
+    s.optimal || problem.capacity.is_some()
 }
 
 /// Runs `members` in parallel, each in a thread of its own; a conclusive
@@ -779,6 +784,9 @@ mod tests {
             (s.makespan, s.stopped),
             (g.makespan, Some(Stopped::TimeLimit))
         );
+        let stopped_of = |first, rest, options: &SolveOptions| {
+            pick(&p, first, rest, "auto", options).unwrap().stopped
+        };
         // A member out of time without a plan cuts it too.
         let out = |reason| {
             Err(SolveError::NotFound {
@@ -788,58 +796,54 @@ mod tests {
                 counters: Vec::new(),
             })
         };
-        let s = pick(
-            &p,
-            Ok(g.clone()),
-            vec![out(NotFoundReason::TimeLimit)],
-            "auto",
-            &options,
+        assert_eq!(
+            stopped_of(
+                Ok(g.clone()),
+                vec![out(NotFoundReason::TimeLimit)],
+                &options
+            ),
+            Some(Stopped::TimeLimit)
         );
-        assert_eq!(s.unwrap().stopped, Some(Stopped::TimeLimit));
         // Stopped by a member of higher priority (the caller did not
         // cancel): not a cut.
-        let s = pick(
-            &p,
-            Ok(g.clone()),
-            vec![out(NotFoundReason::Interrupted)],
-            "auto",
-            &options,
+        assert_eq!(
+            stopped_of(
+                Ok(g.clone()),
+                vec![out(NotFoundReason::Interrupted)],
+                &options
+            ),
+            None
         );
-        assert_eq!(s.unwrap().stopped, None);
         let cancelled = SolveOptions {
             cancel: crate::solver::Cancel::new(Arc::new(AtomicBool::new(true))),
             ..SolveOptions::default()
         };
-        let s = pick(
-            &p,
-            Ok(g.clone()),
-            vec![out(NotFoundReason::Interrupted)],
-            "auto",
-            &cancelled,
+        assert_eq!(
+            stopped_of(
+                Ok(g.clone()),
+                vec![out(NotFoundReason::Interrupted)],
+                &cancelled
+            ),
+            Some(Stopped::Interrupted)
         );
-        assert_eq!(s.unwrap().stopped, Some(Stopped::Interrupted));
         // A member whose deadline the cancel raised, saying time limit
         // (the skylines): the caller's interrupt (a review found it
         // reported as a time limit).
-        let s = pick(
-            &p,
-            out(NotFoundReason::TimeLimit),
-            vec![Ok(g.clone())],
-            "auto",
-            &cancelled,
+        assert_eq!(
+            stopped_of(
+                out(NotFoundReason::TimeLimit),
+                vec![Ok(g.clone())],
+                &cancelled
+            ),
+            Some(Stopped::Interrupted)
         );
-        assert_eq!(s.unwrap().stopped, Some(Stopped::Interrupted));
         // Nor when the answer is conclusive (here, optimal).
         let mut optimal = g.clone();
         optimal.lower_bound = optimal.makespan;
         optimal.optimal = true;
-        let s = pick(
-            &p,
-            Ok(optimal),
-            vec![out(NotFoundReason::TimeLimit)],
-            "auto",
-            &options,
+        assert_eq!(
+            stopped_of(Ok(optimal), vec![out(NotFoundReason::TimeLimit)], &options),
+            None
         );
-        assert_eq!(s.unwrap().stopped, None);
     }
 }

@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 use crate::geometry::fit::align_up;
 use crate::geometry::occupancy::Occupancy;
+use crate::geometry::sort::prefix_sums;
 use crate::plan::Plan;
 use crate::problem::Problem;
 
@@ -334,10 +335,8 @@ pub fn bucketed_until(
             high[(k >> bits) as usize + 1] += 1;
         }
     }
-    for d in 0..digits {
-        low[d + 1] += low[d];
-        high[d + 1] += high[d];
-    }
+    prefix_sums(&mut low);
+    prefix_sums(&mut high);
     let count = low[digits] as usize;
     let mut by_low = vec![Record::default(); count];
     for (i, b) in buffers.iter().enumerate() {

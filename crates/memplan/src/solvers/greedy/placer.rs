@@ -826,21 +826,14 @@ pub fn plan_within<'p>(
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Within<'p> {
     let large = problem.len() > super::IMPROVE_AFTER_INTERRUPT_MAX;
-    plan_within_unless(problem, greedy, stop, &|| large && stop(), &|| false)
-}
-
-/// [`plan_within`], except that cut before the index on more than
-/// [`fallback::BUCKETED_MAX`] buffers when `ready()` (a better plan is
-/// ready elsewhere), the plan is left empty (`stacked` said, for the
-/// caller to replace): the stacked plan would cost a pass for nothing.
-fn plan_within_unless<'p>(
-    problem: &'p Problem,
-    greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-    settle: &(dyn Fn() -> bool + Sync),
-    ready: &(dyn Fn() -> bool + Sync),
-) -> Within<'p> {
-    plan_within_unless_from(problem, greedy, stop, settle, ready, EARLY_FALLBACK_MIN)
+    plan_within_unless(
+        problem,
+        greedy,
+        stop,
+        &|| large && stop(),
+        &|| false,
+        EARLY_FALLBACK_MIN,
+    )
 }
 
 /// The plan of `greedy` when nothing can stop it (no time limit, no
@@ -849,12 +842,16 @@ fn plan_within_unless<'p>(
 /// at 2M buffers).
 pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
     let never = || false;
-    plan_within_unless_from(problem, greedy, &never, &never, &never, usize::MAX)
+    plan_within_unless(problem, greedy, &never, &never, &never, usize::MAX)
 }
 
-/// [`plan_within_unless`], the fallback computed beside the order from
-/// `early_min` buffers on.
-fn plan_within_unless_from<'p>(
+/// [`plan_within`], except that cut before the index on more than
+/// [`fallback::BUCKETED_MAX`] buffers when `ready()` (a better plan is
+/// ready elsewhere), the plan is left empty (`stacked` said, for the
+/// caller to replace): the stacked plan would cost a pass for nothing.
+/// The fallback is computed beside the order from `early_min` buffers on
+/// ([`EARLY_FALLBACK_MIN`] when a stop can come).
+fn plan_within_unless<'p>(
     problem: &'p Problem,
     greedy: Greedy,
     stop: &(dyn Fn() -> bool + Sync),
@@ -946,14 +943,14 @@ fn plan_within_beside_from<'p>(
     min: usize,
 ) -> Within<'p> {
     if !beside || problem.len() < min {
-        return plan_within_unless(problem, greedy, stop, settle, &|| false);
+        return plan_within_unless(problem, greedy, stop, settle, &|| false, EARLY_FALLBACK_MIN);
     }
     let (done, ready) = (AtomicBool::new(false), AtomicBool::new(false));
     let (within, bucketed) = rayon::join(
         || {
-            let within = plan_within_unless(problem, greedy, stop, settle, &|| {
-                ready.load(Ordering::Acquire)
-            });
+            let ready = || ready.load(Ordering::Acquire);
+            let within =
+                plan_within_unless(problem, greedy, stop, settle, &ready, EARLY_FALLBACK_MIN);
             done.store(true, Ordering::Relaxed);
             within
         },
