@@ -775,6 +775,7 @@ mod tests {
             .solve(&p, &SolveOptions::default())
             .unwrap();
         assert!(!g.optimal && g.stopped.is_none());
+        assert_eq!(validate(&p, &g.plan), Ok(()));
         let mut cut = g.clone();
         cut.makespan += 1;
         cut.stopped = Some(Stopped::TimeLimit);
