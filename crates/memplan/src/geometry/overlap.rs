@@ -9,6 +9,7 @@ use std::ops::Bound;
 use rayon::prelude::*;
 
 use super::gaps::Gaps;
+use super::occupancy::prefetch_lines;
 use super::sort::prefix_sums;
 use crate::buffer::{Buffer, BufferIdx};
 
@@ -75,6 +76,21 @@ fn first_overlap_chunked(
             (b, width)
         }
     };
+    // Asks for an item's data ahead of its use (random places).
+    let warm = |i: u32| {
+        if gaps.is_empty() {
+            prefetch_lines(&sizes[i as usize..=i as usize]);
+        } else {
+            prefetch_lines(&pieces[i as usize..=i as usize]);
+        }
+    };
+    let warm_end = |i: u32| {
+        if gaps.is_empty() {
+            prefetch_lines(&ends[i as usize..=i as usize]);
+        } else {
+            prefetch_lines(&pieces[i as usize..=i as usize]);
+        }
+    };
     let end_of = |i: u32| {
         if gaps.is_empty() {
             ends[i as usize]
@@ -97,13 +113,17 @@ fn first_overlap_chunked(
         // after it.
         let t = events.get(from).map_or(0, |e| e.0);
         let mut live = Live::new(SMALL_LIVE);
-        for &(_, kind, i, offset) in &events[..from] {
+        let seeds = &events[..from];
+        for (k, &(_, kind, i, offset)) in seeds.iter().enumerate() {
+            if let Some(&(_, 1, ahead, _)) = seeds.get(k + WARM_AHEAD) {
+                warm_end(ahead);
+            }
             if kind == 1 && end_of(i) >= t {
                 let (b, width) = item(i);
                 live.insert(offset, offset.saturating_add(width), b);
             }
         }
-        sweep(&events[from..to], &mut live, &item)
+        sweep(&events[from..to], &mut live, &item, &warm)
     })
 }
 
@@ -120,8 +140,9 @@ fn time_order(&(t, kind, item, _): &Event) -> (u64, u8, u32) {
 /// `ends` and `sizes` by index (zero for the others). When the buffers
 /// come in increasing index order and the times are below twice their
 /// number, by a two-level counting sort over time, in linear time: the
-/// frees, then the allocations, scattered by the top 8 bits of their time
-/// (a stream per part: sequential writes), then each part by the other
+/// events scattered by the top 8 bits of their time (counted in the pass
+/// that finds whether the times are dense; in each part its frees, then
+/// its allocations: two streams per part), then each part by the other
 /// bits in parallel (within the cache); both stable, so the order within
 /// a time is the comparison sort's. Else by a sort.
 fn buffer_events(
@@ -132,11 +153,21 @@ fn buffer_events(
 ) -> Vec<Event> {
     let all = placed;
     let placed = all.clone().filter(|&(b, _)| buffers[b.index()].size > 0);
+    // The top level: at most 256 parts of times below twice the number of
+    // buffers, `part_of(t)` (clamped: beyond, the times are not dense and
+    // the counts unused). Counted by (part, kind) in the first pass:
+    // `next[2 * part + kind + 1]`.
+    let shift = (u64::BITS - (2 * buffers.len() as u64).leading_zeros()).saturating_sub(8);
+    let last_part = (2 * buffers.len()) >> shift;
+    let part_of = |t: u64| ((t >> shift) as usize).min(last_part);
+    let mut next = vec![0usize; 2 * last_part + 3];
     let (mut count, mut max_end, mut increasing, mut last) = (0usize, 0u64, true, None);
     for (b, _) in placed.clone() {
         let buf = &buffers[b.index()];
         ends[b.index()] = buf.end;
         sizes[b.index()] = buf.size;
+        next[2 * part_of(buf.end) + 1] += 1;
+        next[2 * part_of(buf.start) + 2] += 1;
         count += 1;
         max_end = max_end.max(buf.end);
         increasing &= last.is_none_or(|l| l < b.0);
@@ -149,28 +180,17 @@ fn buffer_events(
     // sizes: only the starts are read from the buffers themselves.
     let (ends, sizes): (&[u64], &[u64]) = (ends, sizes);
     let placed = all.filter(|&(b, _)| sizes[b.index()] > 0);
-    // The top level: at most 256 parts of times, `part_of(t)`.
-    let shift = (u64::BITS - max_end.leading_zeros()).saturating_sub(8);
-    let part_of = |t: u64| (t >> shift) as usize;
-    // `next[k]`: where the next event of part k goes; `bounds`, the parts.
-    let mut next = vec![0usize; part_of(max_end) + 2];
-    for (b, _) in placed.clone() {
-        next[part_of(buffers[b.index()].start) + 1] += 1;
-        next[part_of(ends[b.index()]) + 1] += 1;
-    }
     prefix_sums(&mut next);
-    let bounds = next.clone();
+    // A part's events: its frees, then its allocations, each by buffer.
+    let bounds: Vec<usize> = next.iter().step_by(2).copied().collect();
     let mut events = vec![(0, 0, 0, 0); 2 * count];
-    let mut put = |event: Event| {
-        let at = &mut next[part_of(event.0)];
-        events[*at] = event;
-        *at += 1;
-    };
-    for (b, offset) in placed.clone() {
-        put((ends[b.index()], 0, b.0, offset));
-    }
     for (b, offset) in placed {
-        put((buffers[b.index()].start, 1, b.0, offset));
+        let (end, start) = (ends[b.index()], buffers[b.index()].start);
+        for (t, kind) in [(end, 0u8), (start, 1)] {
+            let at = &mut next[2 * part_of(t) + usize::from(kind)];
+            events[*at] = (t, kind, b.0, offset);
+            *at += 1;
+        }
     }
     // The second level: each part by the low `shift` bits.
     let mut parts = Vec::with_capacity(bounds.len());
@@ -244,8 +264,12 @@ fn sweep(
     events: &[Event],
     live: &mut Live,
     item: &impl Fn(u32) -> (BufferIdx, u64),
+    warm: &impl Fn(u32),
 ) -> Option<(BufferIdx, BufferIdx)> {
-    for &(_, kind, i, offset) in events {
+    for (k, &(_, kind, i, offset)) in events.iter().enumerate() {
+        if let Some(&(_, 1, ahead, _)) = events.get(k + WARM_AHEAD) {
+            warm(ahead);
+        }
         if kind == 0 {
             live.remove(offset);
             continue;
@@ -267,6 +291,9 @@ fn sweep(
     }
     None
 }
+
+/// How many events ahead [`sweep`] asks for an allocation's size.
+const WARM_AHEAD: usize = 16;
 
 /// Up to this many live ranges, [`Live`] keeps a sorted vector.
 const SMALL_LIVE: usize = 512;

@@ -1,8 +1,10 @@
 //! The independent validator: an event sweep with an ordered set of live
 //! address ranges, O(n log n).
 
+use rayon::prelude::*;
+
 use super::Plan;
-use crate::buffer::BufferIdx;
+use crate::buffer::{Buffer, BufferIdx};
 use crate::geometry::overlap::first_overlap;
 use crate::problem::Problem;
 use crate::quote::quoted;
@@ -49,35 +51,13 @@ pub fn validate(problem: &Problem, plan: &Plan) -> Result<(), PlanError> {
             got: plan.offsets().len(),
         });
     }
-    for (b, &offset) in buffers.iter().zip(plan.offsets()) {
-        let end = offset
-            .checked_add(b.size)
-            .ok_or_else(|| PlanError::AddressOverflow {
-                id: b.id.clone(),
-                offset,
-                size: b.size,
-            })?;
-        if offset % b.alignment != 0 {
-            return Err(PlanError::Misaligned {
-                id: b.id.clone(),
-                offset,
-                alignment: b.alignment,
-            });
-        }
-        if let Some(fixed) = b.fixed_offset.filter(|&f| f != offset) {
-            return Err(PlanError::FixedMoved {
-                id: b.id.clone(),
-                fixed,
-                offset,
-            });
-        }
-        if let Some(capacity) = problem.capacity.filter(|&c| end > c) {
-            return Err(PlanError::ExceedsCapacity {
-                id: b.id.clone(),
-                end,
-                capacity,
-            });
-        }
+    // In parallel, the first error in index order (as one pass would).
+    let error = buffers
+        .par_iter()
+        .zip(plan.offsets())
+        .find_map_first(|(b, &offset)| check_one(b, offset, problem.capacity).err());
+    if let Some(error) = error {
+        return Err(error);
     }
     let placed = plan
         .offsets()
@@ -96,6 +76,40 @@ pub fn validate(problem: &Problem, plan: &Plan) -> Result<(), PlanError> {
             })
         }
     }
+}
+
+/// The checks of one buffer placed at `offset` on its own: no overflow,
+/// alignment (no division when it is 1), fixed offset, capacity.
+fn check_one(b: &Buffer, offset: u64, capacity: Option<u64>) -> Result<(), PlanError> {
+    let end = offset
+        .checked_add(b.size)
+        .ok_or_else(|| PlanError::AddressOverflow {
+            id: b.id.clone(),
+            offset,
+            size: b.size,
+        })?;
+    if b.alignment != 1 && offset % b.alignment != 0 {
+        return Err(PlanError::Misaligned {
+            id: b.id.clone(),
+            offset,
+            alignment: b.alignment,
+        });
+    }
+    if let Some(fixed) = b.fixed_offset.filter(|&f| f != offset) {
+        return Err(PlanError::FixedMoved {
+            id: b.id.clone(),
+            fixed,
+            offset,
+        });
+    }
+    if let Some(capacity) = capacity.filter(|&c| end > c) {
+        return Err(PlanError::ExceedsCapacity {
+            id: b.id.clone(),
+            end,
+            capacity,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

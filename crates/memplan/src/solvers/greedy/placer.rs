@@ -271,6 +271,24 @@ impl<'p> Placer<'p> {
         }
     }
 
+    /// [`Placer::place_order_within_from`] without the early fallback, the
+    /// order already sorted (`None`: cut).
+    fn place_presorted_within(
+        &self,
+        sorted: Option<Vec<BufferIdx>>,
+        stop: &(dyn Fn() -> bool + Sync),
+        settle: &(dyn Fn() -> bool + Sync),
+    ) -> OrderPlaced {
+        let max_load = self.max_load_until(stop);
+        let (plan, count, stacked) = self.place_sorted_within(sorted, None, stop, settle);
+        OrderPlaced {
+            plan,
+            count,
+            stacked,
+            max_load,
+        }
+    }
+
     /// The rest of [`Placer::place_order_within_from`], given the order
     /// (`None`: cut) and the fallback computed beside it: the plan, how
     /// many buffers the fallback placed, and when the plan is the stacked
@@ -859,7 +877,19 @@ fn plan_within_unless<'p>(
     ready: &(dyn Fn() -> bool + Sync),
     early_min: usize,
 ) -> Within<'p> {
-    let Some(placer) = Placer::new_until(problem, greedy.fit, stop) else {
+    // Without the fallback beside the order (which needs the index), the
+    // order is sorted beside the index: each alone keeps the second core
+    // only partly busy.
+    let (placer, sorted) = if problem.len() >= early_min {
+        (Placer::new_until(problem, greedy.fit, stop), None)
+    } else {
+        let (placer, sorted) = rayon::join(
+            || Placer::new_until(problem, greedy.fit, stop),
+            || order_until(problem, greedy.order, stop),
+        );
+        (placer, Some(sorted))
+    };
+    let Some(placer) = placer else {
         if problem.len() > fallback::BUCKETED_MAX && ready() {
             return Within {
                 plan: Plan::default(),
@@ -892,7 +922,10 @@ fn plan_within_unless<'p>(
             stacked: false,
         };
     };
-    let placed = placer.place_order_within_from(greedy.order, stop, settle, early_min);
+    let placed = match sorted {
+        Some(sorted) => placer.place_presorted_within(sorted, stop, settle),
+        None => placer.place_order_within_from(greedy.order, stop, settle, early_min),
+    };
     Within {
         plan: placed.plan,
         fallback: placed.count,
