@@ -54,6 +54,35 @@ pub fn max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> O
     Some(max_of_sorted(&starts?, &ends?))
 }
 
+/// [`max_load`] without a sort when the times are dense (every end below
+/// twice the number of buffers): the change of the load at each time
+/// (wrapping: the live sum itself is at most the sum of all sizes, which
+/// `Problem::new` keeps below 2^64, so the running sum is exact), then
+/// one running sum; one pass over the buffers. `None` when the times are
+/// not dense, or once `stop()` holds (polled every [`POLL`] buffers).
+pub fn dense_max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
+    let bound = 2 * buffers.len();
+    let mut change = vec![0u64; bound + 1];
+    for (i, b) in buffers.iter().enumerate() {
+        if i % POLL == 0 && stop() {
+            return None;
+        }
+        // `start < end` (a problem's invariant) bounds the start too.
+        let (start, end) = (b.start as usize, usize::try_from(b.end).ok()?);
+        if end >= bound {
+            return None;
+        }
+        change[start] = change[start].wrapping_add(b.size);
+        change[end] = change[end].wrapping_sub(b.size);
+    }
+    let (mut load, mut max) = (0u64, 0u64);
+    for &c in &change {
+        load = load.wrapping_add(c);
+        max = max.max(load);
+    }
+    Some(max)
+}
+
 /// The highest sum of widths present at one instant, given `(time,
 /// width)` allocation and free events (in any order; half-open: frees
 /// first at equal times). The max load of pieces ([`super::gaps`]).
@@ -496,6 +525,10 @@ mod tests {
                 .max()
                 .unwrap_or(0);
             proptest::prop_assert_eq!(max_load(&b), brute);
+            // Dense (ends below twice the count) or not: exact or `None`.
+            let dense = b.iter().all(|x| x.end < 2 * b.len() as u64);
+            let expected = dense.then_some(brute);
+            proptest::prop_assert_eq!(dense_max_load_until(&b, &|| false), expected);
             let profile = LoadProfile::new(&b);
             proptest::prop_assert_eq!(profile.loads.iter().copied().max().unwrap_or(0), brute);
         }

@@ -441,25 +441,38 @@ mod tests {
 
     /// Nothing can stop a solve without a time limit or a cancel flag: it
     /// skips the fallback computed beside the order (from 2^18 buffers),
-    /// and its plan is the one of a solve that could be stopped but was
-    /// not.
+    /// sorts the order beside the index and, with dense times, finds the
+    /// max load there too; its plan and lower bound are those of a solve
+    /// that could be stopped but was not. Times dense and not (scaled).
     #[test]
     fn an_unstoppable_solve_gives_the_stoppable_plan() {
         use std::sync::atomic::AtomicBool;
-        let p = crate::generate::generate(crate::generate::Kind::Random, 270_000, 5).problem;
-        let free = Greedy::default()
-            .solve(&p, &SolveOptions::default())
-            .unwrap();
-        assert!(!SolveOptions::default().deadline().can_pass());
-        let flag = SolveOptions {
-            cancel: crate::solver::Cancel::new(Arc::new(AtomicBool::new(false))),
-            ..SolveOptions::default()
-        };
-        assert!(flag.deadline().can_pass());
-        let watched = Greedy::default().solve(&p, &flag).unwrap();
-        assert_eq!(free.plan, watched.plan);
-        assert_eq!(validate(&p, &free.plan), Ok(()));
-        assert_eq!(free.stopped, None);
+        let dense = crate::generate::generate(crate::generate::Kind::Random, 270_000, 5).problem;
+        let scaled = dense
+            .buffers()
+            .iter()
+            .map(|b| Buffer::new(b.id.clone(), 3 * b.start, 3 * b.end, b.size))
+            .collect();
+        let sparse = Problem::new(scaled, None).unwrap();
+        assert!(dense.buffers().iter().all(|b| b.end < 2 * 270_000));
+        assert!(sparse.buffers().iter().any(|b| b.end >= 2 * 270_000));
+        for p in [dense, sparse] {
+            let free = Greedy::default()
+                .solve(&p, &SolveOptions::default())
+                .unwrap();
+            assert!(!SolveOptions::default().deadline().can_pass());
+            let flag = SolveOptions {
+                cancel: crate::solver::Cancel::new(Arc::new(AtomicBool::new(false))),
+                ..SolveOptions::default()
+            };
+            assert!(flag.deadline().can_pass());
+            let watched = Greedy::default().solve(&p, &flag).unwrap();
+            assert_eq!(free.plan, watched.plan);
+            assert_eq!(free.lower_bound, p.max_load());
+            assert_eq!(watched.lower_bound, p.max_load());
+            assert_eq!(validate(&p, &free.plan), Ok(()));
+            assert_eq!(free.stopped, None);
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::geometry::fit::align_up;
 use crate::geometry::gaps::{best_free, first_free, PieceConflicts};
 use crate::geometry::occupancy::Occupancy;
 use crate::geometry::sort::sort_until;
+use crate::geometry::sweep::dense_max_load_until;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
 use crate::problem::Problem;
@@ -272,14 +273,15 @@ impl<'p> Placer<'p> {
     }
 
     /// [`Placer::place_order_within_from`] without the early fallback, the
-    /// order already sorted (`None`: cut).
+    /// order already sorted (`None`: cut), the max load known or not.
     fn place_presorted_within(
         &self,
         sorted: Option<Vec<BufferIdx>>,
+        max_load: Option<u64>,
         stop: &(dyn Fn() -> bool + Sync),
         settle: &(dyn Fn() -> bool + Sync),
     ) -> OrderPlaced {
-        let max_load = self.max_load_until(stop);
+        let max_load = max_load.or_else(|| self.max_load_until(stop));
         let (plan, count, stacked) = self.place_sorted_within(sorted, None, stop, settle);
         OrderPlaced {
             plan,
@@ -883,9 +885,17 @@ fn plan_within_unless<'p>(
     let (placer, sorted) = if problem.len() >= early_min {
         (Placer::new_until(problem, greedy.fit, stop), None)
     } else {
+        // Beside the order too, the max load when the times are dense
+        // (without the index: one pass, no sort).
         let (placer, sorted) = rayon::join(
             || Placer::new_until(problem, greedy.fit, stop),
-            || order_until(problem, greedy.order, stop),
+            || {
+                let sorted = order_until(problem, greedy.order, stop);
+                let dense = (!problem.has_gaps())
+                    .then(|| dense_max_load_until(problem.buffers(), stop))
+                    .flatten();
+                (sorted, dense)
+            },
         );
         (placer, Some(sorted))
     };
@@ -923,7 +933,7 @@ fn plan_within_unless<'p>(
         };
     };
     let placed = match sorted {
-        Some(sorted) => placer.place_presorted_within(sorted, stop, settle),
+        Some((sorted, max_load)) => placer.place_presorted_within(sorted, max_load, stop, settle),
         None => placer.place_order_within_from(greedy.order, stop, settle, early_min),
     };
     Within {
