@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::input_error::{InputError, InputErrorKind, MAX_LINE_BYTES};
 
 /// Refuses `bytes` if a line is longer than [`MAX_LINE_BYTES`] or a quoted
@@ -92,28 +94,35 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
 /// quotes stays in one chunk: a quoted cell may hold a line break.
 pub(crate) fn split_lines(body: &[u8], parts: usize) -> Vec<(&[u8], u64)> {
     const MIN_CHUNK: usize = 1 << 20;
-    if body.len() < 2 * MIN_CHUNK || parts < 2 || memchr_quote(body) {
+    if body.len() < 2 * MIN_CHUNK || parts < 2 || memchr::memchr(b'"', body).is_some() {
         return vec![(body, 2)];
     }
     let target = body.len().div_ceil(parts * 4).max(MIN_CHUNK);
-    let mut chunks = Vec::new();
+    let mut bounds = vec![0];
     let mut from = 0;
-    let mut line = 2u64;
     while from < body.len() {
-        let mut to = (from + target).min(body.len());
-        while to < body.len() && body[to - 1] != b'\n' {
-            to += 1;
-        }
-        let chunk = &body[from..to];
-        chunks.push((chunk, line));
-        line += memchr::memchr_iter(b'\n', chunk).count() as u64;
-        from = to;
+        let to = (from + target).min(body.len());
+        from = match memchr::memchr(b'\n', &body[to - 1..]) {
+            Some(at) => to + at,
+            None => body.len(),
+        };
+        bounds.push(from);
     }
-    chunks
-}
-
-fn memchr_quote(bytes: &[u8]) -> bool {
-    bytes.contains(&b'"')
+    // The lines of each chunk counted in parallel, then numbered.
+    let counts: Vec<u64> = bounds
+        .par_windows(2)
+        .map(|w| memchr::memchr_iter(b'\n', &body[w[0]..w[1]]).count() as u64)
+        .collect();
+    let mut line = 2u64;
+    bounds
+        .windows(2)
+        .zip(counts)
+        .map(|(w, count)| {
+            let first = line;
+            line += count;
+            (&body[w[0]..w[1]], first)
+        })
+        .collect()
 }
 
 /// A CSV reader with memplan's settings: header row, cells trimmed.
