@@ -18,6 +18,9 @@ use crate::dispose::drop_later;
 /// Elements per run sorted at once (a few milliseconds of work).
 pub const RUN: usize = 1 << 16;
 
+/// Elements per run at most (sorted in about 20 ms).
+const RUN_MAX: usize = 1 << 18;
+
 /// Elements merged between two polls of `stop()`.
 pub const POLL: usize = 1 << 14;
 
@@ -32,7 +35,11 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
         v.sort_unstable();
         return true;
     }
-    v.par_chunks_mut(RUN).for_each(|run| {
+    // Longer runs on long slices (fewer merge levels, each a pass over
+    // them all), a few per thread, at most a few tens of milliseconds each.
+    let threads = rayon::current_num_threads().max(1);
+    let run_len = (v.len() / (2 * threads)).clamp(RUN, RUN_MAX).next_power_of_two();
+    v.par_chunks_mut(run_len).for_each(|run| {
         if !stop() {
             run.sort_unstable();
         }
@@ -48,10 +55,10 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
             drop_later(buffer, v.len());
             return false;
         }
-        buffer.extend_from_slice(run);
+        buffer.par_extend(run.par_iter().copied());
     }
     // Runs of `width` in `src` merge into runs of `2 * width` in `dst`.
-    let mut width = RUN;
+    let mut width = run_len;
     let mut in_buffer = false;
     while width < v.len() {
         let ok = {
@@ -105,31 +112,56 @@ pub fn prefix_sums<T: Copy + std::ops::AddAssign>(v: &mut [T]) {
     }
 }
 
-/// Merges each pair of adjacent sorted runs of `width` in `src` into `dst`
-/// (in parallel across pairs); false when `stop()` held.
+/// Merges each pair of adjacent sorted runs of `width` (a multiple of
+/// [`POLL`]) in `src` into `dst`, in pieces of [`POLL`] output elements
+/// merged in parallel (each from where the merge path crosses its start:
+/// the top levels, one or two pairs, would otherwise keep a thread each),
+/// `stop()` polled before each; false when it held.
 fn merge_level<T: Ord + Copy + Send + Sync>(
     src: &[T],
     dst: &mut [T],
     width: usize,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> bool {
-    dst.par_chunks_mut(2 * width)
-        .zip(src.par_chunks(2 * width))
-        .map(|(out, pair)| {
+    debug_assert_eq!(width % POLL, 0);
+    dst.par_chunks_mut(POLL)
+        .enumerate()
+        .map(|(k, out)| {
+            if stop() {
+                return false;
+            }
+            // The pair this piece belongs to, and where in its output.
+            let (pair, at) = ((k * POLL) / (2 * width), (k * POLL) % (2 * width));
+            let pair = &src[pair * 2 * width..((pair + 1) * 2 * width).min(src.len())];
             let (a, b) = pair.split_at(width.min(pair.len()));
-            merge(a, b, out, stop)
+            let (i, j) = merge_path(a, b, at);
+            merge(&a[i..], &b[j..], out);
+            true
         })
         .reduce(|| true, |x, y| x && y)
 }
 
-/// Merges sorted `a` and `b` into `out` (of their total length), ties from
-/// `a` first; false when `stop()` held at a poll.
-fn merge<T: Ord + Copy>(a: &[T], b: &[T], out: &mut [T], stop: &(dyn Fn() -> bool + Sync)) -> bool {
-    let (mut i, mut j) = (0, 0);
-    for (k, slot) in out.iter_mut().enumerate() {
-        if k % POLL == 0 && stop() {
-            return false;
+/// How many of the first `t` elements of the merge of sorted `a` and `b`
+/// (ties from `a` first) come from `a` and from `b`: a binary search.
+fn merge_path<T: Ord>(a: &[T], b: &[T], t: usize) -> (usize, usize) {
+    let (mut lo, mut hi) = (t.saturating_sub(b.len()), t.min(a.len()));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // a[mid] is among the first t when it goes before b[t - mid - 1].
+        if a[mid] <= b[t - mid - 1] {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
+    }
+    (lo, t - lo)
+}
+
+/// Fills `out` with the first `out.len()` elements of the merge of sorted
+/// `a` and `b` (at least that many in all), ties from `a` first.
+fn merge<T: Ord + Copy>(a: &[T], b: &[T], out: &mut [T]) {
+    let (mut i, mut j) = (0, 0);
+    for slot in out.iter_mut() {
         let take_a = j >= b.len() || (i < a.len() && a[i] <= b[j]);
         if take_a {
             *slot = a[i];
@@ -139,7 +171,6 @@ fn merge<T: Ord + Copy>(a: &[T], b: &[T], out: &mut [T], stop: &(dyn Fn() -> boo
             j += 1;
         }
     }
-    true
 }
 
 #[cfg(test)]
@@ -164,7 +195,9 @@ mod tests {
     fn sorts_like_sort_unstable() {
         // Below one run, exactly one run, and several levels with a short
         // last run.
-        for n in [0, 1, 5, RUN, RUN + 1, 3 * RUN + 17, 5 * RUN] {
+        // Longer runs (up to RUN_MAX) with a short last one, merged in
+        // pieces across pairs.
+        for n in [0, 1, 5, RUN, RUN + 1, 3 * RUN + 17, 5 * RUN, 3 * RUN_MAX + 5] {
             let mut v = values(n, n as u64);
             let mut want = v.clone();
             want.sort_unstable();
