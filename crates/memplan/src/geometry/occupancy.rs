@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use crate::buffer::Buffer;
 use crate::dispose::drop_later;
 use crate::geometry::marks::Marks;
-use crate::geometry::sort::{collect_until, sort_until};
+use crate::geometry::sort::{collect_until, prefix_sums, sort_until};
 
 /// Buffers between two polls of `stop()` in the passes of
 /// [`Occupancy::of_buffers_until`].
@@ -151,7 +151,7 @@ impl Occupancy {
         if stop() {
             return None;
         }
-        let mut sorted: Vec<(u64, u64, u32)> = collect_until(
+        let sorted: Vec<(u64, u64, u32)> = collect_until(
             n,
             |i| {
                 let (start, end) = lifetime(i);
@@ -159,10 +159,9 @@ impl Occupancy {
             },
             stop,
         )?;
-        if !sort_until(&mut sorted, stop) {
-            drop_later(sorted, n);
+        let Some(sorted) = sorted_by_start_until(sorted, stop) else {
             return None;
-        }
+        };
         let (times, start, run_begin) = compressed_starts(&sorted, stop)?;
         let buffer_at: Vec<u32> = sorted.iter().map(|&(_, _, i)| i).collect();
         let end = compressed_ends(&sorted, &start, &times);
@@ -442,6 +441,71 @@ fn prefetch(at: *const u8) {
 #[inline]
 fn prefetch(_at: *const u8) {}
 
+/// `lifetimes` (start, end, index) sorted, `None` once `stop()` holds
+/// (polled every [`POLL`] elements of each pass and inside the sort).
+/// When the starts are dense (below twice their number), by a counting
+/// sort over the start (stable: by index within a start), each run of
+/// equal starts then sorted by (end, index): linear, on one thread (the
+/// other sorts the greedy's order meanwhile), the order of the
+/// comparison sort, which sorts the others ([`sort_until`]).
+fn sorted_by_start_until(
+    lifetimes: Vec<(u64, u64, u32)>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<(u64, u64, u32)>> {
+    sorted_by_start_from(lifetimes, COUNTING_MIN, stop)
+}
+
+/// From this many lifetimes on, [`sorted_by_start_until`] may count.
+const COUNTING_MIN: usize = 1 << 16;
+
+/// [`sorted_by_start_until`] counting from `min` lifetimes on.
+fn sorted_by_start_from(
+    mut lifetimes: Vec<(u64, u64, u32)>,
+    min: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<(u64, u64, u32)>> {
+    let n = lifetimes.len();
+    let max_start = lifetimes.par_iter().map(|l| l.0).max().unwrap_or(0);
+    if n < min.max(1) || max_start >= 2 * n as u64 {
+        if sort_until(&mut lifetimes, stop) {
+            return Some(lifetimes);
+        }
+        drop_later(lifetimes, n);
+        return None;
+    }
+    // `next[t]`: where the next lifetime starting at `t` goes.
+    let mut next = vec![0u32; max_start as usize + 2];
+    for (k, l) in lifetimes.iter().enumerate() {
+        if k % POLL == 0 && stop() {
+            drop_later(lifetimes, n);
+            return None;
+        }
+        next[l.0 as usize + 1] += 1;
+    }
+    prefix_sums(&mut next);
+    let mut sorted = vec![(0, 0, 0); n];
+    for (k, &l) in lifetimes.iter().enumerate() {
+        if k % POLL == 0 && stop() {
+            drop_later((lifetimes, sorted), n);
+            return None;
+        }
+        let at = &mut next[l.0 as usize];
+        sorted[*at as usize] = l;
+        *at += 1;
+    }
+    drop_later((lifetimes, next), n);
+    for (k, run) in sorted.chunk_by_mut(|a, b| a.0 == b.0).enumerate() {
+        if k % POLL == 0 && stop() {
+            drop_later(sorted, n);
+            return None;
+        }
+        if run.len() > 1 {
+            run.sort_unstable();
+        }
+    }
+    Some(sorted)
+}
+
 /// The distinct start times of `sorted` (lifetimes by start), each
 /// position's compressed start, and where each run of equal starts begins
 /// (then `n`); `None` once `stop()` holds.
@@ -576,6 +640,29 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// Counted (dense starts) or compared, lifetimes come out as
+        /// `sort_unstable` orders them, ties of start by end then index.
+        #[test]
+        fn counting_by_start_sorts_as_the_comparison(
+            spec in proptest::collection::vec((0u64..40, 1u64..6), 0..60),
+            spread in 1u64..4,
+        ) {
+            let lifetimes: Vec<(u64, u64, u32)> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len))| (s * spread, s * spread + len, i as u32))
+                .collect();
+            let mut want = lifetimes.clone();
+            want.sort_unstable();
+            let counted = sorted_by_start_from(lifetimes.clone(), 0, &|| false);
+            prop_assert_eq!(counted.as_ref(), Some(&want));
+            // Counted (dense starts), a stop is seen in its first pass.
+            let dense = lifetimes.iter().all(|l| l.0 < 2 * lifetimes.len() as u64);
+            if dense && !lifetimes.is_empty() {
+                prop_assert!(sorted_by_start_from(lifetimes, 0, &|| true).is_none());
+            }
+        }
+
         /// The index's max load (by buffer, from compressed times) is the
         /// sweep's over the lifetimes themselves (sizes up to 2^55: their
         /// sum stays below 2^64, as `Problem::new` ensures; the changes
