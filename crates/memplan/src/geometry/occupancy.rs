@@ -159,9 +159,7 @@ impl Occupancy {
             },
             stop,
         )?;
-        let Some(sorted) = sorted_by_start_until(sorted, stop) else {
-            return None;
-        };
+        let sorted = sorted_by_start_until(sorted, stop)?;
         let (times, start, run_begin) = compressed_starts(&sorted, stop)?;
         let buffer_at: Vec<u32> = sorted.iter().map(|&(_, _, i)| i).collect();
         let end = compressed_ends(&sorted, &start, &times);
