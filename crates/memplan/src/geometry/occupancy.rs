@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use crate::buffer::Buffer;
 use crate::dispose::drop_later;
 use crate::geometry::marks::Marks;
-use crate::geometry::sort::{collect_until, prefix_sums, sort_until};
+use crate::geometry::sort::{collect_until, counting_sorted, sort_until};
 
 /// Buffers between two polls of `stop()` in the passes of
 /// [`Occupancy::of_buffers_until`].
@@ -442,10 +442,10 @@ fn prefetch(_at: *const u8) {}
 /// `lifetimes` (start, end, index) sorted, `None` once `stop()` holds
 /// (polled every [`POLL`] elements of each pass and inside the sort).
 /// When the starts are dense (below twice their number), by a counting
-/// sort over the start (stable: by index within a start), each run of
-/// equal starts then sorted by (end, index): linear, on one thread (the
-/// other sorts the greedy's order meanwhile), the order of the
-/// comparison sort, which sorts the others ([`sort_until`]).
+/// sort over the start ([`counting_sorted`]: stable, so by index within a
+/// start), each run of equal starts then sorted by (end, index): linear,
+/// the order of the comparison sort, which sorts the others
+/// ([`sort_until`]).
 fn sorted_by_start_until(
     lifetimes: Vec<(u64, u64, u32)>,
     stop: &(dyn Fn() -> bool + Sync),
@@ -471,27 +471,9 @@ fn sorted_by_start_from(
         drop_later(lifetimes, n);
         return None;
     }
-    // `next[t]`: where the next lifetime starting at `t` goes.
-    let mut next = vec![0u32; max_start as usize + 2];
-    for (k, l) in lifetimes.iter().enumerate() {
-        if k % POLL == 0 && stop() {
-            drop_later(lifetimes, n);
-            return None;
-        }
-        next[l.0 as usize + 1] += 1;
-    }
-    prefix_sums(&mut next);
-    let mut sorted = vec![(0, 0, 0); n];
-    for (k, &l) in lifetimes.iter().enumerate() {
-        if k % POLL == 0 && stop() {
-            drop_later((lifetimes, sorted), n);
-            return None;
-        }
-        let at = &mut next[l.0 as usize];
-        sorted[*at as usize] = l;
-        *at += 1;
-    }
-    drop_later((lifetimes, next), n);
+    let sorted = counting_sorted(&lifetimes, |l| l.0 as usize, max_start as usize + 1, stop);
+    drop_later(lifetimes, n);
+    let mut sorted = sorted?;
     for (k, run) in sorted.chunk_by_mut(|a, b| a.0 == b.0).enumerate() {
         if k % POLL == 0 && stop() {
             drop_later(sorted, n);

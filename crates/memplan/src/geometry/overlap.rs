@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::gaps::Gaps;
 use super::occupancy::prefetch_lines;
-use super::sort::prefix_sums;
+use super::sort::{prefix_sums, sort_parts_by_low_bits};
 use crate::buffer::{Buffer, BufferIdx};
 
 /// Finds a pair of the given `(buffer, offset)` placements that are present
@@ -193,32 +193,7 @@ fn buffer_events(
         }
     }
     // The second level: each part by the low `shift` bits.
-    let mut parts = Vec::with_capacity(bounds.len());
-    let mut rest = &mut events[..];
-    for w in bounds.windows(2) {
-        let (part, tail) = rest.split_at_mut(w[1] - w[0]);
-        parts.push(part);
-        rest = tail;
-    }
-    let low = |t: u64| (t & ((1 << shift) - 1)) as usize;
-    parts.into_par_iter().for_each_init(
-        || (Vec::new(), Vec::new()),
-        |(copy, next): &mut (Vec<Event>, Vec<usize>), part| {
-            copy.clear();
-            copy.extend_from_slice(part);
-            next.clear();
-            next.resize((1 << shift) + 1, 0);
-            for e in copy.iter() {
-                next[low(e.0) + 1] += 1;
-            }
-            prefix_sums(next);
-            for &e in copy.iter() {
-                let at = &mut next[low(e.0)];
-                part[*at] = e;
-                *at += 1;
-            }
-        },
-    );
+    sort_parts_by_low_bits(&mut events, &bounds, shift, |e| e.0 as usize);
     events
 }
 

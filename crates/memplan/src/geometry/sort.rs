@@ -112,6 +112,83 @@ pub fn prefix_sums<T: Copy + std::ops::AddAssign>(v: &mut [T]) {
     }
 }
 
+/// `items` stably ordered by `key` (every key below `bound`): a two-level
+/// counting sort in linear time. The items are scattered by the top 8 bits
+/// of their key (at most 256 streams of writes, nearly sequential; a
+/// one-level scatter over millions of keys is one cache miss per item),
+/// then each part by the other bits ([`sort_parts_by_low_bits`]). `None`
+/// once `stop()` holds, polled every [`POLL`] items of each pass.
+pub fn counting_sorted<T: Copy + Send + Sync + 'static>(
+    items: &[T],
+    key: impl Fn(&T) -> usize + Sync,
+    bound: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<T>> {
+    let Some(&first) = items.first() else {
+        return Some(Vec::new());
+    };
+    let shift = (usize::BITS - bound.leading_zeros()).saturating_sub(8);
+    let mut next = vec![0usize; (bound >> shift) + 2];
+    for (k, item) in items.iter().enumerate() {
+        if k % POLL == 0 && stop() {
+            return None;
+        }
+        next[(key(item) >> shift) + 1] += 1;
+    }
+    prefix_sums(&mut next);
+    let bounds = next.clone();
+    let mut sorted = vec![first; items.len()];
+    for (k, &item) in items.iter().enumerate() {
+        if k % POLL == 0 && stop() {
+            drop_later(sorted, items.len());
+            return None;
+        }
+        let at = &mut next[key(&item) >> shift];
+        sorted[*at] = item;
+        *at += 1;
+    }
+    sort_parts_by_low_bits(&mut sorted, &bounds, shift, |item| key(item));
+    Some(sorted)
+}
+
+/// The second level of a two-level counting sort: each part of `items`
+/// (from `bounds[k]` to `bounds[k + 1]`, every item of a part with the
+/// same `key >> shift`) stably ordered by the low `shift` bits of `key`,
+/// parts in parallel, each within the cache.
+pub fn sort_parts_by_low_bits<T: Copy + Send + Sync>(
+    items: &mut [T],
+    bounds: &[usize],
+    shift: u32,
+    key: impl Fn(&T) -> usize + Sync,
+) {
+    let mut parts = Vec::with_capacity(bounds.len());
+    let mut rest = &mut items[..];
+    for w in bounds.windows(2) {
+        let (part, tail) = rest.split_at_mut(w[1] - w[0]);
+        parts.push(part);
+        rest = tail;
+    }
+    let low = |item: &T| key(item) & ((1 << shift) - 1);
+    parts.into_par_iter().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(copy, next): &mut (Vec<T>, Vec<usize>), part| {
+            copy.clear();
+            copy.extend_from_slice(part);
+            next.clear();
+            next.resize((1 << shift) + 1, 0);
+            for item in copy.iter() {
+                next[low(item) + 1] += 1;
+            }
+            prefix_sums(next);
+            for item in copy.iter() {
+                let at = &mut next[low(item)];
+                part[*at] = *item;
+                *at += 1;
+            }
+        },
+    );
+}
+
 /// Merges each pair of adjacent sorted runs of `width` (a multiple of
 /// [`POLL`]) in `src` into `dst`, in pieces of [`POLL`] output elements
 /// merged in parallel (each from where the merge path crosses its start:
@@ -203,6 +280,26 @@ mod tests {
             want.sort_unstable();
             assert!(sort_until(&mut v, &|| false));
             assert_eq!(v, want, "{n}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The two-level counting sort is the stable sort by key, with one
+        /// level (keys below 256) or two, and stops when asked.
+        #[test]
+        fn counting_sorted_is_the_stable_sort(
+            keys in proptest::collection::vec(0usize..5000, 0..400),
+            bound_extra in 0usize..3000,
+        ) {
+            let bound = keys.iter().max().map_or(0, |&k| k + 1) + bound_extra;
+            let items: Vec<(usize, usize)> = keys.iter().copied().zip(0..).collect();
+            let mut want = items.clone();
+            want.sort_by_key(|&(k, _)| k);
+            let got = counting_sorted(&items, |&(k, _)| k, bound, &|| false);
+            proptest::prop_assert_eq!(got, Some(want));
+            if !items.is_empty() {
+                proptest::prop_assert!(counting_sorted(&items, |&(k, _)| k, bound, &|| true).is_none());
+            }
         }
     }
 
