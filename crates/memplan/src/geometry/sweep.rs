@@ -44,14 +44,21 @@ pub fn max_load(buffers: &[Buffer]) -> u64 {
 /// [`max_load`] that gives up (`None`) once `stop()` holds, polled in the
 /// sorts ([`sort_until`]).
 pub fn max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
+    // Dense times: one pass, no sort.
+    if let Some(max_load) = dense_max_load_until(buffers, stop) {
+        return Some(max_load);
+    }
+    if stop() {
+        return None;
+    }
     // Allocation and free events as two sorted lists, merged with frees
     // first at equal times.
     let sorted = |key: fn(&Buffer) -> u64| {
-        let mut v: Vec<(u64, u64)> = buffers.iter().map(|b| (key(b), b.size)).collect();
+        let mut v = collect_until(buffers.len(), |i| (key(&buffers[i]), buffers[i].size), stop)?;
         sort_until(&mut v, stop).then_some(v)
     };
     let (starts, ends) = rayon::join(|| sorted(|b| b.start), || sorted(|b| b.end));
-    Some(max_of_sorted(&starts?, &ends?))
+    max_of_sorted_until(&starts?, &ends?, stop)
 }
 
 /// [`max_load`] without a sort when the times are dense (every end below
@@ -92,8 +99,21 @@ pub fn max_load_of_events(mut starts: Vec<(u64, u64)>, mut ends: Vec<(u64, u64)>
 }
 
 fn max_of_sorted(starts: &[(u64, u64)], ends: &[(u64, u64)]) -> u64 {
+    max_of_sorted_until(starts, ends, &|| false).unwrap_or(0)
+}
+
+/// [`max_of_sorted`] that gives up (`None`) once `stop()` holds, polled
+/// every [`POLL`] allocations.
+fn max_of_sorted_until(
+    starts: &[(u64, u64)],
+    ends: &[(u64, u64)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<u64> {
     let (mut load, mut max, mut j) = (0u64, 0u64, 0usize);
-    for &(t, size) in starts {
+    for (k, &(t, size)) in starts.iter().enumerate() {
+        if k % POLL == 0 && stop() {
+            return None;
+        }
         while j < ends.len() && ends[j].0 <= t {
             load -= ends[j].1;
             j += 1;
@@ -103,7 +123,7 @@ fn max_of_sorted(starts: &[(u64, u64)], ends: &[(u64, u64)]) -> u64 {
         load += size;
         max = max.max(load);
     }
-    max
+    Some(max)
 }
 
 /// The load as a step function of time: `loads[k]` bytes are alive during
@@ -529,6 +549,10 @@ mod tests {
             let dense = b.iter().all(|x| x.end < 2 * b.len() as u64);
             let expected = dense.then_some(brute);
             proptest::prop_assert_eq!(dense_max_load_until(&b, &|| false), expected);
+            // Either path gives up at a raised stop.
+            if !b.is_empty() {
+                proptest::prop_assert_eq!(max_load_until(&b, &|| true), None);
+            }
             let profile = LoadProfile::new(&b);
             proptest::prop_assert_eq!(profile.loads.iter().copied().max().unwrap_or(0), brute);
         }
