@@ -38,7 +38,9 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
     // Longer runs on long slices (fewer merge levels, each a pass over
     // them all), a few per thread, at most a few tens of milliseconds each.
     let threads = rayon::current_num_threads().max(1);
-    let run_len = (v.len() / (2 * threads)).clamp(RUN, RUN_MAX).next_power_of_two();
+    let run_len = (v.len() / (2 * threads))
+        .clamp(RUN, RUN_MAX)
+        .next_power_of_two();
     v.par_chunks_mut(run_len).for_each(|run| {
         if !stop() {
             run.sort_unstable();
@@ -274,7 +276,16 @@ mod tests {
         // last run.
         // Longer runs (up to RUN_MAX) with a short last one, merged in
         // pieces across pairs.
-        for n in [0, 1, 5, RUN, RUN + 1, 3 * RUN + 17, 5 * RUN, 3 * RUN_MAX + 5] {
+        for n in [
+            0,
+            1,
+            5,
+            RUN,
+            RUN + 1,
+            3 * RUN + 17,
+            5 * RUN,
+            3 * RUN_MAX + 5,
+        ] {
             let mut v = values(n, n as u64);
             let mut want = v.clone();
             want.sort_unstable();
