@@ -66,7 +66,7 @@ pub fn max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> O
 /// (wrapping: the live sum itself is at most the sum of all sizes, which
 /// `Problem::new` keeps below 2^64, so the running sum is exact), then
 /// one running sum; one pass over the buffers. `None` when the times are
-/// not dense, or once `stop()` holds (polled every [`POLL`] buffers).
+/// not dense, or once `stop()` holds (polled every 65,536 buffers).
 pub fn dense_max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
     let bound = 2 * buffers.len();
     let mut change = vec![0u64; bound + 1];
