@@ -474,13 +474,19 @@ fn sorted_by_start_from(
     let sorted = counting_sorted(&lifetimes, |l| l.0 as usize, max_start as usize + 1, stop);
     drop_later(lifetimes, n);
     let mut sorted = sorted?;
-    for (k, run) in sorted.chunk_by_mut(|a, b| a.0 == b.0).enumerate() {
-        if k % POLL == 0 && stop() {
+    // Polled every POLL lifetimes, not runs: one run may hold them all
+    // (every buffer starting at 0), sorted then by `sort_until` (parallel,
+    // polled; short runs at once).
+    let mut unpolled = 0;
+    for run in sorted.chunk_by_mut(|a, b| a.0 == b.0) {
+        unpolled += run.len();
+        let stopped = (unpolled >= POLL && {
+            unpolled = 0;
+            stop()
+        }) || (run.len() > 1 && !sort_until(run, stop));
+        if stopped {
             drop_later(sorted, n);
             return None;
-        }
-        if run.len() > 1 {
-            run.sort_unstable();
         }
     }
     Some(sorted)
@@ -618,6 +624,43 @@ fn checkpoints(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// One run of equal starts longer than a sort run (every buffer
+    /// starting at 0) is sorted by (end, index) through `sort_until`, and
+    /// a stop raised from any poll on gives `None`, never a part.
+    #[test]
+    fn a_long_run_of_equal_starts_is_sorted_and_polled() {
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        let n = 2 * crate::geometry::sort::RUN + 3;
+        let lifetimes: Vec<(u64, u64, u32)> = (0..n as u32)
+            .map(|i| (0, 1 + u64::from(i.wrapping_mul(2_654_435_761) % 1000), i))
+            .collect();
+        let mut want = lifetimes.clone();
+        want.sort_unstable();
+        let polls = AtomicUsize::new(0);
+        let count = || polls.fetch_add(1, Relaxed) == usize::MAX;
+        assert_eq!(sorted_by_start_until(lifetimes.clone(), &count), Some(want));
+        let polls = polls.into_inner();
+        // The long run's sort polls too (each run, each copy, each merge
+        // piece), beyond the counting sort's passes and the runs' loop.
+        let counting = AtomicUsize::new(0);
+        let count = || counting.fetch_add(1, Relaxed) == usize::MAX;
+        assert!(counting_sorted(&lifetimes, |l| l.0 as usize, 1, &count).is_some());
+        let counting = counting.into_inner();
+        assert!(
+            polls > counting + 1,
+            "{polls} polls, {counting} of them counting"
+        );
+        for k in 0..polls {
+            let seen = AtomicUsize::new(0);
+            let stop = || seen.fetch_add(1, Relaxed) >= k;
+            assert_eq!(
+                sorted_by_start_until(lifetimes.clone(), &stop),
+                None,
+                "stop at poll {k}"
+            );
+        }
+    }
 
     proptest! {
         /// Counted (dense starts) or compared, lifetimes come out as

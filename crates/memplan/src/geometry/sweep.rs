@@ -81,9 +81,10 @@ pub fn dense_max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)
         if i % POLL == 0 && stop() {
             return None;
         }
-        // `start < end` (a problem's invariant) bounds the start too.
+        // `start < end` is a problem's invariant; buffers made by hand
+        // without it are refused (`None`) rather than indexed past the end.
         let (start, end) = (b.start as usize, usize::try_from(b.end).ok()?);
-        if end >= bound {
+        if end >= bound || start > end {
             return None;
         }
         change[start] = change[start].wrapping_add(b.size);
