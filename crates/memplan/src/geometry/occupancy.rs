@@ -161,12 +161,14 @@ impl Occupancy {
         )?;
         let sorted = sorted_by_start_until(sorted, stop)?;
         let (times, start, run_begin) = compressed_starts(&sorted, stop)?;
-        let buffer_at: Vec<u32> = sorted.iter().map(|&(_, _, i)| i).collect();
-        let end = compressed_ends(&sorted, &start, &times);
-        drop(sorted);
-        if stop() {
-            return None;
-        }
+        // Both polled (tens of milliseconds each at 5M buffers), and the
+        // sorted lifetimes freed on the disposal thread.
+        let buffer_at = collect_until(n, |p| sorted[p].2, stop);
+        let end = buffer_at
+            .as_ref()
+            .and_then(|_| compressed_ends_until(&sorted, &start, &times, stop));
+        drop_later(sorted, n);
+        let (buffer_at, end) = (buffer_at?, end?);
         let position = positions(&buffer_at, stop)?;
         let groups = batches(&start, &end, min_group, stop)?;
         let (checkpoint_of, checkpoint_at, alive_from, alive) =
@@ -519,10 +521,16 @@ fn compressed_starts(
 
 /// Each position's compressed end: the number of distinct starts before
 /// the end, searched from the start outwards (lifetimes are mostly short,
-/// so this stays within a few cache lines).
-fn compressed_ends(sorted: &[(u64, u64, u32)], start: &[u32], times: &[u64]) -> Vec<u32> {
-    let compress = |(&(_, e, _), &s): (&(u64, u64, u32), &u32)| {
-        let s = s as usize;
+/// so this stays within a few cache lines); `None` once `stop()` holds
+/// (polled between chunks of [`collect_until`]).
+fn compressed_ends_until(
+    sorted: &[(u64, u64, u32)],
+    start: &[u32],
+    times: &[u64],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<u32>> {
+    let compress = |p: usize| {
+        let (s, e) = (start[p] as usize, sorted[p].1);
         let (mut lo, mut step) = (s, 1);
         while lo + step < times.len() && times[lo + step] < e {
             lo += step;
@@ -531,11 +539,7 @@ fn compressed_ends(sorted: &[(u64, u64, u32)], start: &[u32], times: &[u64]) -> 
         let hi = (lo + step).min(times.len());
         (lo + times[lo..hi].partition_point(|&t| t < e)) as u32
     };
-    if sorted.len() > 1 << 16 {
-        sorted.par_iter().zip(start).map(compress).collect()
-    } else {
-        sorted.iter().zip(start).map(compress).collect()
-    }
+    collect_until(sorted.len(), compress, stop)
 }
 
 /// The position of each buffer, the inverse of `buffer_at`.

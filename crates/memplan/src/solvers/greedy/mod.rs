@@ -419,8 +419,18 @@ pub fn at_least(
 /// deadline (next to none left), with the weakest bound (the largest size,
 /// from the pass that measures the plan) and the stop recorded.
 pub fn plan_of_no_time(problem: &Problem, deadline: &Deadline) -> Result<Solution, SolveError> {
-    let plan = plan_within(problem, Greedy::default(), &|| deadline.passed()).plan;
-    let mut s = Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
+    let within = plan_within(problem, Greedy::default(), &|| deadline.passed());
+    // The stacked plan comes measured: no second pass over the buffers.
+    let mut s = match within.measure {
+        Some(measure) => Solution::within_capacity_measured(
+            problem,
+            within.plan,
+            0,
+            NotFoundReason::TimeLimit,
+            measure,
+        ),
+        None => Solution::within_capacity(problem, within.plan, 0, NotFoundReason::TimeLimit),
+    }?;
     s.stopped = deadline.stopped();
     Ok(s)
 }

@@ -143,6 +143,12 @@ impl<'p> Placer<'p> {
                     .flatten()
             })
             .collect();
+        // A pass over every buffer (tens of milliseconds at 5M), in
+        // parallel chunks that poll the stop.
+        let aligned = buffers
+            .par_chunks(SETUP_POLL)
+            .map(|chunk| (!stop()).then(|| chunk.iter().any(|b| b.alignment != 1)))
+            .try_reduce(|| false, |a, b| Some(a || b))?;
         if stop() {
             return None;
         }
@@ -152,7 +158,7 @@ impl<'p> Placer<'p> {
             pieces,
             occupancy,
             trees,
-            aligned: buffers.iter().any(|b| b.alignment != 1),
+            aligned,
         })
     }
 
@@ -777,7 +783,8 @@ impl Run {
 const GATHER_CHUNK: usize = 1 << 14;
 
 /// How many buffers the setup of [`Placer::place_until`] (ranks, address
-/// ranges, work lists) handles between two `stop()` checks.
+/// ranges, work lists) and [`Placer::new_until`]'s alignment pass handle
+/// between two `stop()` checks.
 const SETUP_POLL: usize = 1 << 16;
 
 /// Beyond this many buffers, a skyline cut by the clock is not completed
