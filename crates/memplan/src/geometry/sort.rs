@@ -119,7 +119,8 @@ pub fn prefix_sums<T: Copy + std::ops::AddAssign>(v: &mut [T]) {
 /// of their key (at most 256 streams of writes, nearly sequential; a
 /// one-level scatter over millions of keys is one cache miss per item),
 /// then each part by the other bits ([`sort_parts_by_low_bits`]). `None`
-/// once `stop()` holds, polled every [`POLL`] items of each pass.
+/// once `stop()` holds, polled every [`POLL`] items of each pass (the
+/// second level's too).
 pub fn counting_sorted<T: Copy + Send + Sync + 'static>(
     items: &[T],
     key: impl Fn(&T) -> usize + Sync,
@@ -149,7 +150,10 @@ pub fn counting_sorted<T: Copy + Send + Sync + 'static>(
         sorted[*at] = item;
         *at += 1;
     }
-    sort_parts_by_low_bits(&mut sorted, &bounds, shift, |item| key(item));
+    if !sort_parts_by_low_bits_until(&mut sorted, &bounds, shift, |item| key(item), stop) {
+        drop_later(sorted, items.len());
+        return None;
+    }
     Some(sorted)
 }
 
@@ -163,6 +167,19 @@ pub fn sort_parts_by_low_bits<T: Copy + Send + Sync>(
     shift: u32,
     key: impl Fn(&T) -> usize + Sync,
 ) {
+    sort_parts_by_low_bits_until(items, bounds, shift, key, &|| false);
+}
+
+/// [`sort_parts_by_low_bits`] that gives up (false, the parts' contents
+/// then unspecified) once `stop()` holds, polled every [`POLL`] items of
+/// each part's passes (one part may hold every item: equal high bits).
+pub fn sort_parts_by_low_bits_until<T: Copy + Send + Sync>(
+    items: &mut [T],
+    bounds: &[usize],
+    shift: u32,
+    key: impl Fn(&T) -> usize + Sync,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> bool {
     let mut parts = Vec::with_capacity(bounds.len());
     let mut rest = &mut items[..];
     for w in bounds.windows(2) {
@@ -171,24 +188,34 @@ pub fn sort_parts_by_low_bits<T: Copy + Send + Sync>(
         rest = tail;
     }
     let low = |item: &T| key(item) & ((1 << shift) - 1);
-    parts.into_par_iter().for_each_init(
-        || (Vec::new(), Vec::new()),
-        |(copy, next): &mut (Vec<T>, Vec<usize>), part| {
-            copy.clear();
-            copy.extend_from_slice(part);
-            next.clear();
-            next.resize((1 << shift) + 1, 0);
-            for item in copy.iter() {
-                next[low(item) + 1] += 1;
-            }
-            prefix_sums(next);
-            for item in copy.iter() {
-                let at = &mut next[low(item)];
-                part[*at] = *item;
-                *at += 1;
-            }
-        },
-    );
+    parts
+        .into_par_iter()
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(copy, next): &mut (Vec<T>, Vec<usize>), part| {
+                copy.clear();
+                copy.extend_from_slice(part);
+                next.clear();
+                next.resize((1 << shift) + 1, 0);
+                for (k, item) in copy.iter().enumerate() {
+                    if k % POLL == 0 && stop() {
+                        return false;
+                    }
+                    next[low(item) + 1] += 1;
+                }
+                prefix_sums(next);
+                for (k, item) in copy.iter().enumerate() {
+                    if k % POLL == 0 && k > 0 && stop() {
+                        return false;
+                    }
+                    let at = &mut next[low(item)];
+                    part[*at] = *item;
+                    *at += 1;
+                }
+                true
+            },
+        )
+        .all(|done| done)
 }
 
 /// Merges each pair of adjacent sorted runs of `width` (a multiple of
@@ -311,6 +338,39 @@ mod tests {
             if !items.is_empty() {
                 proptest::prop_assert!(counting_sorted(&items, |&(k, _)| k, bound, &|| true).is_none());
             }
+        }
+    }
+
+    /// One part holding every item (equal high bits of the key): its
+    /// second level polls, so a stop raised from any poll on cuts the sort,
+    /// the last poll being past the first level's passes.
+    #[test]
+    fn counting_sorted_polls_its_second_level() {
+        let n = 3 * POLL + 5;
+        // Bound 4096: shift 5, every key below 32 in part 0.
+        let items: Vec<(usize, usize)> = (0..n).map(|i| ((i * 7) % 32, i)).collect();
+        let mut want = items.clone();
+        want.sort_by_key(|&(k, _)| k);
+        let count = AtomicUsize::new(0);
+        let counted = || count.fetch_add(1, Ordering::Relaxed) == usize::MAX;
+        assert_eq!(
+            counting_sorted(&items, |&(k, _)| k, 4096, &counted),
+            Some(want)
+        );
+        let total = count.into_inner();
+        // The first level's two passes poll every POLL items each.
+        let first_level = 2 * n.div_ceil(POLL);
+        assert!(
+            total > first_level,
+            "{total} polls, {first_level} in the first level"
+        );
+        for cut in 0..total {
+            let polls = AtomicUsize::new(0);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            assert!(
+                counting_sorted(&items, |&(k, _)| k, 4096, &stop).is_none(),
+                "cut {cut}"
+            );
         }
     }
 
