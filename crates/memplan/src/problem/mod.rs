@@ -167,6 +167,8 @@ impl ProblemError {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Problem {
     buffers: Vec<Buffer>,
+    /// Invariant: the facts of `buffers` (every constructor takes them).
+    facts: Facts,
     gaps: Gaps,
     /// Hard limit on the makespan, if any.
     pub capacity: Option<u64>,
@@ -195,7 +197,7 @@ impl Problem {
         if buffers.len() >= u32::MAX as usize {
             return Err(ProblemError::TooManyBuffers(buffers.len()));
         }
-        check_buffers(&buffers)?;
+        let facts = check_buffers(&buffers)?;
         if !gaps.is_empty() {
             if gaps.rows() != buffers.len() {
                 return Err(ProblemError::GapTableSize {
@@ -218,6 +220,7 @@ impl Problem {
         check_fixed(&buffers, &gaps)?;
         Ok(Problem {
             buffers,
+            facts,
             gaps,
             capacity,
             hints: None,
@@ -231,6 +234,7 @@ impl Problem {
     pub(crate) fn without_gaps(&self) -> Self {
         Problem {
             buffers: self.buffers.clone(),
+            facts: self.facts,
             gaps: Gaps::default(),
             capacity: self.capacity,
             hints: self.hints.clone(),
@@ -306,8 +310,9 @@ impl Problem {
     /// capacity and their hints: a subset of a valid problem is valid
     /// (ids stay unique, fixed buffers do not overlap, sums only shrink).
     pub(crate) fn subset(&self, kept: &[BufferIdx]) -> Self {
-        let buffers = kept.iter().map(|b| self.buffer(*b).clone()).collect();
+        let buffers: Vec<Buffer> = kept.iter().map(|b| self.buffer(*b).clone()).collect();
         Problem {
+            facts: Facts::of(&buffers),
             buffers,
             gaps: self.gaps.subset(kept),
             capacity: self.capacity,
@@ -351,15 +356,17 @@ impl Problem {
     }
 
     /// The highest end of a fixed buffer (0 without any): like the max load,
-    /// a lower bound on every makespan.
+    /// a lower bound on every makespan. Taken when the problem was made.
+    #[inline]
     pub fn fixed_end(&self) -> u64 {
-        let end = |b: &Buffer| b.fixed_offset.map(|o| o + b.size);
-        // In parallel at scale: a stop's fallback plans start with it.
-        if self.buffers.len() < 1 << 16 {
-            self.buffers.iter().filter_map(end).max().unwrap_or(0)
-        } else {
-            self.buffers.par_iter().filter_map(end).max().unwrap_or(0)
-        }
+        self.facts.fixed_end
+    }
+
+    /// The largest size (0 without buffers): a lower bound on every
+    /// makespan. Taken when the problem was made.
+    #[inline]
+    pub fn max_size(&self) -> u64 {
+        self.facts.max_size
     }
 
     /// The lower bound of every makespan memplan knows without searching:
@@ -497,8 +504,8 @@ fn check_hints(buffers: &[Buffer], hints: &[Option<u64>]) -> Result<(), ProblemE
 /// case, no error, is seen in one parallel pass (each buffer valid, and
 /// the whole sum plus the highest fixed end within `u64`: then so is every
 /// prefix); otherwise the buffers are checked in order.
-fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {
-    let (valid, sum, fixed_end) = buffers
+fn check_buffers(buffers: &[Buffer]) -> Result<Facts, ProblemError> {
+    let (valid, sum, fixed_end, max_size) = buffers
         .par_iter()
         .map(|b| {
             // The fixed end (0 when not fixed), `None` when invalid.
@@ -509,16 +516,51 @@ fn check_buffers(buffers: &[Buffer]) -> Result<(), ProblemError> {
             };
             let valid = b.start < b.end && b.alignment != 0 && fixed_end.is_some();
             let slack = u128::from(b.size) + u128::from(b.alignment.saturating_sub(1));
-            (valid, slack, fixed_end.unwrap_or(0))
+            (valid, slack, fixed_end.unwrap_or(0), b.size)
         })
         .reduce(
-            || (true, 0, 0),
-            |a, b| (a.0 && b.0, a.1 + b.1, a.2.max(b.2)),
+            || (true, 0, 0, 0),
+            |a, b| (a.0 && b.0, a.1 + b.1, a.2.max(b.2), a.3.max(b.3)),
         );
+    let facts = Facts {
+        fixed_end,
+        max_size,
+    };
     if valid && sum + u128::from(fixed_end) <= u128::from(u64::MAX) {
-        return Ok(());
+        return Ok(facts);
     }
-    check_buffers_in_order(buffers)
+    // Valid, every fixed end is below 2^64: the facts hold.
+    check_buffers_in_order(buffers).map(|()| facts)
+}
+
+/// What the pass that checks the buffers also takes, so that no later
+/// pass is needed for it (each costs tens of milliseconds at millions of
+/// buffers, which a stop may not wait).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Facts {
+    /// The highest end of a fixed buffer, 0 without any.
+    fixed_end: u64,
+    /// The largest size, 0 without buffers.
+    max_size: u64,
+}
+
+impl Facts {
+    /// The facts of valid `buffers`, in one pass (in parallel at scale).
+    fn of(buffers: &[Buffer]) -> Facts {
+        let fact = |b: &Buffer| Facts {
+            fixed_end: b.fixed_offset.map_or(0, |o| o.saturating_add(b.size)),
+            max_size: b.size,
+        };
+        let max = |a: Facts, b: Facts| Facts {
+            fixed_end: a.fixed_end.max(b.fixed_end),
+            max_size: a.max_size.max(b.max_size),
+        };
+        if buffers.len() < 1 << 16 {
+            buffers.iter().map(fact).fold(Facts::default(), max)
+        } else {
+            buffers.par_iter().map(fact).reduce(Facts::default, max)
+        }
+    }
 }
 
 /// [`check_buffers`], one buffer after the other.
@@ -701,14 +743,59 @@ mod tests {
                     ..super::Buffer::new(format!("b{i}"), start, start + len, sizes[size as usize])
                 })
                 .collect();
+            let checked = super::check_buffers(&buffers);
             proptest::prop_assert_eq!(
-                super::check_buffers(&buffers),
+                checked.as_ref().map(|_| ()).map_err(Clone::clone),
                 super::check_buffers_in_order(&buffers)
             );
+            // Valid, the facts are those of the buffers.
+            if let Ok(facts) = checked {
+                proptest::prop_assert_eq!(facts, super::Facts::of(&buffers));
+            }
         }
     }
 
     use super::*;
+
+    /// The facts taken when a problem is made (the highest fixed end, the
+    /// largest size) are those of its buffers, for a problem read, a
+    /// subset, the hulls and no buffers (both 0); at scale too (the
+    /// parallel pass).
+    #[test]
+    fn the_facts_taken_at_construction_are_the_buffers_own() {
+        let brute = |p: &Problem| {
+            let fixed_end = p
+                .buffers()
+                .iter()
+                .filter_map(|b| b.fixed_offset.map(|o| o + b.size));
+            let max_size = p.buffers().iter().map(|b| b.size).max().unwrap_or(0);
+            (fixed_end.max().unwrap_or(0), max_size)
+        };
+        let facts = |p: &Problem| (p.fixed_end(), p.max_size());
+        assert_eq!(facts(&Problem::default()), (0, 0));
+        assert_eq!(facts(&Problem::new(Vec::new(), None).unwrap()), (0, 0));
+        for n in [10, 70_000] {
+            let mut buffers = crate::generate::generate(crate::generate::Kind::Random, n, 3)
+                .problem
+                .buffers()
+                .to_vec();
+            // Two fixed buffers far above the rest, alive at different times.
+            buffers[1].start = 0;
+            buffers[1].end = 1;
+            buffers[1].fixed_offset = Some(1 << 40);
+            buffers[2].start = 1;
+            buffers[2].end = 2;
+            buffers[2].fixed_offset = Some(1 << 41);
+            let p = Problem::new(buffers, None).unwrap();
+            assert_eq!(facts(&p), brute(&p), "{n}");
+            assert_eq!(p.fixed_end(), (1 << 41) + p.buffers()[2].size, "{n}");
+            assert_eq!(facts(&p.without_gaps()), brute(&p), "{n}");
+            for kept in [vec![0, 1], vec![0, 3], vec![]] {
+                let sub = p.subset(&kept.iter().map(|&i| BufferIdx::new(i)).collect::<Vec<_>>());
+                assert_eq!(facts(&sub), brute(&sub), "{n} {kept:?}");
+            }
+        }
+    }
 
     /// The distinct alignments, as a sort of all of them gives them, on
     /// either side of the switch to that sort.

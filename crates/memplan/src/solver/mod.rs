@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::plan::Plan;
+use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 
 /// Limits and randomness shared by all solvers.
@@ -346,7 +346,7 @@ pub enum Probe {
 /// passed over (the search looks higher) without raising the bound.
 pub fn minimise(
     problem: &Problem,
-    best: Plan,
+    best: Measured,
     lower: u64,
     deadline: &Deadline,
     progress: &Progress,
@@ -364,7 +364,7 @@ pub fn minimise(
 /// and the work it spent.
 pub fn minimise_within(
     problem: &Problem,
-    best: Plan,
+    best: Measured,
     lower: u64,
     deadline: &Deadline,
     progress: &Progress,
@@ -379,8 +379,10 @@ pub fn minimise_within(
     } else {
         problem.granularity().max(1)
     };
+    // The makespan of a plan measured by the pass that made it (the
+    // stacked plan's after a stop) is not measured again.
     let mut best_makespan = best.makespan(problem);
-    let mut best = best;
+    let mut best = best.plan;
     let mut proven = lower.div_ceil(unit).saturating_mul(unit).min(best_makespan);
     let mut low = proven;
     let mut first = true;

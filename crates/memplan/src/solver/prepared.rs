@@ -2,7 +2,7 @@
 //! (issue 15): the bounds every member needs and the best greedy plan, a
 //! warm start for the solvers that improve on a plan.
 
-use crate::plan::Plan;
+use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 
 /// Facts about one problem, computed once.
@@ -53,19 +53,20 @@ impl Prepared {
 
 /// The plan a solver starts from: `warm_start` when it is a valid layout of
 /// `problem` (whatever the capacity; an invalid one is passed over), else
-/// the prepared greedy plan, else `otherwise()` (the solver's own greedy).
+/// the prepared greedy plan, else `otherwise()` (the solver's own greedy,
+/// with its makespan when a pass measured it).
 pub fn starting_plan(
     problem: &Problem,
     warm_start: Option<&Plan>,
     prepared: Option<&Prepared>,
-    otherwise: impl FnOnce() -> Plan,
-) -> Plan {
+    otherwise: impl FnOnce() -> Measured,
+) -> Measured {
     let uncapped = || problem.clone().with_capacity(None);
     if let Some(plan) = warm_start.filter(|p| crate::plan::validate(&uncapped(), p).is_ok()) {
-        return plan.clone();
+        return plan.clone().into();
     }
     match prepared.and_then(|p| p.greedy.as_ref()) {
-        Some((_, plan)) => plan.clone(),
+        Some((_, plan)) => plan.clone().into(),
         None => otherwise(),
     }
 }

@@ -1,41 +1,7 @@
 //! What a solve returns: a plan with its bounds, or why there is none.
 
-use rayon::prelude::*;
-
-use crate::plan::Plan;
+use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
-
-/// From this many buffers on, the pass of [`Solution::within_capacity`]
-/// runs in parallel: at millions of buffers it is part of what a stop
-/// waits for (issue 14).
-const PARALLEL_PASS: usize = 1 << 16;
-
-/// The makespan of `plan`, the highest fixed end of `problem` and its
-/// largest size, in one pass (in parallel on large problems).
-fn makespan_and_fixed_end(problem: &Problem, plan: &Plan) -> (u64, u64, u64) {
-    let buffers = problem.buffers();
-    let ends = |(b, &o): (&crate::problem::Buffer, &u64)| {
-        (
-            o.saturating_add(b.size),
-            b.fixed_offset.map_or(0, |f| f + b.size),
-            b.size,
-        )
-    };
-    let max = |a: (u64, u64, u64), b: (u64, u64, u64)| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2));
-    if buffers.len() < PARALLEL_PASS {
-        buffers
-            .iter()
-            .zip(plan.offsets())
-            .map(ends)
-            .fold((0, 0, 0), max)
-    } else {
-        buffers
-            .par_iter()
-            .zip(plan.offsets())
-            .map(ends)
-            .reduce(|| (0, 0, 0), max)
-    }
-}
 
 /// A plan and what the solver knows about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,9 +68,9 @@ impl Solution {
         reason: NotFoundReason,
         counters: Vec<(&'static str, u64)>,
     ) -> Result<Solution, SolveError> {
-        let measure = makespan_and_fixed_end(problem, &plan);
+        let makespan = plan.makespan(problem);
         Solution::within_capacity_measured_counted(
-            problem, plan, max_load, reason, measure, counters,
+            problem, plan, max_load, reason, makespan, counters,
         )
     }
 
@@ -115,10 +81,10 @@ impl Solution {
         plan: Plan,
         max_load: u64,
         reason: NotFoundReason,
-        measure: (u64, u64, u64),
+        makespan: u64,
         counters: Vec<(&'static str, u64)>,
     ) -> Result<Solution, SolveError> {
-        match Solution::within_capacity_measured(problem, plan, max_load, reason, measure) {
+        match Solution::within_capacity_measured(problem, plan, max_load, reason, makespan) {
             Ok(mut s) => {
                 s.counters = counters;
                 Ok(s)
@@ -139,8 +105,8 @@ impl Solution {
 
     /// A solution for `plan` whose lower bound is the max load (or the
     /// highest fixed end, or the largest size, if higher: a stop that
-    /// leaves no time for the max load passes 0 and gets those weak bounds
-    /// from the pass that measures the plan). Fails when the problem has a capacity
+    /// leaves no time for the max load passes 0 and gets those weak bounds,
+    /// taken when the problem was made). Fails when the problem has a capacity
     /// and the plan does not fit in it: as
     /// [`NotFoundReason::ProvenInfeasible`] when even the lower bound exceeds
     /// the capacity, else as `reason`.
@@ -150,24 +116,36 @@ impl Solution {
         max_load: u64,
         reason: NotFoundReason,
     ) -> Result<Solution, SolveError> {
-        let measure = makespan_and_fixed_end(problem, &plan);
-        Solution::within_capacity_measured(problem, plan, max_load, reason, measure)
+        let makespan = plan.makespan(problem);
+        Solution::within_capacity_measured(problem, plan, max_load, reason, makespan)
     }
 
-    /// [`Solution::within_capacity`] with the plan already measured:
-    /// `(makespan, highest fixed end, largest size)`, as a plan's own pass
-    /// may give them (the stacked plan's, after a stop: a second pass over
-    /// millions of buffers would cost tens of milliseconds more).
+    /// [`Solution::within_capacity`] for a plan whose makespan may be known
+    /// already ([`Measured`]): no pass over the buffers then.
+    pub(crate) fn within_capacity_of(
+        problem: &Problem,
+        best: Measured,
+        max_load: u64,
+        reason: NotFoundReason,
+    ) -> Result<Solution, SolveError> {
+        let makespan = best.makespan(problem);
+        Solution::within_capacity_measured(problem, best.plan, max_load, reason, makespan)
+    }
+
+    /// [`Solution::within_capacity`] with the plan's makespan already
+    /// known, as the pass that made the plan may give it (the stacked
+    /// plan's, after a stop: a second pass over millions of buffers would
+    /// cost tens of milliseconds more).
     pub(crate) fn within_capacity_measured(
         problem: &Problem,
         plan: Plan,
         max_load: u64,
         reason: NotFoundReason,
-        (makespan, fixed_end, max_size): (u64, u64, u64),
+        makespan: u64,
     ) -> Result<Solution, SolveError> {
         // Fixed buffers and the largest one bound the makespan from below
         // too.
-        let max_load = max_load.max(fixed_end).max(max_size);
+        let max_load = max_load.max(problem.fixed_end()).max(problem.max_size());
         if let Some(capacity) = problem.capacity {
             if max_load > capacity {
                 return Err(SolveError::NotFound {

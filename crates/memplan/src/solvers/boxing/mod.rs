@@ -153,14 +153,15 @@ impl Solver for Boxing {
         } else {
             None
         };
-        let (plan, max_load) = if let Some(plan) = elementary {
-            (plan, None)
+        // `makespan`: the plan's, when the pass that made it took it.
+        let (plan, max_load, makespan) = if let Some(plan) = elementary {
+            (plan, None, None)
         } else {
-            let (placer, best, max_load) = match bootstrap {
+            let (placer, best, max_load, makespan) = match bootstrap {
                 Some(plan) => {
                     let placer = Placer::new_until(problem, Fit::FirstFit, &stop);
                     let max_load = placer.as_ref().and_then(|p| p.max_load_until(&stop));
-                    (placer, plan.clone(), max_load)
+                    (placer, plan.clone(), max_load, None)
                 }
                 // The default greedy plan and its placer (at scale under
                 // a short limit, the bucketed plan computed beside).
@@ -173,23 +174,27 @@ impl Solver for Boxing {
                         &settle,
                         hurried,
                     );
-                    (within.placer, within.plan, within.max_load)
+                    // The stacked plan comes measured (a stop before the
+                    // index): no second pass over the buffers after it.
+                    (within.placer, within.plan, within.max_load, within.makespan)
                 }
             };
-            let best = match (placer, max_load) {
-                (Some(placer), Some(max_load)) => self.iterate(
-                    problem,
-                    options,
-                    &deadline,
-                    &placer,
-                    best,
-                    max_load,
-                    iterations,
-                    &mut counters,
-                ),
-                _ => best,
-            };
-            (best, max_load)
+            match (placer, max_load) {
+                (Some(placer), Some(max_load)) => {
+                    let best = self.iterate(
+                        problem,
+                        options,
+                        &deadline,
+                        &placer,
+                        best,
+                        max_load,
+                        iterations,
+                        &mut counters,
+                    );
+                    (best, Some(max_load), None)
+                }
+                _ => (best, max_load, makespan),
+            }
         };
         let max_load = match max_load {
             Some(load) => load,
@@ -205,14 +210,18 @@ impl Solver for Boxing {
         } else {
             NotFoundReason::Heuristic
         };
-        Solution::within_capacity_counted(problem, plan, max_load, reason, counters).map(
-            |mut solution| {
-                if !solution.optimal {
-                    solution.stopped = deadline.stopped();
-                }
-                solution
-            },
-        )
+        let solution = match makespan {
+            Some(makespan) => Solution::within_capacity_measured_counted(
+                problem, plan, max_load, reason, makespan, counters,
+            ),
+            None => Solution::within_capacity_counted(problem, plan, max_load, reason, counters),
+        };
+        solution.map(|mut solution| {
+            if !solution.optimal {
+                solution.stopped = deadline.stopped();
+            }
+            solution
+        })
     }
 }
 

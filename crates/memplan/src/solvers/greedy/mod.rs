@@ -240,9 +240,9 @@ fn solution_of(
     } else {
         Vec::new()
     };
-    match within.measure {
-        Some(measure) => Solution::within_capacity_measured_counted(
-            problem, plan, max_load, reason, measure, counters,
+    match within.makespan {
+        Some(makespan) => Solution::within_capacity_measured_counted(
+            problem, plan, max_load, reason, makespan, counters,
         ),
         None => Solution::within_capacity_counted(problem, plan, max_load, reason, counters),
     }
@@ -359,11 +359,37 @@ fn exact_start_from(
             ))
         }
         First::Done { prepared, plan } => Ok((prepared, Some(plan))),
-        First::Usual => match options.prepared_until(problem, &|| deadline.passed()) {
-            Some(prepared) => Ok((prepared, None)),
-            // No time even for the bounds (millions of buffers).
-            None => Err(plan_of_no_time(problem, deadline)),
-        },
+        First::Usual => {
+            // At scale, when a stop can come, the stacked plan is made
+            // beside the bounds (their sorts take tenths of a second at
+            // 5M buffers; the plan's pass after a stop, 50-80 ms of the
+            // 100 ms a stop may wait).
+            let prestack = deadline.can_pass()
+                && options.prepared.is_none()
+                && problem.len() > fallback::BUCKETED_MAX;
+            // The stacked plan first, on this thread (see `plan_within`).
+            let (prestacked, prepared) = rayon::join(
+                || prestack.then(|| fallback::stacked_measured(problem)),
+                || options.prepared_until(problem, &|| deadline.passed()),
+            );
+            match prepared {
+                // Done before the stop (or nothing made ahead): the solver
+                // goes on.
+                Some(prepared) if prestacked.is_none() || !deadline.passed() => {
+                    crate::dispose::drop_later(prestacked, problem.len());
+                    Ok((prepared, None))
+                }
+                // No time even for the bounds (millions of buffers), or
+                // stopped as they ended: the solver would only make the
+                // stacked plan again.
+                prepared => {
+                    let max_load = prepared.map_or(0, |p| p.max_load);
+                    Err(plan_of_no_time_given(
+                        problem, deadline, max_load, prestacked,
+                    ))
+                }
+            }
+        }
     }
 }
 
@@ -419,17 +445,42 @@ pub fn at_least(
 /// deadline (next to none left), with the weakest bound (the largest size,
 /// from the pass that measures the plan) and the stop recorded.
 pub fn plan_of_no_time(problem: &Problem, deadline: &Deadline) -> Result<Solution, SolveError> {
-    let within = plan_within(problem, Greedy::default(), &|| deadline.passed());
+    plan_of_no_time_given(problem, deadline, 0, None)
+}
+
+/// [`plan_of_no_time`] with the max load when known (else 0), the
+/// stacked plan given when it was made ahead (then it is the plan:
+/// greedy's within a passed deadline is the stacked plan on so many
+/// buffers).
+fn plan_of_no_time_given(
+    problem: &Problem,
+    deadline: &Deadline,
+    max_load: u64,
+    prestacked: Option<fallback::Stacked>,
+) -> Result<Solution, SolveError> {
+    let within = match prestacked {
+        Some((plan, fallback, makespan)) => Within {
+            plan,
+            fallback,
+            max_load: None,
+            placer: None,
+            makespan,
+            stacked: true,
+        },
+        None => plan_within(problem, Greedy::default(), &|| deadline.passed()),
+    };
     // The stacked plan comes measured: no second pass over the buffers.
-    let mut s = match within.measure {
-        Some(measure) => Solution::within_capacity_measured(
+    let mut s = match within.makespan {
+        Some(makespan) => Solution::within_capacity_measured(
             problem,
             within.plan,
-            0,
+            max_load,
             NotFoundReason::TimeLimit,
-            measure,
+            makespan,
         ),
-        None => Solution::within_capacity(problem, within.plan, 0, NotFoundReason::TimeLimit),
+        None => {
+            Solution::within_capacity(problem, within.plan, max_load, NotFoundReason::TimeLimit)
+        }
     }?;
     s.stopped = deadline.stopped();
     Ok(s)

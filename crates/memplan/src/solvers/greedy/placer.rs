@@ -230,7 +230,8 @@ impl<'p> Placer<'p> {
         order: &[BufferIdx],
         stop: &(dyn Fn() -> bool + Sync),
     ) -> (Plan, usize) {
-        self.place_within_or(order, stop, stop, None)
+        let (plan, count, _) = self.place_within_or(order, stop, stop, None);
+        (plan, count)
     }
 
     /// The order `order` of the problem, sorted beside the plan of
@@ -244,20 +245,22 @@ impl<'p> Placer<'p> {
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> (Plan, usize) {
-        let placed = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN);
+        let placed = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN, None);
         (placed.plan, placed.count)
     }
 
     /// [`Placer::place_order_within`], the fallback computed beside the
     /// order from `early_min` buffers on (and the max load, always), a
     /// cut's improvement on it abandoned once `settle()` holds
-    /// ([`Placer::place_within_or`]).
+    /// ([`Placer::place_within_or`]); `prestacked`, the stacked plan
+    /// computed ahead, is the plan when the fallback is cut.
     fn place_order_within_from(
         &self,
         order: Order,
         stop: &(dyn Fn() -> bool + Sync),
         settle: &(dyn Fn() -> bool + Sync),
         early_min: usize,
+        prestacked: Option<fallback::Stacked>,
     ) -> OrderPlaced {
         let early = self.problem.len() >= early_min;
         let (sorted, (fallback, max_load)) = rayon::join(
@@ -269,12 +272,9 @@ impl<'p> Placer<'p> {
                 )
             },
         );
-        let (plan, count, stacked) = self.place_sorted_within(sorted, fallback, stop, settle);
         OrderPlaced {
-            plan,
-            count,
-            stacked,
             max_load,
+            ..self.place_sorted_within(sorted, fallback, prestacked, stop, settle)
         }
     }
 
@@ -284,38 +284,56 @@ impl<'p> Placer<'p> {
         &self,
         sorted: Option<Vec<BufferIdx>>,
         max_load: Option<u64>,
+        prestacked: Option<fallback::Stacked>,
         stop: &(dyn Fn() -> bool + Sync),
         settle: &(dyn Fn() -> bool + Sync),
     ) -> OrderPlaced {
         let max_load = max_load.or_else(|| self.max_load_until(stop));
-        let (plan, count, stacked) = self.place_sorted_within(sorted, None, stop, settle);
         OrderPlaced {
-            plan,
-            count,
-            stacked,
             max_load,
+            ..self.place_sorted_within(sorted, None, prestacked, stop, settle)
         }
     }
 
     /// The rest of [`Placer::place_order_within_from`], given the order
-    /// (`None`: cut) and the fallback computed beside it: the plan, how
-    /// many buffers the fallback placed, and when the plan is the stacked
-    /// one, `Some` of its measure ([`fallback::stacked_measured`]).
+    /// (`None`: cut) and the fallback computed beside it (the max load
+    /// left to the caller): the stacked plan is
+    /// [`fallback::stacked_measured`]'s, the `prestacked` one when given.
     fn place_sorted_within(
         &self,
         sorted: Option<Vec<BufferIdx>>,
         fallback: Option<Option<Option<FallbackPlan>>>,
+        prestacked: Option<fallback::Stacked>,
         stop: &(dyn Fn() -> bool + Sync),
         settle: &(dyn Fn() -> bool + Sync),
-    ) -> (Plan, usize, Option<Option<fallback::Measure>>) {
+    ) -> OrderPlaced {
+        let problem = self.problem;
+        // Not needed once a better plan is in hand: freed off the path.
+        let unneeded =
+            |prestacked: Option<fallback::Stacked>| drop_later(prestacked, problem.len());
+        let stacked = |prestacked: Option<fallback::Stacked>| {
+            let (plan, count, makespan) = fallback::stacked_given(problem, prestacked);
+            OrderPlaced {
+                plan,
+                count,
+                stacked: true,
+                makespan,
+                max_load: None,
+            }
+        };
+        let placed = |(plan, count, makespan): (Plan, usize, Option<u64>)| OrderPlaced {
+            plan,
+            count,
+            stacked: false,
+            makespan,
+            max_load: None,
+        };
         match (sorted, fallback) {
             // The fallback cut too (at millions of buffers it takes
             // tenths of a second on a busy machine): what is left of the
-            // time allows only the stacked plan (one parallel pass).
-            (_, Some(None)) => {
-                let (plan, count, measure) = fallback::stacked_measured(self.problem);
-                (plan, count, Some(measure))
-            }
+            // time allows only the stacked plan (one parallel pass, made
+            // ahead at scale).
+            (_, Some(None)) => stacked(prestacked),
             // The skyline keeps no partial plan: cut on more than
             // `BUCKETED_MAX` buffers, its plan is the stacked one, whose
             // pass measures it (the solution then skips a pass of its own
@@ -323,23 +341,31 @@ impl<'p> Placer<'p> {
             (Some(sorted), _)
                 if self.fit == Fit::Skyline && self.problem.len() > fallback::BUCKETED_MAX =>
             {
-                match crate::solvers::greedy::skyline::place(self.problem, &sorted, None, stop) {
-                    Some(plan) => (plan, 0, None),
-                    None => {
-                        let (plan, count, measure) = fallback::stacked_measured(self.problem);
-                        (plan, count, Some(measure))
+                match crate::solvers::greedy::skyline::place(problem, &sorted, None, stop) {
+                    Some(plan) => {
+                        unneeded(prestacked);
+                        placed((plan, 0, None))
                     }
+                    None => stacked(prestacked),
                 }
             }
             (Some(sorted), fallback) => {
-                let (plan, count) =
-                    self.place_within_or(&sorted, stop, settle, fallback.flatten().flatten());
-                (plan, count, None)
+                // The fallback is ready for a stop from here on.
+                unneeded(prestacked);
+                placed(self.place_within_or(&sorted, stop, settle, fallback.flatten().flatten()))
             }
-            (None, Some(Some(Some(fallback)))) => (fallback.plan, fallback.count, None),
+            (None, Some(Some(Some(fallback)))) => {
+                unneeded(prestacked);
+                placed(fallback.measured())
+            }
+            // Without an index for the fallback, `place_none` would stack
+            // (`prestacked` is made only where the stacked plan is
+            // `bucketed_or_stacked`'s): the plan made ahead.
+            (None, _) if self.place_none_stacks() && prestacked.is_some() => stacked(prestacked),
             (None, _) => {
+                unneeded(prestacked);
                 let (plan, count) = self.place_none();
-                (plan, count, None)
+                placed((plan, count, None))
             }
         }
     }
@@ -354,9 +380,37 @@ impl<'p> Placer<'p> {
         let (ranges, count) = self.fallback_for_all_until(&self.occupancy, stop)?;
         Some(Some(FallbackPlan {
             top: top(&ranges),
-            plan: self.by_buffer(&self.occupancy, &ranges),
+            plan: self.by_buffer_until(&self.occupancy, &ranges, stop)?,
             count,
         }))
+    }
+
+    /// [`Placer::by_buffer`] in chunks that poll `stop()`: `None` once it
+    /// holds (at 5M buffers the gather takes a fifth of a second on a
+    /// busy machine, more than a stop may wait).
+    fn by_buffer_until(
+        &self,
+        occupancy: &Occupancy,
+        ranges: &[(u64, u64)],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Plan> {
+        let mut offsets = vec![0u64; self.problem.len()];
+        // Whether a chunk was left out (a complete gather is kept).
+        let cut = AtomicBool::new(false);
+        offsets
+            .par_chunks_mut(GATHER_CHUNK)
+            .enumerate()
+            .for_each(|(k, offsets)| {
+                if stop() {
+                    cut.store(true, Ordering::Relaxed);
+                    return;
+                }
+                let from = k * GATHER_CHUNK;
+                for (b, offset) in (from..).zip(offsets.iter_mut()) {
+                    *offset = ranges[occupancy.position(b as u32) as usize].0;
+                }
+            });
+        (!cut.into_inner()).then(|| Plan::from_offsets(offsets))
     }
 
     /// The plan of offsets by buffer from address ranges by position of
@@ -375,14 +429,15 @@ impl<'p> Placer<'p> {
     /// buffers, a pass over them all: a fifth of a second at 5M buffers)
     /// is abandoned once `settle()` holds (the caller's own deadline, past
     /// at once on an interrupt, so that a signal is answered within a
-    /// tenth of a second), and the plan in hand returned.
+    /// tenth of a second), and the plan in hand returned. The plan's
+    /// makespan comes with it when known without a pass (the fallback's).
     fn place_within_or(
         &self,
         order: &[BufferIdx],
         stop: &(dyn Fn() -> bool + Sync),
         settle: &(dyn Fn() -> bool + Sync),
         mut fallback: Option<FallbackPlan>,
-    ) -> (Plan, usize) {
+    ) -> (Plan, usize, Option<u64>) {
         let problem = self.problem;
         let buffers = problem.buffers();
         if let Some(pieces) = &self.pieces {
@@ -405,17 +460,26 @@ impl<'p> Placer<'p> {
                 }
             }
             let offsets = offsets.iter().map(|o| o.unwrap_or(0)).collect();
-            return (Plan::from_offsets(offsets), count);
+            return (Plan::from_offsets(offsets), count, None);
+        }
+        // Stopped already, the fallback in hand and no time to improve on
+        // it: the run would be cut at once, after setting up its arrays
+        // (tens of milliseconds at millions of buffers).
+        if fallback.is_some() && stop() && settle() {
+            if let Some(fallback) = fallback.take() {
+                return fallback.measured();
+            }
         }
         let occupancy = if self.fit == Fit::Skyline {
             if let Some(plan) = crate::solvers::greedy::skyline::place(problem, order, None, stop) {
-                return (plan, 0);
+                return (plan, 0, None);
             }
             // The skyline keeps no partial plan: everything but the fixed
             // buffers goes to the fallback, which needs the index: built
             // after the deadline, so only when it is quick.
             if buffers.len() > FALLBACK_INDEX_MAX {
-                return fallback::bucketed_or_stacked(problem);
+                let (plan, count) = fallback::bucketed_or_stacked(problem);
+                return (plan, count, None);
             }
             std::borrow::Cow::Owned(Occupancy::of_buffers(buffers, usize::MAX))
         } else {
@@ -428,7 +492,7 @@ impl<'p> Placer<'p> {
         };
         if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle() {
             if let Some(fallback) = fallback.take() {
-                return (fallback.plan, fallback.count);
+                return fallback.measured();
             }
         }
         let partial = run.map(|run| {
@@ -449,8 +513,8 @@ impl<'p> Placer<'p> {
             }
             (run.ranges, skip)
         });
-        let (ranges, count) = match (partial, fallback) {
-            (Some((ranges, skip)), _) if skip.iter().all(|&x| x) => (ranges, 0),
+        let (ranges, count, makespan) = match (partial, fallback) {
+            (Some((ranges, skip)), _) if skip.iter().all(|&x| x) => (ranges, 0, None),
             (Some((mut ranges, skip)), Some(fallback)) => {
                 // Cut midway, the fallback for all ready: it, unless the
                 // fallback above what was placed does better (a longer
@@ -464,11 +528,14 @@ impl<'p> Placer<'p> {
                     .max()
                     .unwrap_or(0);
                 if placed >= fallback.top {
-                    return (fallback.plan, fallback.count);
+                    return fallback.measured();
                 }
                 match self.complete_until(&occupancy, &mut ranges, &skip, settle) {
-                    Some(count) if top(&ranges) <= fallback.top => (ranges, count),
-                    _ => return (fallback.plan, fallback.count),
+                    Some(count) => match top(&ranges) {
+                        top if top <= fallback.top => (ranges, count, Some(top)),
+                        _ => return fallback.measured(),
+                    },
+                    None => return fallback.measured(),
                 }
             }
             (Some((mut ranges, skip)), None) => {
@@ -480,16 +547,27 @@ impl<'p> Placer<'p> {
                     || self.complete(&occupancy, &mut ranges, &skip),
                     || self.fallback_for_all(&occupancy),
                 );
-                if top(&scratch) < top(&ranges) {
-                    (scratch, all)
+                let (scratch_top, ranges_top) = (top(&scratch), top(&ranges));
+                if scratch_top < ranges_top {
+                    (scratch, all, Some(scratch_top))
                 } else {
-                    (ranges, count)
+                    (ranges, count, Some(ranges_top))
                 }
             }
-            (None, Some(fallback)) => return (fallback.plan, fallback.count),
-            (None, None) => self.fallback_for_all(&occupancy),
+            (None, Some(fallback)) => return fallback.measured(),
+            (None, None) => {
+                let (ranges, count) = self.fallback_for_all(&occupancy);
+                (ranges, count, None)
+            }
         };
-        (self.by_buffer(&occupancy, &ranges), count)
+        (self.by_buffer(&occupancy, &ranges), count, makespan)
+    }
+
+    /// Whether [`Placer::place_none`] has no index for the fallback (it
+    /// then gives [`fallback::bucketed_or_stacked`]'s plan).
+    fn place_none_stacks(&self) -> bool {
+        self.pieces.is_some()
+            || (self.fit == Fit::Skyline && self.problem.len() > FALLBACK_INDEX_MAX)
     }
 
     /// The plan when no buffer could be placed in time: the fallback for
@@ -497,12 +575,10 @@ impl<'p> Placer<'p> {
     /// index.
     pub fn place_none(&self) -> (Plan, usize) {
         let problem = self.problem;
-        let occupancy = if self.pieces.is_some() {
+        if self.place_none_stacks() {
             return fallback::bucketed_or_stacked(problem);
-        } else if self.fit == Fit::Skyline {
-            if problem.len() > FALLBACK_INDEX_MAX {
-                return fallback::bucketed_or_stacked(problem);
-            }
+        }
+        let occupancy = if self.fit == Fit::Skyline {
             std::borrow::Cow::Owned(Occupancy::of_buffers(problem.buffers(), usize::MAX))
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
@@ -798,8 +874,10 @@ struct OrderPlaced {
     plan: Plan,
     /// How many buffers the fallback placed (0 when the placement ended).
     count: usize,
-    /// When the plan is the stacked one, `Some` of its measure.
-    stacked: Option<Option<fallback::Measure>>,
+    /// Whether the plan is the stacked one.
+    stacked: bool,
+    /// The plan's makespan, when the pass that made it took it.
+    makespan: Option<u64>,
     /// The max load, computed beside the order; `None` when stopped first.
     max_load: Option<u64>,
 }
@@ -820,6 +898,13 @@ struct FallbackPlan {
     count: usize,
 }
 
+impl FallbackPlan {
+    /// The plan, how many buffers the fallback placed and its makespan.
+    fn measured(self) -> (Plan, usize, Option<u64>) {
+        (self.plan, self.count, Some(self.top))
+    }
+}
+
 /// A greedy plan within a deadline ([`plan_within`]).
 pub struct Within<'p> {
     /// Always complete and valid.
@@ -830,10 +915,10 @@ pub struct Within<'p> {
     pub max_load: Option<u64>,
     /// The placer, when there was time to build it.
     pub placer: Option<Placer<'p>>,
-    /// The plan's `(makespan, highest fixed end, largest size)` when the
-    /// pass that made it measured it (the stacked plan at scale), for the
-    /// solution to skip a pass of its own after a stop.
-    pub measure: Option<fallback::Measure>,
+    /// The plan's makespan when the pass that made it took it (the
+    /// stacked plan's, the fallback's), for the solution to skip a pass
+    /// of its own after a stop.
+    pub makespan: Option<u64>,
     /// Whether the plan is the stacked one (every free buffer above the
     /// previous one: the clock left no time for better).
     pub stacked: bool,
@@ -860,6 +945,7 @@ pub fn plan_within<'p>(
         &|| large && stop(),
         &|| false,
         EARLY_FALLBACK_MIN,
+        false,
     )
 }
 
@@ -869,7 +955,7 @@ pub fn plan_within<'p>(
 /// at 2M buffers).
 pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
     let never = || false;
-    plan_within_unless(problem, greedy, &never, &never, &never, usize::MAX)
+    plan_within_unless(problem, greedy, &never, &never, &never, usize::MAX, false)
 }
 
 /// [`plan_within`], except that cut before the index on more than
@@ -877,7 +963,17 @@ pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
 /// ready elsewhere), the plan is left empty (`stacked` said, for the
 /// caller to replace): the stacked plan would cost a pass for nothing.
 /// The fallback is computed beside the order from `early_min` buffers on
-/// ([`EARLY_FALLBACK_MIN`] when a stop can come).
+/// ([`EARLY_FALLBACK_MIN`] when a stop can come; `usize::MAX`: it cannot),
+/// and then on more than [`fallback::BUCKETED_MAX`] buffers, unless
+/// `beside` (`ready` watches a plan made beside), the stacked plan is made
+/// beside the index: a stop that comes before the fallback for every
+/// buffer exists (the index, then the order beside that fallback: seconds
+/// at 5M buffers) leaves only the stacked plan, whose pass over the
+/// buffers (50-80 ms at 5M on a busy machine, memory-bound) took most of
+/// the 100 ms a stop may wait (issue 14) when made after the stop. Made
+/// beside the index (one pass while the index takes seconds), it is
+/// ready; it is freed once the fallback is, and its 8 bytes a buffer are
+/// held only until then.
 fn plan_within_unless<'p>(
     problem: &'p Problem,
     greedy: Greedy,
@@ -885,11 +981,84 @@ fn plan_within_unless<'p>(
     settle: &(dyn Fn() -> bool + Sync),
     ready: &(dyn Fn() -> bool + Sync),
     early_min: usize,
+    beside: bool,
 ) -> Within<'p> {
+    let prestack = early_min != usize::MAX && !beside && problem.len() > fallback::BUCKETED_MAX;
+    // The stacked plan first, on this thread: were it left for another
+    // to steal, it would wait for the index when every thread is busy
+    // (beside the variants' density check, say), and so come after a stop.
+    let (prestacked, (placer, sorted)) = rayon::join(
+        || prestack.then(|| fallback::stacked_measured(problem)),
+        || placer_and_order(problem, greedy, stop, early_min),
+    );
+    let Some(placer) = placer else {
+        if problem.len() > fallback::BUCKETED_MAX && ready() {
+            drop_later(prestacked, problem.len());
+            return Within {
+                plan: Plan::default(),
+                fallback: 0,
+                max_load: None,
+                placer: None,
+                makespan: None,
+                stacked: true,
+            };
+        }
+        // Stacked (see `bucketed_or_stacked`), its pass measures the plan.
+        if problem.len() > fallback::BUCKETED_MAX {
+            let (plan, fallback, makespan) = fallback::stacked_given(problem, prestacked);
+            return Within {
+                plan,
+                fallback,
+                max_load: None,
+                placer: None,
+                makespan,
+                stacked: true,
+            };
+        }
+        let (plan, fallback) = fallback::bucketed_or_stacked(problem);
+        return Within {
+            plan,
+            fallback,
+            max_load: None,
+            placer: None,
+            makespan: None,
+            stacked: false,
+        };
+    };
+    let placed = match sorted {
+        Some((sorted, max_load)) => {
+            placer.place_presorted_within(sorted, max_load, prestacked, stop, settle)
+        }
+        None => placer.place_order_within_from(greedy.order, stop, settle, early_min, prestacked),
+    };
+    Within {
+        plan: placed.plan,
+        fallback: placed.count,
+        // As when it was computed after the placement: unknown once the
+        // stop has come (callers read a known max load as time to spare).
+        max_load: placed.max_load.filter(|_| !stop()),
+        placer: Some(placer),
+        makespan: placed.makespan,
+        stacked: placed.stacked,
+    }
+}
+
+/// The placer of `greedy` within `stop` and, below `early_min` buffers,
+/// the order sorted beside it (with the max load when the times are dense).
+#[allow(clippy::type_complexity)]
+fn placer_and_order<'p>(
+    problem: &'p Problem,
+    greedy: Greedy,
+    stop: &(dyn Fn() -> bool + Sync),
+    early_min: usize,
+) -> (
+    Option<Placer<'p>>,
+    Option<(Option<Vec<BufferIdx>>, Option<u64>)>,
+) {
     // Without the fallback beside the order (which needs the index), the
     // order is sorted beside the index: each alone keeps the second core
     // only partly busy.
-    let (placer, sorted) = if problem.len() >= early_min {
+    if problem.len() >= early_min {
         (Placer::new_until(problem, greedy.fit, stop), None)
     } else {
         // Beside the order too, the max load when the times are dense
@@ -905,53 +1074,6 @@ fn plan_within_unless<'p>(
             },
         );
         (placer, Some(sorted))
-    };
-    let Some(placer) = placer else {
-        if problem.len() > fallback::BUCKETED_MAX && ready() {
-            return Within {
-                plan: Plan::default(),
-                fallback: 0,
-                max_load: None,
-                placer: None,
-                measure: None,
-                stacked: true,
-            };
-        }
-        // Stacked (see `bucketed_or_stacked`), its pass measures the plan.
-        if problem.len() > fallback::BUCKETED_MAX {
-            let (plan, fallback, measure) = fallback::stacked_measured(problem);
-            return Within {
-                plan,
-                fallback,
-                max_load: None,
-                placer: None,
-                measure,
-                stacked: true,
-            };
-        }
-        let (plan, fallback) = fallback::bucketed_or_stacked(problem);
-        return Within {
-            plan,
-            fallback,
-            max_load: None,
-            placer: None,
-            measure: None,
-            stacked: false,
-        };
-    };
-    let placed = match sorted {
-        Some((sorted, max_load)) => placer.place_presorted_within(sorted, max_load, stop, settle),
-        None => placer.place_order_within_from(greedy.order, stop, settle, early_min),
-    };
-    Within {
-        plan: placed.plan,
-        fallback: placed.count,
-        // As when it was computed after the placement: unknown once the
-        // stop has come (callers read a known max load as time to spare).
-        max_load: placed.max_load.filter(|_| !stop()),
-        placer: Some(placer),
-        measure: placed.stacked.flatten(),
-        stacked: placed.stacked.is_some(),
     }
 }
 
@@ -993,14 +1115,30 @@ fn plan_within_beside_from<'p>(
     min: usize,
 ) -> Within<'p> {
     if !beside || problem.len() < min {
-        return plan_within_unless(problem, greedy, stop, settle, &|| false, EARLY_FALLBACK_MIN);
+        let never = || false;
+        return plan_within_unless(
+            problem,
+            greedy,
+            stop,
+            settle,
+            &never,
+            EARLY_FALLBACK_MIN,
+            false,
+        );
     }
     let (done, ready) = (AtomicBool::new(false), AtomicBool::new(false));
     let (within, bucketed) = rayon::join(
         || {
             let ready = || ready.load(Ordering::Acquire);
-            let within =
-                plan_within_unless(problem, greedy, stop, settle, &ready, EARLY_FALLBACK_MIN);
+            let within = plan_within_unless(
+                problem,
+                greedy,
+                stop,
+                settle,
+                &ready,
+                EARLY_FALLBACK_MIN,
+                true,
+            );
             done.store(true, Ordering::Relaxed);
             within
         },
@@ -1015,7 +1153,7 @@ fn plan_within_beside_from<'p>(
         Some((plan, fallback)) if within.stacked => Within {
             plan,
             fallback,
-            measure: None,
+            makespan: None,
             stacked: false,
             ..within
         },
@@ -1220,6 +1358,8 @@ mod tests {
     /// cut falls varies from run to run: every outcome is checked.)
     /// Settled at the cut (an interrupt at scale), the plan of a cut
     /// placement is the fallback's in hand, not an improvement on it.
+    /// The stacked plan made ahead, when given, is the one returned; a
+    /// makespan that comes with the plan is its makespan.
     #[test]
     fn the_fallback_ready_beside_the_order_is_never_worse() {
         use std::sync::atomic::AtomicUsize;
@@ -1232,15 +1372,21 @@ mod tests {
                 .place(&crate::solvers::greedy::order(&p, Order::Size), None)
                 .unwrap();
             let (mut improved, mut in_hand) = (0, 0);
-            for settled in [false, true] {
+            for (settled, prestack) in [(false, false), (true, false), (false, true)] {
                 for cut in 0..40 {
                     let polls = AtomicUsize::new(0);
                     let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
                     let settle = || settled && stop();
-                    let placed = placer.place_order_within_from(Order::Size, &stop, &settle, 0);
+                    let prestacked = prestack.then(|| fallback::stacked_measured(&p));
+                    let placed =
+                        placer.place_order_within_from(Order::Size, &stop, &settle, 0, prestacked);
                     let (plan, count) = (placed.plan, placed.count);
                     assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
                     let is_stacked = (&plan, count) == (&stacked.0, stacked.1);
+                    assert_eq!(placed.stacked, is_stacked, "{fit:?} cut {cut}");
+                    if let Some(makespan) = placed.makespan {
+                        assert_eq!(makespan, plan.makespan(&p), "{fit:?} cut {cut}");
+                    }
                     assert!(
                         plan.makespan(&p) <= none.makespan(&p) || is_stacked,
                         "{fit:?} cut {cut}"
@@ -1265,7 +1411,7 @@ mod tests {
             assert!(improved > 0 && in_hand > 0, "{fit:?}: {improved} {in_hand}");
             let never = |early_min| {
                 placer
-                    .place_order_within_from(Order::Size, &|| false, &|| false, early_min)
+                    .place_order_within_from(Order::Size, &|| false, &|| false, early_min, None)
                     .plan
             };
             assert_eq!(never(0), never(usize::MAX));

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
-use crate::plan::Plan;
+use crate::plan::{Measured, Plan};
 use crate::problem::{Buffer, Problem};
 use crate::solver::Deadline;
 
@@ -32,6 +32,10 @@ fn is_dense_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option
 /// start order, the starts inside a lifetime follow its own, so they are
 /// counted by a search outwards from there (lifetimes are mostly short).
 fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
+    // Stopped already: not even the pass that gathers the lifetimes.
+    if stop() {
+        return None;
+    }
     let mut spans: Vec<(u64, u64)> = buffers.par_iter().map(|b| (b.start, b.end)).collect();
     if !sort_until(&mut spans, stop) {
         return None;
@@ -63,13 +67,24 @@ fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Optio
 /// (size/first-fit) always returns a plan, completed by the fallback when
 /// cut short ([`Placer::place_within`]).
 pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
-    best_of(
-        problem,
-        &variants(problem, stop),
-        Some(Greedy::default()),
-        stop,
-    )
-    .unwrap_or_else(|| (Greedy::default(), Plan::default()))
+    let (greedy, best) = best_variant_measured(problem, stop);
+    (greedy, best.plan)
+}
+
+/// [`best_variant`] with the plan's makespan when a pass measured it.
+fn best_variant_measured(
+    problem: &Problem,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> (Greedy, Measured) {
+    let default = Greedy::default();
+    // The variants' density check (a sort) beside the default plan, whose
+    // start makes the plan a stop takes at scale (the stacked plan).
+    let (variants, finished) = rayon::join(
+        || variants(problem, stop),
+        || finished(problem, default, stop),
+    );
+    best_of_given(problem, &variants, Some((default, finished)), stop)
+        .unwrap_or_else(|| (default, Measured::default()))
 }
 
 /// The variants [`best_variant`] runs: all but best-fit on dense problems
@@ -90,23 +105,33 @@ fn best_variant_from(
     problem: &Problem,
     default: Plan,
     stop: &(dyn Fn() -> bool + Sync),
-) -> (Greedy, Plan) {
+) -> (Greedy, Measured) {
     let variants = variants(problem, stop);
-    best_of_given(problem, &variants, Some((Greedy::default(), default)), stop)
-        .unwrap_or_else(|| (Greedy::default(), Plan::default()))
+    best_of_given(
+        problem,
+        &variants,
+        Some((Greedy::default(), default.into())),
+        stop,
+    )
+    .unwrap_or_else(|| (Greedy::default(), Measured::default()))
 }
 
 /// The starting plan of an exact solver: [`best_variant`]'s, from
 /// `default` (`best_variant_from`) when the default variant's complete
 /// plan is at hand, the variants stopped at the [`reserved`](super::reserved)
 /// deadline so that the work after them (measuring, the search's first
-/// poll) ends within `deadline`.
-pub fn best_variant_plan(problem: &Problem, default: Option<&Plan>, deadline: &Deadline) -> Plan {
+/// poll) ends within `deadline`. The makespan comes with the plan when a
+/// pass measured it (every variant's, compared; the stacked plan's).
+pub fn best_variant_plan(
+    problem: &Problem,
+    default: Option<&Plan>,
+    deadline: &Deadline,
+) -> Measured {
     let ahead = super::reserved(problem, deadline);
     let stop = || ahead.passed();
     match default {
         Some(plan) => best_variant_from(problem, plan.clone(), &stop).1,
-        None => best_variant(problem, &stop).1,
+        None => best_variant_measured(problem, &stop).1,
     }
 }
 
@@ -123,17 +148,29 @@ pub fn best_of(
     // The variant that must finish goes first, alone: on large instances
     // its setup and placement take the whole budget, which the others
     // would otherwise share.
-    let finished = finish.map(|g| (g, plan_within(problem, g, stop).plan));
-    best_of_given(problem, variants, finished, stop)
+    let finished = finish.map(|g| (g, finished(problem, g, stop)));
+    best_of_given(problem, variants, finished, stop).map(|(g, best)| (g, best.plan))
 }
 
-/// [`best_of`] with the plan of the variant that must finish given.
+/// The plan of the variant that must finish ([`plan_within`]), with its
+/// makespan when the pass that made it measured it (the stacked plan's).
+fn finished(problem: &Problem, greedy: Greedy, stop: &(dyn Fn() -> bool + Sync)) -> Measured {
+    let within = plan_within(problem, greedy, stop);
+    Measured {
+        plan: within.plan,
+        makespan: within.makespan,
+    }
+}
+
+/// [`best_of`] with the plan of the variant that must finish given; the
+/// best plan comes with its makespan, unless that variant finished alone
+/// unmeasured.
 fn best_of_given(
     problem: &Problem,
     variants: &[Greedy],
-    finished: Option<(Greedy, Plan)>,
+    finished: Option<(Greedy, Measured)>,
     stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Greedy, Plan)> {
+) -> Option<(Greedy, Measured)> {
     let finish = finished.as_ref().map(|(g, _)| *g);
     // One placer per fit and one order per order kind, shared by the
     // other variants; none is built once `stop()` holds.
@@ -178,24 +215,24 @@ fn best_of_given(
     // The orders are freed off the caller's path (tens of megabytes each
     // at millions of buffers); the placers free their index likewise.
     drop_later(sorted, problem.len());
-    if let Some((g, plan)) = finished {
+    if let Some((g, best)) = finished {
         // Alone (the others cut), no need to measure it.
         if plans.is_empty() {
-            return Some((g, plan));
+            return Some((g, best));
         }
         let i = variants
             .iter()
             .position(|v| *v == g)
             .unwrap_or(variants.len());
-        plans.push((plan.makespan(problem), i, plan));
+        plans.push((best.makespan(problem), i, best.plan));
     }
     plans
         .into_iter()
         .min_by_key(|(m, i, _)| (*m, *i))
-        .map(|(_, i, plan)| {
+        .map(|(makespan, i, plan)| {
             (
                 variants.get(i).copied().or(finish).unwrap_or_default(),
-                plan,
+                Measured::new(plan, makespan),
             )
         })
 }
@@ -220,17 +257,23 @@ mod tests {
             let p = generate(kind, n, seed).problem;
             let default = plan_within(&p, Greedy::default(), &never).plan;
             let (g, plan) = best_variant(&p, &never);
-            let (g_from, plan_from) = best_variant_from(&p, default.clone(), &never);
-            assert_eq!((g_from, &plan_from), (g, &plan), "{kind:?}");
-            assert_eq!(validate(&p, &plan_from), Ok(()));
+            let (g_from, from) = best_variant_from(&p, default.clone(), &never);
+            assert_eq!((g_from, &from.plan), (g, &plan), "{kind:?}");
+            assert_eq!(validate(&p, &from.plan), Ok(()));
+            // Compared with the others, the best plan comes measured.
+            let makespan = plan.makespan(&p);
+            assert_eq!(from.makespan, Some(makespan), "{kind:?}");
             let never_deadline = crate::solver::SolveOptions::default().deadline();
-            assert_eq!(best_variant_plan(&p, Some(&default), &never_deadline), plan);
-            assert_eq!(best_variant_plan(&p, None, &never_deadline), plan);
+            for default in [Some(&default), None] {
+                let best = best_variant_plan(&p, default, &never_deadline);
+                assert_eq!(best, Measured::new(plan.clone(), makespan), "{kind:?}");
+            }
         }
-        // Stopped at once: the default plan given is what is left.
+        // Stopped at once: the default plan given is what is left, not
+        // measured (no variant to compare it with).
         let p = generate(Kind::Random, 500, 5).problem;
         let default = plan_within(&p, Greedy::default(), &never).plan;
-        let (g, plan) = best_variant_from(&p, default.clone(), &|| true);
-        assert_eq!((g, plan), (Greedy::default(), default));
+        let (g, best) = best_variant_from(&p, default.clone(), &|| true);
+        assert_eq!((g, best), (Greedy::default(), Measured::from(default)));
     }
 }

@@ -78,7 +78,7 @@
 
 use std::time::Duration;
 
-use crate::plan::Plan;
+use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 use crate::solver::{
     minimise_within, starting_plan, Deadline, Effort, NotFoundReason, Prepared, Probe, Solution,
@@ -189,7 +189,7 @@ impl Search {
         prepared: &Prepared,
         floor: Option<&Plan>,
         deadline: &Deadline,
-    ) -> Plan {
+    ) -> Measured {
         starting_plan(
             problem,
             self.options.warm_start.as_ref(),
@@ -208,7 +208,7 @@ impl Search {
         deadline: &Deadline,
         budget: Option<u64>,
     ) -> Result<Solution, SolveError> {
-        let (max_load, lower) = (prepared.max_load, prepared.lower_bound);
+        let lower = prepared.lower_bound;
         if lower > capacity {
             return Err(SolveError::NotFound {
                 capacity,
@@ -218,9 +218,9 @@ impl Search {
             });
         }
         let mut counters = Counters::default();
-        let fits = |plan: Plan, counters: &Counters| {
-            let mut s =
-                Solution::within_capacity(problem, plan, max_load, NotFoundReason::Heuristic)?;
+        let fits = |best: Measured, counters: &Counters| {
+            let heuristic = NotFoundReason::Heuristic;
+            let mut s = Solution::within_capacity_of(problem, best, lower, heuristic)?;
             s.counters = report(counters);
             Ok(s)
         };
@@ -236,9 +236,13 @@ impl Search {
                 let order = crate::solvers::greedy::order_until(problem, Order::Size, &stop)?;
                 placer.place_until(&order, None, &stop)
             }),
-        };
-        if let Some(plan) = quick.as_ref().filter(|p| p.makespan(problem) <= capacity) {
-            return fits(plan.clone(), &counters);
+        }
+        .map(|plan| {
+            let makespan = plan.makespan(problem);
+            Measured::new(plan, makespan)
+        });
+        if let Some(quick) = quick.as_ref().filter(|q| q.makespan(problem) <= capacity) {
+            return fits(quick.clone(), &counters);
         }
         // Its setup stops ahead of the deadline, leaving the time to answer
         // (what a cut setup leaves the search is nothing anyway).
@@ -262,7 +266,7 @@ impl Search {
             )
         };
         let reason = match decision {
-            Probe::Fits(plan) => return fits(plan, &counters),
+            Probe::Fits(plan) => return fits(plan.into(), &counters),
             Probe::Infeasible => NotFoundReason::ProvenInfeasible,
             // Its setup cut ahead of the deadline counts as the deadline.
             Probe::Unknown
@@ -287,7 +291,7 @@ impl Search {
         );
         let best_makespan = best.makespan(problem);
         if reason != NotFoundReason::ProvenInfeasible && best_makespan <= capacity {
-            return fits(best, &counters);
+            return fits(Measured::new(best.plan, best_makespan), &counters);
         }
         Err(SolveError::NotFound {
             capacity,

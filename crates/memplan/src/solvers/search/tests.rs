@@ -265,7 +265,7 @@ fn minimising_rounds_capacities_to_the_granularity() {
     let mut asked = Vec::new();
     let s = crate::solver::minimise(
         &p,
-        Plan::from_offsets(vec![0, 4, 8, 12, 16]),
+        Plan::from_offsets(vec![0, 4, 8, 12, 16]).into(),
         1,
         &Deadline::default(),
         &crate::solver::Progress::default(),
