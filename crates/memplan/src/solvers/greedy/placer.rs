@@ -263,6 +263,11 @@ impl<'p> Placer<'p> {
         prestacked: Option<fallback::Stacked>,
     ) -> OrderPlaced {
         let early = self.problem.len() >= early_min;
+        // Freed (here, at once) where the fallback's plan is made beside
+        // the order: its 8 bytes a buffer would add to the peak of memory
+        // (the order's sort and the fallback's passes, issue 14 allows 200
+        // bytes a buffer). A stop before that plan is ready stacks anew.
+        let prestacked = prestacked.filter(|_| !(early && self.has_fallback_plan()));
         let (sorted, (fallback, max_load)) = rayon::join(
             || order_until(self.problem, order, stop),
             || {
@@ -374,7 +379,7 @@ impl<'p> Placer<'p> {
     /// the index it needs (`Some(None)` with the skyline or gaps); `None`
     /// once `stop()` holds (polled in its colouring).
     fn fallback_plan(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Option<FallbackPlan>> {
-        if self.fit == Fit::Skyline || self.pieces.is_some() {
+        if !self.has_fallback_plan() {
             return Some(None);
         }
         let (ranges, count) = self.fallback_for_all_until(&self.occupancy, stop)?;
@@ -561,6 +566,12 @@ impl<'p> Placer<'p> {
             }
         };
         (self.by_buffer(&occupancy, &ranges), count, makespan)
+    }
+
+    /// Whether [`Placer::fallback_plan`] can make a plan (the skyline and
+    /// pieces keep no index for it).
+    fn has_fallback_plan(&self) -> bool {
+        self.fit != Fit::Skyline && self.pieces.is_none()
     }
 
     /// Whether [`Placer::place_none`] has no index for the fallback (it
@@ -972,8 +983,8 @@ pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
 /// buffers (50-80 ms at 5M on a busy machine, memory-bound) took most of
 /// the 100 ms a stop may wait (issue 14) when made after the stop. Made
 /// beside the index (one pass while the index takes seconds), it is
-/// ready; it is freed once the fallback is, and its 8 bytes a buffer are
-/// held only until then.
+/// ready; where the fallback's plan is made beside the order, it is freed
+/// then (its 8 bytes a buffer would add to the peak of memory there).
 fn plan_within_unless<'p>(
     problem: &'p Problem,
     greedy: Greedy,
