@@ -459,14 +459,7 @@ fn plan_of_no_time_given(
     prestacked: Option<fallback::Stacked>,
 ) -> Result<Solution, SolveError> {
     let within = match prestacked {
-        Some((plan, fallback, makespan)) => Within {
-            plan,
-            fallback,
-            max_load: None,
-            placer: None,
-            makespan,
-            stacked: true,
-        },
+        Some(stacked) => Within::stacked(stacked),
         None => plan_within(problem, Greedy::default(), &|| deadline.passed()),
     };
     // The stacked plan comes measured: no second pass over the buffers.

@@ -935,6 +935,21 @@ pub struct Within<'p> {
     pub stacked: bool,
 }
 
+impl Within<'_> {
+    /// The stacked plan ([`fallback::stacked_measured`]'s) as the plan of
+    /// a greedy run cut before its index: no placer, no max load.
+    pub(crate) fn stacked((plan, fallback, makespan): fallback::Stacked) -> Self {
+        Within {
+            plan,
+            fallback,
+            max_load: None,
+            placer: None,
+            makespan,
+            stacked: true,
+        }
+    }
+}
+
 /// The plan of `greedy` on `problem` with `stop()` polled throughout, the
 /// setup included: the placer first (cut there, the plan is
 /// [`fallback::bucketed_or_stacked`]'s, which needs no index),
@@ -1016,15 +1031,7 @@ fn plan_within_unless<'p>(
         }
         // Stacked (see `bucketed_or_stacked`), its pass measures the plan.
         if problem.len() > fallback::BUCKETED_MAX {
-            let (plan, fallback, makespan) = fallback::stacked_given(problem, prestacked);
-            return Within {
-                plan,
-                fallback,
-                max_load: None,
-                placer: None,
-                makespan,
-                stacked: true,
-            };
+            return Within::stacked(fallback::stacked_given(problem, prestacked));
         }
         let (plan, fallback) = fallback::bucketed_or_stacked(problem);
         return Within {
