@@ -68,23 +68,19 @@ impl Solution {
         reason: NotFoundReason,
         counters: Vec<(&'static str, u64)>,
     ) -> Result<Solution, SolveError> {
-        let makespan = plan.makespan(problem);
-        Solution::within_capacity_measured_counted(
-            problem, plan, max_load, reason, makespan, counters,
-        )
+        Solution::within_capacity_of_counted(problem, plan.into(), max_load, reason, counters)
     }
 
-    /// [`Solution::within_capacity_counted`] with the plan already
-    /// measured ([`Solution::within_capacity_measured`]).
-    pub(crate) fn within_capacity_measured_counted(
+    /// [`Solution::within_capacity_counted`] for a plan whose makespan may
+    /// be known already ([`Solution::within_capacity_of`]).
+    pub(crate) fn within_capacity_of_counted(
         problem: &Problem,
-        plan: Plan,
+        best: Measured,
         max_load: u64,
         reason: NotFoundReason,
-        makespan: u64,
         counters: Vec<(&'static str, u64)>,
     ) -> Result<Solution, SolveError> {
-        match Solution::within_capacity_measured(problem, plan, max_load, reason, makespan) {
+        match Solution::within_capacity_of(problem, best, max_load, reason) {
             Ok(mut s) => {
                 s.counters = counters;
                 Ok(s)
@@ -116,8 +112,7 @@ impl Solution {
         max_load: u64,
         reason: NotFoundReason,
     ) -> Result<Solution, SolveError> {
-        let makespan = plan.makespan(problem);
-        Solution::within_capacity_measured(problem, plan, max_load, reason, makespan)
+        Solution::within_capacity_of(problem, plan.into(), max_load, reason)
     }
 
     /// [`Solution::within_capacity`] for a plan whose makespan may be known

@@ -50,7 +50,7 @@ use rayon::prelude::*;
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
 use crate::geometry::sort::sort_until;
-use crate::plan::Plan;
+use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
@@ -210,12 +210,9 @@ impl Solver for Boxing {
         } else {
             NotFoundReason::Heuristic
         };
-        let solution = match makespan {
-            Some(makespan) => Solution::within_capacity_measured_counted(
-                problem, plan, max_load, reason, makespan, counters,
-            ),
-            None => Solution::within_capacity_counted(problem, plan, max_load, reason, counters),
-        };
+        let best = Measured { plan, makespan };
+        let solution =
+            Solution::within_capacity_of_counted(problem, best, max_load, reason, counters);
         solution.map(|mut solution| {
             if !solution.optimal {
                 solution.stopped = deadline.stopped();

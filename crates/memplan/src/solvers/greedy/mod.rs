@@ -21,7 +21,7 @@ pub use variants::{best_of, best_variant, best_variant_plan, is_dense};
 use crate::problem::Problem;
 use std::sync::Arc;
 
-use crate::plan::Plan;
+use crate::plan::{Measured, Plan};
 use crate::solver::{
     Deadline, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
 };
@@ -240,12 +240,11 @@ fn solution_of(
     } else {
         Vec::new()
     };
-    match within.makespan {
-        Some(makespan) => Solution::within_capacity_measured_counted(
-            problem, plan, max_load, reason, makespan, counters,
-        ),
-        None => Solution::within_capacity_counted(problem, plan, max_load, reason, counters),
-    }
+    let best = Measured {
+        plan,
+        makespan: within.makespan,
+    };
+    Solution::within_capacity_of_counted(problem, best, max_load, reason, counters)
 }
 
 /// From this many buffers on, search and tela under a time limit, and
@@ -463,18 +462,11 @@ fn plan_of_no_time_given(
         None => plan_within(problem, Greedy::default(), &|| deadline.passed()),
     };
     // The stacked plan comes measured: no second pass over the buffers.
-    let mut s = match within.makespan {
-        Some(makespan) => Solution::within_capacity_measured(
-            problem,
-            within.plan,
-            max_load,
-            NotFoundReason::TimeLimit,
-            makespan,
-        ),
-        None => {
-            Solution::within_capacity(problem, within.plan, max_load, NotFoundReason::TimeLimit)
-        }
-    }?;
+    let best = Measured {
+        plan: within.plan,
+        makespan: within.makespan,
+    };
+    let mut s = Solution::within_capacity_of(problem, best, max_load, NotFoundReason::TimeLimit)?;
     s.stopped = deadline.stopped();
     Ok(s)
 }
