@@ -13,6 +13,7 @@
 //! twice its own max load. It is not meant to be good, only fast and never
 //! wrong: the first-fit placement it completes is the real plan.
 
+use crate::dispose::drop_later;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -27,8 +28,13 @@ use crate::problem::Problem;
 const NONE: u32 = u32::MAX;
 
 /// Buffers handled between two polls of `stop()` in the passes of
-/// [`bucketed_until`] and [`colour`].
+/// [`bucketed_until`].
 const POLL: usize = 1 << 16;
+
+/// Positions coloured between two polls of `stop()` in [`colour`]: each
+/// costs a few cache misses at millions of buffers (about 0.3 µs), so
+/// [`POLL`] of them left a stop waiting 20–28 ms at 5M buffers.
+const COLOUR_POLL: usize = 1 << 13;
 
 /// The slots of one size class.
 struct Class {
@@ -101,7 +107,8 @@ enum Coloured {
 /// Interval colouring by size class of the `n` positions that `item`
 /// gives (`None`: left out), visited in non-decreasing start: a slot
 /// freed at an item's end is reused by an item starting at or after it.
-/// Ends are at most `times`. `stop()` is polled every [`POLL`] positions.
+/// Ends are at most `times`. `stop()` is polled every [`COLOUR_POLL`]
+/// positions.
 fn colour(
     times: usize,
     n: usize,
@@ -122,7 +129,10 @@ fn colour(
     let mut by_log = [u16::MAX; 64];
     let (mut released, mut count) = (0usize, 0usize);
     for p in 0..n {
-        if p % POLL == 0 && stop() {
+        if p % COLOUR_POLL == 0 && stop() {
+            // Freeing a hundred megabytes at millions of buffers takes
+            // tens of milliseconds: not on the stop's path.
+            drop_later((ending, next, class_of, slot_of, classes), n);
             return Coloured::Stopped;
         }
         let Some(Item {
@@ -209,7 +219,7 @@ pub fn complete(
 }
 
 /// [`complete`] that gives up (`None`, `ranges` unchanged) once `stop()`
-/// holds, polled every `POLL` (65,536) buffers of its colouring.
+/// holds, polled every `COLOUR_POLL` (8,192) buffers of its colouring.
 pub fn complete_until(
     occupancy: &Occupancy,
     ranges: &mut [(u64, u64)],
@@ -256,6 +266,65 @@ pub fn complete_until(
         }
     }
     Some(colouring.count)
+}
+
+/// The fallback's colouring of every free position, its columns stacked
+/// from the highest fixed end: the offset of each free position without
+/// an array of address ranges (16 bytes a buffer, the largest array of the
+/// fallback at millions of buffers).
+pub(crate) struct Columns {
+    colouring: Colouring,
+    bases: Vec<u64>,
+}
+
+impl Columns {
+    /// The offset of free position `p`.
+    #[inline]
+    pub(crate) fn offset(&self, p: usize) -> u64 {
+        self.colouring.offset(&self.bases, p)
+    }
+
+    /// How many positions were coloured (the free ones).
+    pub(crate) fn count(&self) -> usize {
+        self.colouring.count
+    }
+}
+
+/// [`complete_until`] with no buffer placed but the fixed ones, from the
+/// sizes by position of `occupancy` (`fixed[p]`: left out) and the
+/// highest fixed end `fixed_end`: the same offsets, as [`Columns`].
+/// `None` once `stop()` holds (polled every [`COLOUR_POLL`] positions);
+/// `Some(None)` where [`complete_until`] stacks instead (absurdly many
+/// classes, columns past 2^64).
+pub(crate) fn columns_until(
+    occupancy: &Occupancy,
+    sizes: &[u64],
+    fixed: &[bool],
+    alignment: &dyn Fn(u32) -> u64,
+    fixed_end: u64,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Option<Columns>> {
+    let item = |p: usize| {
+        (!fixed[p]).then(|| {
+            let (start, end) = occupancy.compressed(p as u32);
+            Item {
+                start,
+                end,
+                size: sizes[p],
+                alignment: alignment(p as u32),
+            }
+        })
+    };
+    let colouring = match colour(occupancy.times(), sizes.len(), item, stop) {
+        Coloured::Done(colouring) => colouring,
+        Coloured::TooManyClasses => return Some(None),
+        Coloured::Stopped => return None,
+    };
+    Some(
+        colouring
+            .columns(fixed_end)
+            .map(|bases| Columns { colouring, bases }),
+    )
 }
 
 /// A buffer of [`bucketed`], by its place in bucket order.

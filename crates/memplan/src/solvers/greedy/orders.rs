@@ -126,8 +126,23 @@ fn sorted_by_key<K: Ord + Copy + Send + Sync + 'static>(
         return None;
     }
     let free = keyed.partition_point(|k| !k.0);
-    keyed.truncate(free);
-    Some(keyed.into_iter().map(|(_, _, b)| b).collect())
+    indices_until(keyed, free, |k| k.2, stop)
+}
+
+/// The buffers of the first `free` entries of the sorted `keyed`, in
+/// order, gathered in parallel with `stop()` polled ([`collect_until`]):
+/// at 5M buffers a plain collect takes 30–40 ms without a poll. `keyed`
+/// is freed on the disposal thread.
+fn indices_until<T: Sync + Send + 'static>(
+    keyed: Vec<T>,
+    free: usize,
+    index: impl Fn(&T) -> BufferIdx + Sync + Send,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<BufferIdx>> {
+    let n = keyed.len();
+    let indices = collect_until(free, |i| index(&keyed[i]), stop);
+    drop_later(keyed, n);
+    indices
 }
 
 /// Whether `value` is below 2^32 for every buffer.
@@ -159,8 +174,7 @@ fn sorted_by_word(
         return None;
     }
     let free = keyed.partition_point(|k| k.0 != u64::MAX);
-    keyed.truncate(free);
-    Some(keyed.into_iter().map(|(_, b)| b).collect())
+    indices_until(keyed, free, |k| k.1, stop)
 }
 
 #[cfg(test)]

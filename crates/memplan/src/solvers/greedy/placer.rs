@@ -263,11 +263,12 @@ impl<'p> Placer<'p> {
         prestacked: Option<fallback::Stacked>,
     ) -> OrderPlaced {
         let early = self.problem.len() >= early_min;
-        // Freed (here, at once) where the fallback's plan is made beside
-        // the order: its 8 bytes a buffer would add to the peak of memory
-        // (the order's sort and the fallback's passes, issue 14 allows 200
-        // bytes a buffer). A stop before that plan is ready stacks anew.
-        let prestacked = prestacked.filter(|_| !(early && self.has_fallback_plan()));
+        // The stacked plan made ahead is kept until the fallback's is
+        // ready: a stop before then returns it at once (stacking anew took
+        // 40–75 ms at 5M buffers). Its 8 bytes a buffer are those the
+        // fallback saves by colouring from sizes rather than address
+        // ranges ([`Placer::columns_until`]), so the peak of memory stays
+        // where it was (issue 14 allows 200 bytes a buffer).
         let (sorted, (fallback, max_load)) = rayon::join(
             || order_until(self.problem, order, stop),
             || {
@@ -382,12 +383,100 @@ impl<'p> Placer<'p> {
         if !self.has_fallback_plan() {
             return Some(None);
         }
-        let (ranges, count) = self.fallback_for_all_until(&self.occupancy, stop)?;
-        Some(Some(FallbackPlan {
-            top: top(&ranges),
-            plan: self.by_buffer_until(&self.occupancy, &ranges, stop)?,
-            count,
-        }))
+        let Some(columns) = self.columns_until(stop)? else {
+            // Where the colouring stacks instead: through the ranges.
+            let (ranges, count) = self.fallback_for_all_until(&self.occupancy, stop)?;
+            return Some(Some(FallbackPlan {
+                top: top(&ranges),
+                plan: self.by_buffer_until(&self.occupancy, &ranges, stop)?,
+                count,
+            }));
+        };
+        let placed = self.columns_by_buffer_until(&columns, stop);
+        let count = columns.count();
+        drop_later(columns, self.problem.len());
+        let (plan, top) = placed?;
+        Some(Some(FallbackPlan { plan, top, count }))
+    }
+
+    /// [`fallback::columns_until`] on the index: the fallback's offsets
+    /// for every free buffer, as [`Placer::fallback_for_all_until`] gives
+    /// them but with the sizes by position gathered (8 bytes a buffer)
+    /// instead of address ranges (16): at millions of buffers, the memory
+    /// the stacked plan made ahead takes while the fallback runs.
+    fn columns_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Option<fallback::Columns>> {
+        let buffers = self.problem.buffers();
+        let occupancy = &self.occupancy;
+        let mut sizes = vec![0u64; buffers.len()];
+        let mut fixed = vec![false; buffers.len()];
+        sizes
+            .par_chunks_mut(GATHER_CHUNK)
+            .zip(fixed.par_chunks_mut(GATHER_CHUNK))
+            .enumerate()
+            .for_each(|(k, (sizes, fixed))| {
+                if stop() {
+                    return;
+                }
+                let from = k * GATHER_CHUNK;
+                for (i, (size, fixed)) in sizes.iter_mut().zip(fixed).enumerate() {
+                    let b = &buffers[occupancy.buffer_at((from + i) as u32) as usize];
+                    *size = b.size;
+                    *fixed = b.fixed_offset.is_some();
+                }
+            });
+        let alignment = |p: u32| {
+            if self.aligned {
+                buffers[occupancy.buffer_at(p) as usize].alignment
+            } else {
+                1
+            }
+        };
+        let columns = (!stop())
+            .then(|| {
+                let fixed_end = self.problem.fixed_end();
+                fallback::columns_until(occupancy, &sizes, &fixed, &alignment, fixed_end, stop)
+            })
+            .flatten();
+        // Freed off the path (tens of milliseconds at millions of buffers).
+        drop_later((sizes, fixed), buffers.len());
+        columns
+    }
+
+    /// The fallback's plan from its `columns` and its makespan, in chunks
+    /// that poll `stop()` (`None` once it holds): a random gather, a fifth
+    /// of a second at 5M buffers on a busy machine.
+    fn columns_by_buffer_until(
+        &self,
+        columns: &fallback::Columns,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<(Plan, u64)> {
+        let buffers = self.problem.buffers();
+        let mut offsets = vec![0u64; buffers.len()];
+        let top = offsets
+            .par_chunks_mut(GATHER_CHUNK)
+            .zip(buffers.par_chunks(GATHER_CHUNK))
+            .enumerate()
+            .map(|(k, (offsets, chunk))| {
+                if stop() {
+                    return None;
+                }
+                let mut top = 0;
+                for (b, (offset, buf)) in (k * GATHER_CHUNK..).zip(offsets.iter_mut().zip(chunk)) {
+                    *offset = buf.fixed_offset.unwrap_or_else(|| {
+                        columns.offset(self.occupancy.position(b as u32) as usize)
+                    });
+                    top = top.max(*offset + buf.size);
+                }
+                Some(top)
+            })
+            .try_reduce(|| 0, |a, b| Some(a.max(b)));
+        match top {
+            Some(top) => Some((Plan::from_offsets(offsets), top)),
+            None => {
+                drop_later(offsets, buffers.len());
+                None
+            }
+        }
     }
 
     /// [`Placer::by_buffer`] in chunks that poll `stop()`: `None` once it
@@ -635,10 +724,18 @@ impl<'p> Placer<'p> {
                     *skip = b.fixed_offset.is_some();
                 }
             });
-        if stop() {
-            return None;
-        }
-        let count = self.complete_until(occupancy, &mut ranges, &skip, stop)?;
+        // Cut, the arrays are freed off the stop's path (tens of
+        // milliseconds at millions of buffers).
+        let count = match (!stop())
+            .then(|| self.complete_until(occupancy, &mut ranges, &skip, stop))
+            .flatten()
+        {
+            Some(count) => count,
+            None => {
+                drop_later((ranges, skip), buffers.len());
+                return None;
+            }
+        };
         Some((ranges, count))
     }
 
@@ -1433,6 +1530,39 @@ mod tests {
                     .plan
             };
             assert_eq!(never(0), never(usize::MAX));
+        }
+    }
+
+    /// The fallback's plan coloured from sizes by position (the columns,
+    /// no address ranges) is the plan of the fallback through the ranges
+    /// ([`Placer::place_none`]), with the same count, and its makespan is
+    /// the plan's; cut at any poll, no plan (the caller stacks).
+    #[test]
+    fn the_columns_fallback_is_the_ranges_fallback() {
+        use crate::generate::Kind;
+        use std::sync::atomic::AtomicUsize;
+        for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
+            let p = mixed(kind, 5000);
+            assert!(p.fixed_end() > 0, "{kind:?}");
+            for fit in [Fit::FirstFit, Fit::BestFit] {
+                let placer = Placer::with_min_group(&p, fit, 512);
+                let (none, none_count) = placer.place_none();
+                let fallback = placer.fallback_plan(&|| false).flatten().unwrap();
+                assert_eq!(validate(&p, &fallback.plan), Ok(()), "{kind:?} {fit:?}");
+                assert_eq!(fallback.plan, none, "{kind:?} {fit:?}");
+                assert_eq!(fallback.count, none_count, "{kind:?} {fit:?}");
+                assert_eq!(fallback.top, none.makespan(&p), "{kind:?} {fit:?}");
+                let mut cut_before_done = 0;
+                for cut in 0..12 {
+                    let polls = AtomicUsize::new(0);
+                    let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                    match placer.fallback_plan(&stop) {
+                        None => cut_before_done += 1,
+                        Some(plan) => assert_eq!(plan.unwrap().plan, none, "cut {cut}"),
+                    }
+                }
+                assert!(cut_before_done > 0, "{kind:?} {fit:?}");
+            }
         }
     }
 
