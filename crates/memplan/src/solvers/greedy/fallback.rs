@@ -238,53 +238,37 @@ pub fn complete_until(
     if stop() {
         return None;
     }
-    let item = |p: usize| {
-        (!placed[p]).then(|| {
-            let (start, end) = occupancy.compressed(p as u32);
-            Item {
-                start,
-                end,
-                size: ranges[p].1 - ranges[p].0,
-                alignment: alignment(p as u32),
-            }
-        })
-    };
     // Absurdly many classes, or columns past 2^64 (sizes near the limit
     // the problem allows): one buffer above the other always fits.
-    let colouring = match colour(occupancy.times(), n, item, stop) {
-        Coloured::Done(colouring) => colouring,
-        Coloured::TooManyClasses => return Some(stack(ranges, placed, alignment, base)),
-        Coloured::Stopped => return None,
-    };
-    let Some(bases) = colouring.columns(base) else {
+    let size = |p: usize| (!placed[p]).then(|| ranges[p].1 - ranges[p].0);
+    let Some(columns) = columns_of(occupancy, n, size, alignment, base, stop)? else {
         return Some(stack(ranges, placed, alignment, base));
     };
     for (p, range) in ranges.iter_mut().enumerate() {
         if !placed[p] {
-            let offset = colouring.offset(&bases, p);
+            let offset = columns.offset(p);
             *range = (offset, offset + (range.1 - range.0));
         }
     }
-    Some(colouring.count)
+    Some(columns.count())
 }
 
-/// The fallback's colouring of every free position, its columns stacked
-/// from the highest fixed end: the offset of each free position without
-/// an array of address ranges (16 bytes a buffer, the largest array of the
-/// fallback at millions of buffers).
+/// A colouring ([`colour`]) and its columns' bases: the offset of each
+/// coloured position, without an array of address ranges (16 bytes a
+/// buffer, the largest array of the fallback at millions of buffers).
 pub(crate) struct Columns {
     colouring: Colouring,
     bases: Vec<u64>,
 }
 
 impl Columns {
-    /// The offset of free position `p`.
+    /// The offset of coloured position `p`.
     #[inline]
     pub(crate) fn offset(&self, p: usize) -> u64 {
         self.colouring.offset(&self.bases, p)
     }
 
-    /// How many positions were coloured (the free ones).
+    /// How many positions were coloured.
     pub(crate) fn count(&self) -> usize {
         self.colouring.count
     }
@@ -304,25 +288,41 @@ pub(crate) fn columns_until(
     fixed_end: u64,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<Option<Columns>> {
+    let size = |p: usize| (!fixed[p]).then(|| sizes[p]);
+    columns_of(occupancy, sizes.len(), size, alignment, fixed_end, stop)
+}
+
+/// The colouring of the `n` positions of `occupancy` that `size` gives a
+/// size (`None`: left out), its columns stacked from `base`: `None` once
+/// `stop()` holds, `Some(None)` with absurdly many classes or columns
+/// past 2^64.
+fn columns_of(
+    occupancy: &Occupancy,
+    n: usize,
+    size: impl Fn(usize) -> Option<u64>,
+    alignment: &dyn Fn(u32) -> u64,
+    base: u64,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Option<Columns>> {
     let item = |p: usize| {
-        (!fixed[p]).then(|| {
+        size(p).map(|size| {
             let (start, end) = occupancy.compressed(p as u32);
             Item {
                 start,
                 end,
-                size: sizes[p],
+                size,
                 alignment: alignment(p as u32),
             }
         })
     };
-    let colouring = match colour(occupancy.times(), sizes.len(), item, stop) {
+    let colouring = match colour(occupancy.times(), n, item, stop) {
         Coloured::Done(colouring) => colouring,
         Coloured::TooManyClasses => return Some(None),
         Coloured::Stopped => return None,
     };
     Some(
         colouring
-            .columns(fixed_end)
+            .columns(base)
             .map(|bases| Columns { colouring, bases }),
     )
 }
