@@ -140,7 +140,9 @@ pub fn counting_sorted<T: Copy + Send + Sync + 'static>(
     }
     prefix_sums(&mut next);
     let bounds = next.clone();
-    let mut sorted = vec![first; items.len()];
+    // Filled in parallel with polls: at millions of items, touching the
+    // fresh pages of a `vec![first; n]` took 50–80 ms without one.
+    let mut sorted = collect_until(items.len(), |_| first, stop)?;
     for (k, &item) in items.iter().enumerate() {
         if k % POLL == 0 && stop() {
             drop_later(sorted, items.len());
