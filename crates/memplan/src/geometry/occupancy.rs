@@ -76,6 +76,16 @@ pub struct Window {
     to: u32,
 }
 
+impl Window {
+    /// How many positions [`Occupancy::occupied_during`] scans for this
+    /// window: the measure of a query's work (a buffer alive beside
+    /// thousands of others costs thousands of times one alone).
+    #[inline]
+    pub fn scan_len(&self) -> usize {
+        (self.list.1 - self.list.0) as usize + (self.to - self.q) as usize
+    }
+}
+
 /// Checkpoints are at least this many positions apart.
 const MIN_GAP: usize = 32;
 

@@ -2,6 +2,8 @@
 //! groups in a [`TimeTree`], the others by sorting each buffer's conflicts,
 //! in batches computed in parallel.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use crate::geometry::bucket_fit::BucketFit;
@@ -191,9 +193,13 @@ impl GroupContext<'_> {
         // left before batches are tried again; the current batch length.
         let (mut refit_rate, mut sequential, mut batch_len) = (0u32, 0usize, BATCH);
         let (mut k, mut next_poll) = (0, 0);
+        // Whether a poll in the batch's guesses found the stop.
+        let cut = AtomicBool::new(false);
+        // The fits' work since the last poll, on this thread.
+        let mut scans = Scans::default();
         while k < work.len() {
             if k >= next_poll {
-                next_poll = k + STOP_CHECK;
+                next_poll = k + BATCH_POLL;
                 if (self.stop)() {
                     return GroupEnd::Stopped(k);
                 }
@@ -212,6 +218,9 @@ impl GroupContext<'_> {
                 let items = &work[k..(k + chunk).min(work.len())];
                 self.windows(ranges, from, items, &mut windows);
                 for (i, &item) in items.iter().enumerate() {
+                    if scans.passed(windows[i].0.scan_len()) && (self.stop)() {
+                        return GroupEnd::Stopped(k + i);
+                    }
                     if let Some((ahead, _)) = windows.get(i + PREFETCH) {
                         placed.prefetch(self.occupancy, ahead, from);
                     }
@@ -250,6 +259,7 @@ impl GroupContext<'_> {
                 let find =
                     move || overlaps.find(batch.iter().map(|&(p, _)| occupancy.compressed(p)));
                 let task = (batch_len / 8).max(BATCH / 4);
+                let cut = &cut;
                 let guess = || {
                     batch
                         .par_chunks(task)
@@ -264,9 +274,14 @@ impl GroupContext<'_> {
                                 .unwrap_or_else(std::sync::PoisonError::into_inner);
                             let (conflicts, windows) = &mut *held;
                             self.windows(shared, from, items, windows);
+                            let mut scans = Scans::default();
                             for (i, ((&item, guess), window)) in
                                 items.iter().zip(guesses).zip(windows.iter()).enumerate()
                             {
+                                if scans.passed(window.0.scan_len()) && (self.stop)() {
+                                    cut.store(true, Ordering::Relaxed);
+                                    return;
+                                }
                                 if let Some((ahead, _)) = windows.get(i + PREFETCH) {
                                     placed.prefetch(self.occupancy, ahead, from);
                                 }
@@ -277,6 +292,10 @@ impl GroupContext<'_> {
                         })
                 };
                 rayon::join(find, guess);
+            }
+            // Cut in the guesses: none of the batch is placed.
+            if cut.load(Ordering::Relaxed) {
+                return GroupEnd::Stopped(k);
             }
             let mut refits = 0;
             // First-fit keeps its offset unless an obstacle touches it;
@@ -299,6 +318,10 @@ impl GroupContext<'_> {
                     refits += 1;
                     let r = self.stamps[p as usize].1;
                     let window = (self.occupancy.window(p), size);
+                    // Cut in the commits: the batch's first `i` are placed.
+                    if scans.passed(window.0.scan_len()) && (self.stop)() {
+                        return GroupEnd::Stopped(k + i);
+                    }
                     offset = self.fit(
                         ranges,
                         &placed,
@@ -565,6 +588,34 @@ pub(super) enum GroupEnd {
 /// How many buffers [`Placer::place_until`](super::Placer::place_until) places between two `stop()`
 /// checks.
 pub(super) const STOP_CHECK: usize = 1024;
+
+/// How many buffers the batched path places between two `stop()` checks
+/// at most (polled sooner after [`SCAN_POLL`] positions of fits' scans).
+const BATCH_POLL: usize = 64;
+
+/// Positions the fits of the batched path scan between two `stop()`
+/// checks (about a millisecond of work): a buffer alive beside thousands
+/// of others takes up to a tenth of a millisecond to fit (trace 5M), and
+/// polls by count of buffers alone left a stop waiting 40–100 ms.
+const SCAN_POLL: usize = 1 << 16;
+
+/// The work of fits since the last poll, counted in positions scanned.
+#[derive(Default)]
+struct Scans(usize);
+
+impl Scans {
+    /// Adds a fit's `scan` and says whether it is time to poll (then
+    /// starts counting anew).
+    #[inline]
+    fn passed(&mut self, scan: usize) -> bool {
+        self.0 += scan;
+        if self.0 >= SCAN_POLL {
+            self.0 = 0;
+            return true;
+        }
+        false
+    }
+}
 
 /// Above this many time-overlapping buffers per buffer on average, first-fit
 /// uses the [`TimeTree`] (O(log² n) per buffer) rather than sorting the

@@ -586,6 +586,9 @@ impl<'p> Placer<'p> {
         };
         if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle() {
             if let Some(fallback) = fallback.take() {
+                // The run's arrays (tens of bytes a buffer) are freed off
+                // the stop's path.
+                drop_later(run, buffers.len());
                 return fallback.measured();
             }
         }
@@ -1409,6 +1412,41 @@ mod tests {
         }
         // At least one cut plan kept what the greedy placed.
         assert!(partial > 0);
+    }
+
+    /// Buffers alive beside thousands of others: the batched path polls by
+    /// the positions its fits scan (more often than once per
+    /// `BATCH_POLL` buffers), and a cut at any of those polls, in a batch's
+    /// guesses or commits, gives a valid plan that keeps what was placed.
+    #[test]
+    fn long_fits_poll_by_the_positions_they_scan() {
+        use std::sync::atomic::AtomicUsize;
+        let n = 3000u64;
+        let buffers: Vec<Buffer> = (0..n)
+            .map(|i| Buffer::new(format!("b{i}"), i, i + 2000, 1 + (i * 7919) % 4096))
+            .collect();
+        let p = Problem::new(buffers, None).unwrap();
+        let o = order(&p, Order::Size);
+        let placer = Placer::with_min_group(&p, Fit::BestFit, usize::MAX);
+        let full = placer.place(&o, None).unwrap();
+        let polls = AtomicUsize::new(0);
+        let counted = || polls.fetch_add(1, Ordering::Relaxed) == usize::MAX;
+        assert_eq!(placer.place_until(&o, None, &counted), Some(full.clone()));
+        let total = polls.into_inner();
+        assert!(total > 3 * n as usize / 64, "{total} polls");
+        let mut fallbacks = std::collections::BTreeSet::new();
+        for cut in (0..total).step_by(total / 40 + 1) {
+            let polls = AtomicUsize::new(0);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let (plan, fallback) = placer.place_within(&o, &stop);
+            assert_eq!(validate(&p, &plan), Ok(()), "cut {cut}");
+            let kept = (0..p.len())
+                .filter(|&i| plan.offsets()[i] == full.offsets()[i])
+                .count();
+            assert!(kept >= p.len() - fallback, "cut {cut}");
+            fallbacks.insert(fallback);
+        }
+        assert!(fallbacks.len() > 20, "{fallbacks:?}");
     }
 
     /// Whatever poll of the setup or the placement the clock stops at, the

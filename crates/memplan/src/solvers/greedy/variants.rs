@@ -1,6 +1,8 @@
 //! Every greedy variant at once: the best plan of several orders and fits,
 //! in parallel, within a deadline.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
@@ -9,7 +11,7 @@ use crate::plan::{Measured, Plan};
 use crate::problem::{Buffer, Problem};
 use crate::solver::Deadline;
 
-use crate::geometry::sort::sort_until;
+use crate::geometry::sort::{collect_until, sort_until};
 
 use super::groups::DENSE_CONFLICTS;
 
@@ -36,27 +38,49 @@ fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Optio
     if stop() {
         return None;
     }
-    let mut spans: Vec<(u64, u64)> = buffers.par_iter().map(|b| (b.start, b.end)).collect();
+    let n = buffers.len();
+    // Every pass polls (at 5M buffers, an unpolled gather or count kept a
+    // stop waiting up to a tenth of a second), and the lifetimes are freed
+    // off the caller's path.
+    let mut spans: Vec<(u64, u64)> =
+        collect_until(n, |i| (buffers[i].start, buffers[i].end), stop)?;
     if !sort_until(&mut spans, stop) {
+        drop_later(spans, n);
         return None;
     }
+    let cut = AtomicBool::new(false);
     let pairs: u64 = spans
-        .par_iter()
+        .par_chunks(CONFLICTS_CHUNK)
         .enumerate()
-        .map(|(p, &(_, end))| {
-            // The first position at or after p starting at `end` or later.
-            let (mut lo, mut step) = (p, 1);
-            while lo + step < spans.len() && spans[lo + step].0 < end {
-                lo += step;
-                step *= 2;
+        .map(|(k, chunk)| {
+            if stop() {
+                cut.store(true, Ordering::Relaxed);
+                return 0;
             }
-            let hi = (lo + step).min(spans.len());
-            let to = lo + spans[lo..hi].partition_point(|s| s.0 < end);
-            (to - p - 1) as u64
+            (k * CONFLICTS_CHUNK..)
+                .zip(chunk)
+                .map(|(p, &(_, end))| {
+                    // The first position at or after p starting at `end`
+                    // or later.
+                    let (mut lo, mut step) = (p, 1);
+                    while lo + step < spans.len() && spans[lo + step].0 < end {
+                        lo += step;
+                        step *= 2;
+                    }
+                    let hi = (lo + step).min(spans.len());
+                    let to = lo + spans[lo..hi].partition_point(|s| s.0 < end);
+                    (to - p - 1) as u64
+                })
+                .sum::<u64>()
         })
         .sum();
-    Some(pairs / buffers.len().max(1) as u64)
+    drop_later(spans, n);
+    (!cut.into_inner()).then(|| pairs / n.max(1) as u64)
 }
+
+/// Buffers counted between two polls of `stop()` in [`mean_conflicts`]
+/// (a search each, longer where lifetimes are long).
+const CONFLICTS_CHUNK: usize = 1 << 13;
 
 /// The best plan of every greedy variant (run in parallel), ties to the
 /// first in [`Greedy::all`] order. On dense problems best-fit is skipped:
