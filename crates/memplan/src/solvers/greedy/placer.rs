@@ -15,7 +15,7 @@ use crate::geometry::sort::sort_until;
 use crate::geometry::sweep::dense_max_load_until;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
-use crate::problem::Problem;
+use crate::problem::{Buffer, Problem};
 
 use super::fallback;
 use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS, STOP_CHECK};
@@ -407,23 +407,7 @@ impl<'p> Placer<'p> {
     fn columns_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Option<fallback::Columns>> {
         let buffers = self.problem.buffers();
         let occupancy = &self.occupancy;
-        let mut sizes = vec![0u64; buffers.len()];
-        let mut fixed = vec![false; buffers.len()];
-        sizes
-            .par_chunks_mut(GATHER_CHUNK)
-            .zip(fixed.par_chunks_mut(GATHER_CHUNK))
-            .enumerate()
-            .for_each(|(k, (sizes, fixed))| {
-                if stop() {
-                    return;
-                }
-                let from = k * GATHER_CHUNK;
-                for (i, (size, fixed)) in sizes.iter_mut().zip(fixed).enumerate() {
-                    let b = &buffers[occupancy.buffer_at((from + i) as u32) as usize];
-                    *size = b.size;
-                    *fixed = b.fixed_offset.is_some();
-                }
-            });
+        let (sizes, fixed) = self.gather_by_position_until(occupancy, |b| b.size, stop);
         let alignment = |p: u32| {
             if self.aligned {
                 buffers[occupancy.buffer_at(p) as usize].alignment
@@ -699,6 +683,38 @@ impl<'p> Placer<'p> {
             .unwrap_or_default()
     }
 
+    /// By position of `occupancy`: `value` of each buffer and whether it
+    /// is fixed. A random gather (tenths of a second at millions of
+    /// buffers on a busy machine), so in chunks that poll `stop()`: once it
+    /// holds, the chunks left are not filled, and the caller polls `stop()`
+    /// before using them.
+    fn gather_by_position_until<T: Copy + Default + Send>(
+        &self,
+        occupancy: &Occupancy,
+        value: impl Fn(&Buffer) -> T + Sync,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Vec<T>, Vec<bool>) {
+        let buffers = self.problem.buffers();
+        let mut values = vec![T::default(); buffers.len()];
+        let mut fixed = vec![false; buffers.len()];
+        values
+            .par_chunks_mut(GATHER_CHUNK)
+            .zip(fixed.par_chunks_mut(GATHER_CHUNK))
+            .enumerate()
+            .for_each(|(k, (values, fixed))| {
+                if stop() {
+                    return;
+                }
+                let from = k * GATHER_CHUNK;
+                for (i, (v, fixed)) in values.iter_mut().zip(fixed).enumerate() {
+                    let b = &buffers[occupancy.buffer_at((from + i) as u32) as usize];
+                    *v = value(b);
+                    *fixed = b.fixed_offset.is_some();
+                }
+            });
+        (values, fixed)
+    }
+
     /// [`Placer::fallback_for_all`] that gives up (`None`) once `stop()`
     /// holds, polled in the colouring of [`fallback::complete_until`].
     fn fallback_for_all_until(
@@ -707,26 +723,14 @@ impl<'p> Placer<'p> {
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<(Vec<(u64, u64)>, usize)> {
         let buffers = self.problem.buffers();
-        // A random gather: tenths of a second at millions of buffers on a
-        // busy machine, so in chunks that poll `stop()`.
-        let mut ranges = vec![(0u64, 0u64); buffers.len()];
-        let mut skip = vec![false; buffers.len()];
-        ranges
-            .par_chunks_mut(GATHER_CHUNK)
-            .zip(skip.par_chunks_mut(GATHER_CHUNK))
-            .enumerate()
-            .for_each(|(k, (ranges, skip))| {
-                if stop() {
-                    return;
-                }
-                let from = k * GATHER_CHUNK;
-                for (i, (range, skip)) in ranges.iter_mut().zip(skip).enumerate() {
-                    let b = &buffers[occupancy.buffer_at((from + i) as u32) as usize];
-                    let offset = b.fixed_offset.unwrap_or(0);
-                    *range = (offset, offset + b.size);
-                    *skip = b.fixed_offset.is_some();
-                }
-            });
+        let (mut ranges, skip) = self.gather_by_position_until(
+            occupancy,
+            |b| {
+                let offset = b.fixed_offset.unwrap_or(0);
+                (offset, offset + b.size)
+            },
+            stop,
+        );
         // Cut, the arrays are freed off the stop's path (tens of
         // milliseconds at millions of buffers).
         let count = match (!stop())
