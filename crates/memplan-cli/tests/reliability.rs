@@ -55,7 +55,7 @@ fn huge_time_limits_saturate() {
     let dir = TempDir::new().unwrap();
     let input = file(&dir, "two.csv", TWO_BUFFERS);
     for limit in ["9.3e18", "1.85e19", "1e300"] {
-        for solver in ["search", "tela", "greedy"] {
+        for solver in ["search", "tela", "greedy", "boxing", "auto"] {
             memplan()
                 .args(["solve", "--solver", solver, "--time-limit", limit, "--json"])
                 .arg(&input)
@@ -68,6 +68,39 @@ fn huge_time_limits_saturate() {
             .assert()
             .success();
     }
+}
+
+/// A plan cut by the clock says so in the JSON (`"stopped": "time_limit"`,
+/// the fallback counted), and is still complete and valid.
+#[test]
+fn a_plan_cut_by_the_time_limit_says_so() {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("random.csv");
+    generate("random", 20_000, Some(3), &input);
+    let output = dir.path().join("plan.csv");
+    let v = json_ok(
+        memplan()
+            .args([
+                "solve",
+                "--solver",
+                "greedy",
+                "--time-limit",
+                "0",
+                "--json",
+                "-o",
+            ])
+            .arg(&output)
+            .arg(&input),
+    );
+    assert_eq!(v["stopped"], "time_limit");
+    assert_eq!(v["optimal"], false);
+    assert!(v["counters"]["fallback"].as_u64().unwrap() > 0, "{v}");
+    let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+    validate(&problem, &read_plan(&output, &problem).unwrap()).unwrap();
+    // Without a limit nothing is cut.
+    let small = file(&dir, "two.csv", TWO_BUFFERS);
+    let v = json_ok(memplan().args(["solve", "--json"]).arg(&small));
+    assert_eq!(v["stopped"], serde_json::Value::Null);
 }
 
 #[test]
@@ -314,6 +347,16 @@ fn messages_escape_and_cut_user_data() {
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
     assert!(stderr.contains("duplicate id `\\u{1b}[31mred`"), "{stderr}");
+    // A NUL byte is shown escaped, not printed as if the id ended there.
+    let input = file(
+        &dir,
+        "nul.csv",
+        "id,lower,upper,size\nx\0y,0,1,8\nx\0y,0,1,8\n",
+    );
+    let out = memplan().arg("solve").arg(&input).assert().code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(!stderr.contains('\0'), "{stderr:?}");
+    assert!(stderr.contains("duplicate id `x\\u{0}y`"), "{stderr}");
 }
 
 #[test]
@@ -479,27 +522,169 @@ fn first_signal_writes_the_best_plan_second_exits_at_once() {
         eprintln!("skipped the second signal: the pause hook needs a debug build");
         return;
     }
-    let output = dir.path().join("plan-twice.csv");
-    let child = long_solve_with(
-        &dir,
-        &output,
-        &[("MEMPLAN_TEST_PAUSE_BEFORE_RENAME", "20000")],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, "TERM");
-    // The plan is written, then the pause: the temporary file is there.
-    let waited = Instant::now();
-    while leftovers(dir.path()).is_empty() && waited.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
+    for (first, second) in [("TERM", "TERM"), ("INT", "INT"), ("INT", "TERM")] {
+        let output = dir.path().join(format!("plan-{first}-{second}.csv"));
+        let child = long_solve_with(
+            &dir,
+            &output,
+            &[("MEMPLAN_TEST_PAUSE_BEFORE_RENAME", "20000")],
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(&child, first);
+        // The plan is written, then the pause: the temporary file is there.
+        let waited = Instant::now();
+        while leftovers(dir.path()).is_empty() && waited.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(leftovers(dir.path()).len(), 1, "{first} {second}");
+        signal(&child, second);
+        let signalled = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(signalled.elapsed() < Duration::from_secs(5));
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{first} {second}: {:?}",
+            out.status
+        );
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+        assert!(!output.exists());
     }
-    assert_eq!(leftovers(dir.path()).len(), 1);
-    signal(&child, "TERM");
-    let signalled = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(signalled.elapsed() < Duration::from_secs(5));
-    assert_eq!(out.status.code(), Some(130), "{:?}", out.status);
+}
+
+/// The temporary file is made beside the target under a fresh random name
+/// (not the process id, which anyone could guess and plant a link at), as
+/// a regular file: two runs use two names.
+#[test]
+fn temporary_files_have_unpredictable_names_beside_the_target() {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: the pause hook needs a debug build");
+        return;
+    }
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    let output = dir.path().join("plan.csv");
+    let mut names = Vec::new();
+    for _ in 0..2 {
+        let child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
+            .args(["solve", "-q", "-o"])
+            .arg(&output)
+            .arg(&input)
+            .env("MEMPLAN_TEST_PAUSE_BEFORE_RENAME", "1000")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let waited = Instant::now();
+        while leftovers(dir.path()).is_empty() && waited.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let found = leftovers(dir.path());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let name = found[0].clone();
+        assert!(name.starts_with(".plan.csv."), "{name}");
+        assert!(!name.contains(&child.id().to_string()), "{name}");
+        let meta = std::fs::symlink_metadata(dir.path().join(&name)).unwrap();
+        assert!(meta.file_type().is_file(), "{name}");
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+        let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+        validate(&problem, &read_plan(&output, &problem).unwrap()).unwrap();
+        names.push(name);
+    }
+    assert_ne!(names[0], names[1]);
+}
+
+/// A FIFO named by `-o` is written in place (no temporary file, no
+/// rename over it): the reader at its other end gets the whole plan.
+#[test]
+fn a_fifo_output_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = TempDir::new().unwrap();
+    let input = file(&dir, "two.csv", TWO_BUFFERS);
+    let fifo = dir.path().join("plan.fifo");
+    match Process::new("mkfifo").arg(&fifo).status() {
+        Ok(status) if status.success() => {}
+        _ => {
+            eprintln!("skipped: no mkfifo on this system");
+            return;
+        }
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    memplan()
+        .args(["solve", "-q", "-o"])
+        .arg(&fifo)
+        .arg(&input)
+        .assert()
+        .success();
+    let text = reader.join().unwrap();
+    let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
+    let plan = memplan::plan::read_plan_from(&text, &fifo, &problem).unwrap();
+    validate(&problem, &plan).unwrap();
+    let meta = std::fs::symlink_metadata(&fifo).unwrap();
+    assert!(meta.file_type().is_fifo());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
-    assert!(!output.exists());
+}
+
+/// `generate` and `plot` write through a symlink to its target (keeping
+/// the link) and to `/dev/stdout` in place, as `solve` does.
+#[test]
+fn generate_and_plot_write_through_links_and_to_standard_output() {
+    let dir = TempDir::new().unwrap();
+    let target = file(&dir, "target.csv", "old\n");
+    let link = dir.path().join("link.csv");
+    std::os::unix::fs::symlink("target.csv", &link).unwrap();
+    let generate = || {
+        let mut cmd = memplan();
+        cmd.args([
+            "generate",
+            "--kind",
+            "layered",
+            "--buffers",
+            "50",
+            "--seed",
+            "4",
+        ]);
+        cmd
+    };
+    generate().arg("-o").arg(&link).assert().success();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let problem = read_problem(&target, Lifetimes::HalfOpen).unwrap();
+    assert_eq!(problem.len(), 50);
+    let piped = ok_stdout(generate().args(["-o", "/dev/stdout"]));
+    assert_eq!(piped, std::fs::read(&target).unwrap());
+
+    let plan = dir.path().join("plan.csv");
+    memplan()
+        .args(["solve", "--solver", "greedy", "-q", "-o"])
+        .arg(&plan)
+        .arg(&target)
+        .assert()
+        .success();
+    let drawing = file(&dir, "drawing.svg", "old\n");
+    let drawing_link = dir.path().join("drawing-link.svg");
+    std::os::unix::fs::symlink("drawing.svg", &drawing_link).unwrap();
+    memplan()
+        .arg("plot")
+        .arg(&target)
+        .arg(&plan)
+        .arg("-o")
+        .arg(&drawing_link)
+        .assert()
+        .success();
+    assert!(std::fs::symlink_metadata(&drawing_link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(read(&drawing).contains("<svg"), "{}", read(&drawing));
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
 
 /// Fault injection: a solve killed (SIGKILL) at random moments, writing
@@ -523,6 +708,20 @@ fn killed_writes_never_leave_a_partial_plan() {
     let whole = started.elapsed();
     let mut seen_old = 0;
     let mut seen_new = 0;
+    // Random moments, one in each twelfth of 0.1 to 1.3 runs (so that
+    // some land before the rename and some after); the seed is printed.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        | 1;
+    eprintln!("kill moments seed {seed}");
+    let mut state = seed;
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
     for i in 0..12u32 {
         std::fs::write(&output, "old\n").unwrap();
         let mut child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
@@ -533,7 +732,7 @@ fn killed_writes_never_leave_a_partial_plan() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(whole * (i + 1) / 10);
+        std::thread::sleep(whole.mul_f64(0.1 + (f64::from(i) + uniform()) / 10.0));
         let _ = child.kill();
         let _ = child.wait();
         let text = std::fs::read(&output).unwrap();
