@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use memplan::{validate, Buffer, NotFoundReason, Problem, SolveError, SolveOptions, Solver};
+use memplan::{
+    validate, Buffer, NotFoundReason, Problem, SolveError, SolveOptions, Solver, Stopped,
+};
 use proptest::prelude::*;
 
 fn align_up(x: u64, a: u64) -> u64 {
@@ -142,8 +144,14 @@ proptest! {
         };
         for solver in solvers() {
             let name = solver.name();
+            // Nothing raises a cancel flag here; without a limit of the
+            // caller's (auto has one of its own by default) no clock can
+            // be said to have stopped a solver.
+            let clock_free = limit.is_none() && name != "auto";
             match solver.solve(&problem, &options) {
                 Ok(s) => {
+                    prop_assert!(s.stopped != Some(Stopped::Interrupted), "{}", name);
+                    prop_assert!(!clock_free || s.stopped.is_none(), "{}: {:?}", name, s.stopped);
                     prop_assert!(validate(&problem, &s.plan).is_ok(), "{}: {:?}", name, validate(&problem, &s.plan));
                     prop_assert_eq!(s.makespan, s.plan.makespan(&problem), "{}", name);
                     prop_assert!(s.lower_bound <= best, "{}: bound {} > optimum {}", name, s.lower_bound, best);
@@ -155,6 +163,8 @@ proptest! {
                 }
                 Err(SolveError::NotFound { capacity: c, reason, .. }) => {
                     prop_assert_eq!(Some(c), capacity, "{}", name);
+                    prop_assert!(reason != NotFoundReason::Interrupted, "{}", name);
+                    prop_assert!(!clock_free || reason != NotFoundReason::TimeLimit, "{}: {:?}", name, reason);
                     if reason == NotFoundReason::ProvenInfeasible {
                         prop_assert!(best > c, "{}: claims infeasible at {} but optimum is {}", name, c, best);
                     }

@@ -639,6 +639,60 @@ mod tests {
         assert_eq!(seen(&gapped, true, false), vec![(2, true)]);
     }
 
+    /// Issue 14, items 1 and 2: no user number and no retry loop can
+    /// overflow a deadline's arithmetic.
+    #[test]
+    fn time_limits_and_deadlines_saturate() {
+        assert_eq!(seconds(f64::NAN), Duration::ZERO);
+        assert_eq!(seconds(-1.0), Duration::ZERO);
+        assert_eq!(seconds(f64::NEG_INFINITY), Duration::ZERO);
+        assert_eq!(seconds(1.5), Duration::from_millis(1500));
+        for huge in [9.3e18, 1.85e19, 1e300, f64::INFINITY] {
+            // 9.3e18 s is a duration, but no instant that far ahead.
+            if huge >= 1.85e19 {
+                assert_eq!(seconds(huge), Duration::MAX, "{huge}");
+            }
+            // Past what an instant can hold: no limit, never passed.
+            let options = SolveOptions {
+                time_limit: Some(seconds(huge)),
+                ..SolveOptions::default()
+            };
+            let deadline = options.deadline();
+            assert!(!deadline.passed() && !deadline.can_pass());
+            assert_eq!(deadline.stopped(), None);
+        }
+        let limited = SolveOptions {
+            time_limit: Some(Duration::from_secs(3600)),
+            ..SolveOptions::default()
+        }
+        .deadline();
+        // A slice doubled until it cannot be represented (the retry loop
+        // of item 1) keeps the deadline it had.
+        let mut slice = Duration::from_millis(1);
+        for _ in 0..80 {
+            let within = limited.within(slice);
+            assert!(within.at.is_some() && within.at <= limited.at);
+            assert!(!within.passed());
+            slice = slice.saturating_mul(2);
+        }
+        assert_eq!(slice, Duration::MAX);
+        assert_eq!(limited.within(Duration::MAX).at, limited.at);
+        // Without an instant, a slice gives one, unless it is too long.
+        let unlimited = SolveOptions::default().deadline();
+        assert!(unlimited
+            .within(Duration::from_secs(60))
+            .remaining()
+            .is_some());
+        assert_eq!(unlimited.within(Duration::MAX).remaining(), None);
+        // Brought forward by more than is left: passed at once.
+        assert!(limited.ahead(Duration::MAX).passed());
+        assert_eq!(
+            limited.ahead(Duration::MAX).stopped(),
+            Some(Stopped::TimeLimit)
+        );
+        assert_eq!(unlimited.ahead(Duration::MAX).remaining(), None);
+    }
+
     #[test]
     fn poll_is_due_first_then_once_per_period() {
         let mut poll = Poll::new();
