@@ -138,10 +138,7 @@ fn a_symlinked_output_writes_its_target_and_keeps_the_link() {
         .arg(&input)
         .assert()
         .success();
-    assert!(std::fs::symlink_metadata(&link)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    assert!(is_symlink(&link));
     let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
     let plan = read_plan(&target, &problem).unwrap();
     validate(&problem, &plan).unwrap();
@@ -155,6 +152,11 @@ fn a_symlinked_output_writes_its_target_and_keeps_the_link() {
     );
     assert!(!dir.path().join("missing.csv").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+/// Whether `path` is a symlink (not followed).
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// Hidden temporary files left in `dir`.
@@ -327,34 +329,25 @@ fn generate_and_plot_use_the_same_safe_output() {
 #[test]
 fn messages_escape_and_cut_user_data() {
     let dir = TempDir::new().unwrap();
+    // The message of `solve` refusing the file `name` holding `text`.
+    let refused = |name: &str, text: &str| {
+        let input = file(&dir, name, text);
+        let out = memplan().arg("solve").arg(&input).assert().code(2);
+        String::from_utf8(out.get_output().stderr.clone()).unwrap()
+    };
     let long = "9".repeat(100_000);
-    let input = file(
-        &dir,
-        "bad.csv",
-        &format!("id,lower,upper,size\na,0,1,x{long}\n"),
-    );
-    let out = memplan().arg("solve").arg(&input).assert().code(2);
-    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let stderr = refused("bad.csv", &format!("id,lower,upper,size\na,0,1,x{long}\n"));
     assert!(stderr.len() < 400, "{} bytes", stderr.len());
     assert!(stderr.contains("(100001 bytes)"), "{stderr}");
-    // Escape sequences and NUL in ids are shown escaped.
-    let input = file(
-        &dir,
+    // Escape sequences in ids are shown escaped.
+    let stderr = refused(
         "ids.csv",
         "id,lower,upper,size\n\u{1b}[31mred,0,1,8\n\u{1b}[31mred,0,1,8\n",
     );
-    let out = memplan().arg("solve").arg(&input).assert().code(2);
-    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
     assert!(stderr.contains("duplicate id `\\u{1b}[31mred`"), "{stderr}");
-    // A NUL byte is shown escaped, not printed as if the id ended there.
-    let input = file(
-        &dir,
-        "nul.csv",
-        "id,lower,upper,size\nx\0y,0,1,8\nx\0y,0,1,8\n",
-    );
-    let out = memplan().arg("solve").arg(&input).assert().code(2);
-    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    // A NUL byte too, not printed as if the id ended there.
+    let stderr = refused("nul.csv", "id,lower,upper,size\nx\0y,0,1,8\nx\0y,0,1,8\n");
     assert!(!stderr.contains('\0'), "{stderr:?}");
     assert!(stderr.contains("duplicate id `x\\u{0}y`"), "{stderr}");
 }
@@ -652,10 +645,7 @@ fn generate_and_plot_write_through_links_and_to_standard_output() {
         cmd
     };
     generate().arg("-o").arg(&link).assert().success();
-    assert!(std::fs::symlink_metadata(&link)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    assert!(is_symlink(&link));
     let problem = read_problem(&target, Lifetimes::HalfOpen).unwrap();
     assert_eq!(problem.len(), 50);
     let piped = ok_stdout(generate().args(["-o", "/dev/stdout"]));
@@ -679,10 +669,7 @@ fn generate_and_plot_write_through_links_and_to_standard_output() {
         .arg(&drawing_link)
         .assert()
         .success();
-    assert!(std::fs::symlink_metadata(&drawing_link)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    assert!(is_symlink(&drawing_link));
     assert!(read(&drawing).contains("<svg"), "{}", read(&drawing));
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
