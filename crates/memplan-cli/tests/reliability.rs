@@ -545,6 +545,40 @@ fn first_signal_writes_the_best_plan_second_exits_at_once() {
     }
 }
 
+/// A second signal while the solve itself still runs (not only during the
+/// write) exits at once. To land both signals inside the solve without a
+/// race, the process is frozen there (SIGSTOP), given two different
+/// signals (two of the same kind would merge while pending) and thawed:
+/// they arrive together, the first stops the solve and the second ends the
+/// process with 130 before any output file exists.
+#[test]
+fn a_second_signal_during_the_solve_exits_at_once() {
+    let dir = TempDir::new().unwrap();
+    for (first, second) in [("INT", "TERM"), ("TERM", "INT"), ("INT", "HUP")] {
+        let output = dir.path().join(format!("plan-{first}-{second}.csv"));
+        let child = long_solve(&dir, &output);
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(&child, "STOP");
+        signal(&child, first);
+        signal(&child, second);
+        signal(&child, "CONT");
+        let signalled = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(signalled.elapsed() < Duration::from_secs(5));
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{first} {second}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("memplan: interrupted"));
+        assert!(out.stdout.is_empty(), "{first} {second}: no report");
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+        assert!(!output.exists(), "{first} {second}: no plan");
+    }
+}
+
 /// The temporary file is made beside the target under a fresh random name
 /// (not the process id, which anyone could guess and plant a link at), as
 /// a regular file: two runs use two names.
