@@ -57,6 +57,21 @@ impl Marks {
         }
     }
 
+    /// How many positions of `[a, b)` (within the range) are marked.
+    #[inline]
+    pub fn count_in(&self, a: usize, b: usize) -> usize {
+        if a >= b {
+            return 0;
+        }
+        let (lo, hi) = (a - self.from, b - self.from);
+        let words = &self.words[lo / 64..=(hi - 1) / 64];
+        let all: u32 = words.iter().map(|w| w.count_ones()).sum();
+        // Less the marks of the first word below `a` and of the last past `b`.
+        let below = (words[0] & !(u64::MAX << (lo % 64))).count_ones();
+        let above = (words[words.len() - 1] & !(u64::MAX >> (63 - (hi - 1) % 64))).count_ones();
+        (all - below - above) as usize
+    }
+
     /// The words holding positions `[a, b)`, to prefetch.
     #[inline]
     pub fn words_of(&self, a: usize, b: usize) -> &[u64] {
@@ -74,7 +89,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn visits_exactly_the_marked(
+        fn visits_and_counts_exactly_the_marked(
             from in 0usize..100,
             len in 0usize..300,
             marked in proptest::collection::vec(any::<proptest::sample::Index>(), 0..80),
@@ -98,6 +113,7 @@ mod tests {
             let mut got = Vec::new();
             marks.for_each_in(a, b, |p| got.push(p));
             let expected: Vec<usize> = (a..b).filter(|&p| want[p - from]).collect();
+            prop_assert_eq!(marks.count_in(a, b), expected.len());
             prop_assert_eq!(got, expected);
         }
     }

@@ -388,20 +388,24 @@ impl Occupancy {
     ) -> usize {
         let (p, s, q, to) = (w.p as usize, w.s, w.q as usize, w.to as usize);
         let list = &self.alive[w.list.0 as usize..w.list.1 as usize];
-        let most = list.len() + (to - q);
-        if scratch.len() < most {
-            scratch.resize(most, T::default());
-        }
-        let out = &mut scratch[..most];
         let end = &self.end;
         let mut len = 0;
-        // Alive at s and started before it: the checkpoint's list, then
-        // the positions between the checkpoint and p.
-        for &c in list {
-            let c = c as usize;
-            out[len] = item(c);
-            len += usize::from((end[c] > s) & marks.get(c));
+        // Alive at s and started before it: the checkpoint's list (in
+        // blocks, each written whole past the positions found so far: the
+        // scratch holds what is found plus a block, not the whole list of
+        // a time when a million buffers are alive), then the positions
+        // between the checkpoint and p.
+        for block in list.chunks(LIST_BLOCK) {
+            let out = room(scratch, len + block.len());
+            for &c in block {
+                let c = c as usize;
+                out[len] = item(c);
+                len += usize::from((end[c] > s) & marks.get(c));
+            }
         }
+        // The marked positions of the runs only: a long-lived buffer's
+        // runs span up to the whole group, few of them placed when it is.
+        let out = room(scratch, len + marks.count_in(q, to));
         marks.for_each_in(q, p, |c| {
             out[len] = item(c);
             len += usize::from(end[c] > s);
@@ -429,6 +433,20 @@ impl Occupancy {
         prefetch_lines(&self.end[lo..p]);
         prefetch_lines(&items[lo - from..to - from]);
     }
+}
+
+/// Positions of a checkpoint's list that [`Occupancy::occupied_marked`]
+/// writes between two checks of its scratch's room.
+const LIST_BLOCK: usize = 1024;
+
+/// The first `len` items of `scratch`, grown to hold them if need be (with
+/// defaults: what lies past the caller's count is garbage anyway).
+#[inline]
+fn room<T: Copy + Default>(scratch: &mut Vec<T>, len: usize) -> &mut [T] {
+    if scratch.len() < len {
+        scratch.resize(len, T::default());
+    }
+    &mut scratch[..len]
 }
 
 /// Prefetches every cache line of `items`.
