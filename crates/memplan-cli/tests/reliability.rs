@@ -531,18 +531,27 @@ fn first_signal_writes_the_best_plan_second_exits_at_once() {
         }
         assert_eq!(leftovers(dir.path()).len(), 1, "{first} {second}");
         signal(&child, second);
-        let signalled = Instant::now();
-        let out = child.wait_with_output().unwrap();
-        assert!(signalled.elapsed() < Duration::from_secs(5));
-        assert_eq!(
-            out.status.code(),
-            Some(130),
-            "{first} {second}: {:?}",
-            out.status
-        );
-        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
-        assert!(!output.exists());
+        exited_at_once(child, &format!("{first} {second}"), dir.path(), &output);
     }
+}
+
+/// Waits for `child`, signalled twice just now: it must exit at once with
+/// 130, saying so, leaving no temporary file in `dir` and no `output`.
+fn exited_at_once(child: std::process::Child, case: &str, dir: &Path, output: &Path) {
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_secs(5), "{case}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{case}: {:?} {stderr}",
+        out.status
+    );
+    assert!(stderr.contains("memplan: interrupted"), "{case}: {stderr}");
+    assert!(out.stdout.is_empty(), "{case}: no report");
+    assert_eq!(leftovers(dir), Vec::<String>::new(), "{case}");
+    assert!(!output.exists(), "{case}: no plan");
 }
 
 /// A second signal while the solve itself still runs (not only during the
@@ -562,20 +571,7 @@ fn a_second_signal_during_the_solve_exits_at_once() {
         signal(&child, first);
         signal(&child, second);
         signal(&child, "CONT");
-        let signalled = Instant::now();
-        let out = child.wait_with_output().unwrap();
-        assert!(signalled.elapsed() < Duration::from_secs(5));
-        assert_eq!(
-            out.status.code(),
-            Some(130),
-            "{first} {second}: {:?} {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(String::from_utf8_lossy(&out.stderr).contains("memplan: interrupted"));
-        assert!(out.stdout.is_empty(), "{first} {second}: no report");
-        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
-        assert!(!output.exists(), "{first} {second}: no plan");
+        exited_at_once(child, &format!("{first} {second}"), dir.path(), &output);
     }
 }
 
