@@ -276,8 +276,8 @@ impl Auto {
     /// from the default, size-first greedy plan) puts to better use. Beside
     /// it, the §3.1 skyline in two orders when the budget covers it
     /// (iopddl S_1: a fifth of a second, and a fifth of boxing's
-    /// fragmentation), in all five up to a tenth of that size, first in
-    /// priority.
+    /// fragmentation), in all five orders up to 20,000 buffers per unit of
+    /// effort, first in priority.
     fn solve_large(
         &self,
         problem: &Problem,
