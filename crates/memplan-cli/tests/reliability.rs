@@ -682,12 +682,7 @@ fn generate_and_plot_write_through_links_and_to_standard_output() {
     assert_eq!(piped, std::fs::read(&target).unwrap());
 
     let plan = dir.path().join("plan.csv");
-    memplan()
-        .args(["solve", "--solver", "greedy", "-q", "-o"])
-        .arg(&plan)
-        .arg(&target)
-        .assert()
-        .success();
+    solve_greedy(&target, &plan);
     let drawing = file(&dir, "drawing.svg", "old\n");
     let drawing_link = dir.path().join("drawing-link.svg");
     std::os::unix::fs::symlink("drawing.svg", &drawing_link).unwrap();
@@ -704,6 +699,16 @@ fn generate_and_plot_write_through_links_and_to_standard_output() {
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
 
+/// Plans `input` into `output` with greedy, quietly; it must succeed.
+fn solve_greedy(input: &Path, output: &Path) {
+    memplan()
+        .args(["solve", "--solver", "greedy", "-q", "-o"])
+        .arg(output)
+        .arg(input)
+        .assert()
+        .success();
+}
+
 /// Fault injection: a solve killed (SIGKILL) at random moments, writing
 /// a large plan over an existing file, leaves that file either as it was
 /// or as a complete, valid plan; never partial.
@@ -716,12 +721,7 @@ fn killed_writes_never_leave_a_partial_plan() {
     let output = dir.path().join("plan.csv");
     // How long a whole run takes, to spread the kills over it.
     let started = Instant::now();
-    memplan()
-        .args(["solve", "--solver", "greedy", "-q", "-o"])
-        .arg(&output)
-        .arg(&input)
-        .assert()
-        .success();
+    solve_greedy(&input, &output);
     let whole = started.elapsed();
     let mut seen_old = 0;
     let mut seen_new = 0;

@@ -37,19 +37,7 @@ impl Marks {
     /// in increasing order.
     #[inline]
     pub fn for_each_in(&self, a: usize, b: usize, mut f: impl FnMut(usize)) {
-        if a >= b {
-            return;
-        }
-        let (lo, hi) = (a - self.from, b - self.from);
-        let (first, last) = (lo / 64, (hi - 1) / 64);
-        for w in first..=last {
-            let mut word = self.words[w];
-            if w == first {
-                word &= u64::MAX << (lo % 64);
-            }
-            if w == last {
-                word &= u64::MAX >> (63 - (hi - 1) % 64);
-            }
+        for (w, mut word) in self.words_in(a, b) {
             while word != 0 {
                 f(self.from + w * 64 + word.trailing_zeros() as usize);
                 word &= word - 1;
@@ -60,16 +48,28 @@ impl Marks {
     /// How many positions of `[a, b)` (within the range) are marked.
     #[inline]
     pub fn count_in(&self, a: usize, b: usize) -> usize {
-        if a >= b {
-            return 0;
-        }
-        let (lo, hi) = (a - self.from, b - self.from);
-        let words = &self.words[lo / 64..=(hi - 1) / 64];
-        let all: u32 = words.iter().map(|w| w.count_ones()).sum();
-        // Less the marks of the first word below `a` and of the last past `b`.
-        let below = (words[0] & !(u64::MAX << (lo % 64))).count_ones();
-        let above = (words[words.len() - 1] & !(u64::MAX >> (63 - (hi - 1) % 64))).count_ones();
-        (all - below - above) as usize
+        self.words_in(a, b)
+            .map(|(_, word)| word.count_ones() as usize)
+            .sum()
+    }
+
+    /// The words holding positions `[a, b)` (within the range), each with
+    /// its index and its bits outside `[a, b)` cleared; none when `a >= b`.
+    #[inline]
+    fn words_in(&self, a: usize, b: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let (lo, hi) = (a.saturating_sub(self.from), b.saturating_sub(self.from));
+        let (first, last) = (lo / 64, hi.saturating_sub(1) / 64);
+        let words = if a < b { first..last + 1 } else { 0..0 };
+        words.map(move |w| {
+            let mut word = self.words[w];
+            if w == first {
+                word &= u64::MAX << (lo % 64);
+            }
+            if w == last {
+                word &= u64::MAX >> (63 - (hi - 1) % 64);
+            }
+            (w, word)
+        })
     }
 
     /// The words holding positions `[a, b)`, to prefetch.

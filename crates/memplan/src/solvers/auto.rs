@@ -387,6 +387,7 @@ impl Solver for Skylines {
         // earlier order); an optimal plan ends the run, since the later
         // orders could only tie with it. A run cut by the safety cap keeps
         // the best plan of the orders done.
+        let stop = || deadline.passed();
         let run = || {
             let mut best: Option<(Greedy, Plan, u64)> = None;
             for &order in self.orders {
@@ -394,7 +395,6 @@ impl Solver for Skylines {
                     order,
                     fit: Fit::Skyline,
                 };
-                let stop = || deadline.passed();
                 let Some((greedy, plan)) =
                     crate::solvers::greedy::best_of(problem, &[variant], None, &stop)
                 else {
