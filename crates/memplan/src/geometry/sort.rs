@@ -84,6 +84,111 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
     true
 }
 
+/// Sorts `v` by its words, stably (equal words keep their order), unless
+/// `stop()` holds first (then `false`, `v`'s contents unspecified). A
+/// least-significant-digit radix sort by bytes that skips the bytes every
+/// word shares: one pass counts all eight bytes, then one scatter per byte
+/// that varies (sizes below 2^17 and lifetimes below 2^8 take 4 of 8).
+/// At millions of items, some ten times faster than [`sort_until`]'s
+/// comparisons. `stop()` is polled every [`POLL`] items of each pass.
+pub fn radix_sort_until<T: Copy + Send + Sync + 'static>(
+    v: &mut [(u64, T)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> bool {
+    if v.len() <= RUN {
+        v.sort_by_key(|item| item.0);
+        return true;
+    }
+    let Some(counts) = byte_counts_until(v, stop) else {
+        return false;
+    };
+    // A byte every word shares moves nothing.
+    let varying: Vec<usize> = (0..8).filter(|&d| !counts[d].contains(&v.len())).collect();
+    if varying.is_empty() {
+        return true;
+    }
+    let Some(mut other) = collect_until(v.len(), |i| v[i], stop) else {
+        return false;
+    };
+    let mut in_other = false;
+    for &d in &varying {
+        let done = if in_other {
+            scatter_by_byte(&other, v, &counts[d], d, stop)
+        } else {
+            scatter_by_byte(v, &mut other, &counts[d], d, stop)
+        };
+        if !done {
+            drop_later(other, v.len());
+            return false;
+        }
+        in_other = !in_other;
+    }
+    if in_other {
+        v.copy_from_slice(&other);
+    }
+    drop_later(other, v.len());
+    true
+}
+
+/// One pass of [`radix_sort_until`]: `src` into `dst` stably by byte
+/// `byte` of the words, whose values `counts` counts; false once `stop()`
+/// holds.
+fn scatter_by_byte<T: Copy>(
+    src: &[(u64, T)],
+    dst: &mut [(u64, T)],
+    counts: &[usize; 256],
+    byte: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> bool {
+    let mut next = [0usize; 256];
+    let mut at = 0;
+    for (slot, &count) in next.iter_mut().zip(counts) {
+        *slot = at;
+        at += count;
+    }
+    let shift = 8 * byte as u32;
+    for (i, &item) in src.iter().enumerate() {
+        if i % POLL == 0 && stop() {
+            return false;
+        }
+        let slot = &mut next[(item.0 >> shift) as usize & 0xff];
+        dst[*slot] = item;
+        *slot += 1;
+    }
+    true
+}
+
+/// Per byte of the words of `v` (least significant first), how many words
+/// have each value there; counted in parallel, `None` once `stop()` holds.
+fn byte_counts_until<T: Sync>(
+    v: &[(u64, T)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<[usize; 256]>> {
+    v.par_chunks(POLL)
+        .map(|chunk| {
+            (!stop()).then(|| {
+                let mut counts = vec![[0usize; 256]; 8];
+                for item in chunk {
+                    for (d, count) in counts.iter_mut().enumerate() {
+                        count[(item.0 >> (8 * d)) as usize & 0xff] += 1;
+                    }
+                }
+                counts
+            })
+        })
+        .try_reduce(
+            || vec![[0usize; 256]; 8],
+            |mut a, b| {
+                for (a, b) in a.iter_mut().zip(&b) {
+                    for (a, b) in a.iter_mut().zip(b) {
+                        *a += b;
+                    }
+                }
+                Some(a)
+            },
+        )
+}
+
 /// `(0..n).map(f)` collected in parallel, [`RUN`] elements at a time with
 /// `stop()` polled in between; `None` once it holds (the part collected
 /// is freed on the disposal thread). At millions of elements, touching the
@@ -412,6 +517,64 @@ mod tests {
             let mut w = values(n, 3);
             let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
             let finished = sort_until(&mut w, &stop);
+            assert_eq!(finished, cut == total, "cut at poll {cut}");
+            if finished {
+                assert_eq!(w, sorted);
+            }
+        }
+    }
+
+    /// Words spread over a few of their bytes (some shared by all, one
+    /// varying in the top byte) with many repeats.
+    fn words(n: usize, seed: u64) -> Vec<(u64, u32)> {
+        values(n, seed)
+            .into_iter()
+            .map(|(v, i)| ((v % 7) << 56 | 0xab << 40 | (v % 300) << 8 | 0x11, i))
+            .collect()
+    }
+
+    #[test]
+    fn radix_sort_is_the_stable_sort_by_word() {
+        // Below one run (the stable comparison sort), above it with an
+        // odd and an even number of varying bytes, and all words equal.
+        for n in [0, 1, 5, RUN, RUN + 1, 3 * RUN + 17] {
+            let inputs = [
+                words(n, n as u64),
+                words(n, 1)
+                    .into_iter()
+                    .map(|(w, i)| ((w >> 8) & 0xffff, i))
+                    .collect(),
+                (0..n as u32).map(|i| (42, i)).collect(),
+            ];
+            for input in inputs {
+                let mut want = input.clone();
+                want.sort_by_key(|item| item.0);
+                let mut got = input;
+                assert!(radix_sort_until(&mut got, &|| false));
+                assert_eq!(got, want, "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn radix_sort_stops_at_every_poll() {
+        let n = 2 * RUN + 5;
+        let mut sorted = words(n, 9);
+        sorted.sort_by_key(|item| item.0);
+        let count = AtomicUsize::new(0);
+        assert!(radix_sort_until(&mut words(n, 9), &|| {
+            count.fetch_add(1, Ordering::Relaxed);
+            false
+        }));
+        let total = count.load(Ordering::Relaxed);
+        // The count's chunks, the copy's runs, a pass per varying byte.
+        let chunks = n.div_ceil(POLL);
+        assert_eq!(total, chunks + n.div_ceil(RUN) + 3 * chunks);
+        for cut in 0..=total {
+            let polls = AtomicUsize::new(0);
+            let mut w = words(n, 9);
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let finished = radix_sort_until(&mut w, &stop);
             assert_eq!(finished, cut == total, "cut at poll {cut}");
             if finished {
                 assert_eq!(w, sorted);

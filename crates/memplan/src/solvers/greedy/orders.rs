@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
-use crate::geometry::sort::{collect_until, sort_until};
+use crate::geometry::sort::{collect_until, radix_sort_until, sort_until};
 use crate::geometry::sweep::LoadProfile;
 use crate::problem::{Buffer, Problem};
 
@@ -169,7 +169,8 @@ fn sorted_by_word(
         },
         stop,
     )?;
-    if !sort_until(&mut keyed, stop) {
+    // By index at first: the stable sort by word ties by index.
+    if !radix_sort_until(&mut keyed, stop) {
         drop_later(keyed, buffers.len());
         return None;
     }
