@@ -1,4 +1,6 @@
-//! A parallel sort that a deadline or a cancel flag can cut short.
+//! Sorts that a deadline or a cancel flag can cut short: a parallel merge
+//! sort ([`sort_until`]), a radix sort of one-word keys
+//! ([`radix_sort_until`]) and a counting sort ([`counting_sorted`]).
 //!
 //! At millions of buffers one `par_sort_unstable` takes tenths of a second
 //! (5M keys: about 0.25 s on the 2 cores of the development machine), longer
