@@ -76,8 +76,9 @@ pub struct SolveArgs {
     pub pool_strategy: Strategy,
     /// Time budget in seconds; with --effort (and for auto, which always
     /// has one) only a safety cap, reported when hit (auto: default 30,
-    /// 0 = greedy only; the greedy solver always runs to completion; with
-    /// --pools, the guided strategy's budget, default 1).
+    /// 0 = its greedy plans only, uncut; a greedy solver cut by the limit
+    /// completes its plan by a fast fallback and says so; with --pools,
+    /// the guided strategy's budget, default 1).
     #[arg(long, value_parser = parse_seconds)]
     pub time_limit: Option<f64>,
     /// Work budget, a multiple of the default (auto: 1; on the idle 2-core

@@ -487,7 +487,13 @@ fn run_by_priority(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
+                h.join().unwrap_or_else(|payload| {
+                    // A member's panic is a bug: the tests (debug builds)
+                    // must see it; a release build answers with the other
+                    // members (the panic hook has printed the message).
+                    if cfg!(debug_assertions) {
+                        std::panic::resume_unwind(payload);
+                    }
                     Err(SolveError::NotFound {
                         capacity: problem.capacity.unwrap_or(0),
                         reason: NotFoundReason::Heuristic,
@@ -851,6 +857,31 @@ mod tests {
                 counters: Vec::new(),
             }
         );
+    }
+
+    /// Without a plan within the capacity, a member out of time (its
+    /// search might have decided) names the reason over a heuristic's
+    /// miss, whichever comes first, with the lowest makespan either saw
+    /// (issue 14: "heuristic's plan does not fit" when search and tela ran
+    /// out of time).
+    #[test]
+    fn a_member_out_of_time_names_the_reason_over_a_heuristic_miss() {
+        let miss = |reason, best| SolveError::NotFound {
+            capacity: 100,
+            reason,
+            best_makespan: Some(best),
+            counters: Vec::new(),
+        };
+        let want = miss(NotFoundReason::TimeLimit, 120);
+        let (heuristic, clock) = (
+            miss(NotFoundReason::Heuristic, 120),
+            miss(NotFoundReason::TimeLimit, 130),
+        );
+        assert_eq!(
+            better(Err(heuristic.clone()), Err(clock.clone())).unwrap_err(),
+            want
+        );
+        assert_eq!(better(Err(clock), Err(heuristic)).unwrap_err(), want);
     }
 
     /// A member that stops a little ahead of the clock (to finish its

@@ -378,9 +378,10 @@ fn take_turns(
                         (deadline.clone(), slice.min(left))
                     })
                 }
-                (None, Some(t)) => {
-                    Some((deadline.within(t.saturating_mul(growth as u32)), u64::MAX))
-                }
+                (None, Some(t)) => Some((
+                    deadline.within(t.saturating_mul(u32::try_from(growth).unwrap_or(u32::MAX))),
+                    u64::MAX,
+                )),
                 (None, None) => Some((deadline.clone(), u64::MAX)),
             }
         };
