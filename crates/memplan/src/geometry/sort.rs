@@ -497,6 +497,33 @@ mod tests {
         assert_eq!(polls.load(Ordering::Relaxed), 2);
     }
 
+    /// Runs `sort` on `input` without a stop, counting its polls, then
+    /// cut at each poll in turn: it must say so, and past the last one
+    /// give `sorted`. Returns the number of polls.
+    fn cuts_at_every_poll(
+        input: &[(u64, u32)],
+        sorted: &[(u64, u32)],
+        sort: impl Fn(&mut [(u64, u32)], &(dyn Fn() -> bool + Sync)) -> bool,
+    ) -> usize {
+        let count = AtomicUsize::new(0);
+        assert!(sort(&mut input.to_vec(), &|| {
+            count.fetch_add(1, Ordering::Relaxed);
+            false
+        }));
+        let total = count.load(Ordering::Relaxed);
+        for cut in 0..=total {
+            let polls = AtomicUsize::new(0);
+            let mut w = input.to_vec();
+            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let finished = sort(&mut w, &stop);
+            assert_eq!(finished, cut == total, "cut at poll {cut}");
+            if finished {
+                assert_eq!(w, sorted);
+            }
+        }
+        total
+    }
+
     #[test]
     fn stops_at_every_poll() {
         // Four runs: polls in the run sorts, before the merge buffer, in
@@ -505,25 +532,10 @@ mod tests {
         let n = 4 * RUN;
         let mut sorted = values(n, 3);
         sorted.sort_unstable();
-        let count = AtomicUsize::new(0);
-        assert!(sort_until(&mut values(n, 3), &|| {
-            count.fetch_add(1, Ordering::Relaxed);
-            false
-        }));
-        let total = count.load(Ordering::Relaxed);
+        let total = cuts_at_every_poll(&values(n, 3), &sorted, |v, stop| sort_until(v, stop));
         // The four runs, the check after them, the copy of four runs,
         // two merge levels.
         assert_eq!(total, 4 + 1 + 4 + 2 * (n / POLL));
-        for cut in 0..=total {
-            let polls = AtomicUsize::new(0);
-            let mut w = values(n, 3);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-            let finished = sort_until(&mut w, &stop);
-            assert_eq!(finished, cut == total, "cut at poll {cut}");
-            if finished {
-                assert_eq!(w, sorted);
-            }
-        }
     }
 
     /// Words spread over a few of their bytes (some shared by all, one
@@ -563,24 +575,9 @@ mod tests {
         let n = 2 * RUN + 5;
         let mut sorted = words(n, 9);
         sorted.sort_by_key(|item| item.0);
-        let count = AtomicUsize::new(0);
-        assert!(radix_sort_until(&mut words(n, 9), &|| {
-            count.fetch_add(1, Ordering::Relaxed);
-            false
-        }));
-        let total = count.load(Ordering::Relaxed);
+        let total = cuts_at_every_poll(&words(n, 9), &sorted, |v, stop| radix_sort_until(v, stop));
         // The count's chunks, the copy's runs, a pass per varying byte.
         let chunks = n.div_ceil(POLL);
         assert_eq!(total, chunks + n.div_ceil(RUN) + 3 * chunks);
-        for cut in 0..=total {
-            let polls = AtomicUsize::new(0);
-            let mut w = words(n, 9);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-            let finished = radix_sort_until(&mut w, &stop);
-            assert_eq!(finished, cut == total, "cut at poll {cut}");
-            if finished {
-                assert_eq!(w, sorted);
-            }
-        }
     }
 }
