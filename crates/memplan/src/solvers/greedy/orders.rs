@@ -184,10 +184,17 @@ mod tests {
     use crate::solvers::greedy::tests::mixed;
 
     /// The one-word size order is the pair order, fixed buffers left out,
-    /// and sizes past 2^32 take the pair path with the same result.
+    /// and sizes past 2^32 take the pair path with the same result; also
+    /// past one run of the sorts (the radix sort's passes).
     #[test]
     fn word_size_order_equals_the_pair_order() {
-        let p = mixed(crate::generate::Kind::Trace, 3000);
+        for n in [3000, crate::geometry::sort::RUN + 3000] {
+            word_size_order_equals_the_pair_order_on(n);
+        }
+    }
+
+    fn word_size_order_equals_the_pair_order_on(n: usize) {
+        let p = mixed(crate::generate::Kind::Trace, n);
         let by_pair = |p: &Problem| {
             let mut free: Vec<usize> = (0..p.len())
                 .filter(|&i| p.buffers()[i].fixed_offset.is_none())
