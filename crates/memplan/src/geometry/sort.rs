@@ -91,8 +91,10 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
 /// least-significant-digit radix sort by bytes that skips the bytes every
 /// word shares: one pass counts all eight bytes, then one scatter per byte
 /// that varies (sizes below 2^17 and lifetimes below 2^8 take 4 of 8).
-/// At millions of items, some ten times faster than [`sort_until`]'s
-/// comparisons. `stop()` is polled every [`POLL`] items of each pass.
+/// Measured on the greedy size order of random instances, beside other
+/// work: 40-45 ms at 1M keys where [`sort_until`] took 80-95 ms, 160 ms at
+/// 5M where it took about 550 ms. `stop()` is polled every [`POLL`] items
+/// of each pass.
 pub fn radix_sort_until<T: Copy + Send + Sync + 'static>(
     v: &mut [(u64, T)],
     stop: &(dyn Fn() -> bool + Sync),

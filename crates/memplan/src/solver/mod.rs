@@ -121,6 +121,22 @@ pub fn seconds(seconds: f64) -> Duration {
     }
 }
 
+/// What a solver's worker thread returned, or `on_panic()` when it
+/// panicked. A panic is a bug: debug builds (the tests) re-raise it so
+/// that it cannot pass for an answer; a release build carries on without
+/// the worker (the panic hook has printed the message).
+pub(crate) fn joined<T>(
+    handle: std::thread::ScopedJoinHandle<'_, T>,
+    on_panic: impl FnOnce() -> T,
+) -> T {
+    handle.join().unwrap_or_else(|payload| {
+        if cfg!(debug_assertions) {
+            std::panic::resume_unwind(payload);
+        }
+        on_panic()
+    })
+}
+
 /// A work budget, in thousandths of [`Effort::DEFAULT`], the budget of the
 /// `auto` portfolio by default: about one second of its members' work on an
 /// idle core of the development machine (each solver converts it into its
@@ -562,6 +578,22 @@ mod tests {
     use crate::geometry::gaps::{Gap, Gaps};
     use crate::problem::Buffer;
     use std::sync::Mutex;
+
+    /// A worker's value comes back; its panic is re-raised in debug
+    /// builds (these tests), not turned into `on_panic`'s answer.
+    #[test]
+    fn a_worker_panic_is_re_raised_in_debug_builds() {
+        assert_eq!(std::thread::scope(|s| joined(s.spawn(|| 3u32), || 7)), 3);
+        let raised = std::panic::catch_unwind(|| {
+            std::thread::scope(|s| {
+                joined(
+                    s.spawn(|| -> u32 { panic!("a worker's bug (expected by this test)") }),
+                    || 7,
+                )
+            })
+        });
+        assert!(raised.is_err());
+    }
 
     /// Records whether `solve_positive` got prepared facts, and of how
     /// many buffers; places buffers one above the other.

@@ -487,13 +487,8 @@ fn run_by_priority(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|payload| {
-                    // A member's panic is a bug: the tests (debug builds)
-                    // must see it; a release build answers with the other
-                    // members (the panic hook has printed the message).
-                    if cfg!(debug_assertions) {
-                        std::panic::resume_unwind(payload);
-                    }
+                // A member that panicked: the others answer.
+                crate::solver::joined(h, || {
                     Err(SolveError::NotFound {
                         capacity: problem.capacity.unwrap_or(0),
                         reason: NotFoundReason::Heuristic,

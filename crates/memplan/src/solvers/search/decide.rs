@@ -174,13 +174,8 @@ impl Group {
             handles
                 .into_iter()
                 .map(|h| {
-                    h.join().unwrap_or_else(|payload| {
-                        // A worker's panic is a bug: the tests (debug
-                        // builds) must see it; a release build takes it
-                        // as undecided (the panic hook has printed it).
-                        if cfg!(debug_assertions) {
-                            std::panic::resume_unwind(payload);
-                        }
+                    // A worker that panicked: undecided.
+                    crate::solver::joined(h, || {
                         (
                             Some(Probe::Unknown),
                             Counters {
