@@ -159,21 +159,22 @@ pub fn best_variant_plan(
     }
 }
 
-/// The best plan of `variants` (run in parallel), ties to the first listed.
-/// Once `stop()` holds, unfinished variants are dropped, except `finish`,
-/// which [`Placer::place_within`] completes; `None` when every variant was
+/// The best plan of `variants` (run in parallel), ties to the first listed,
+/// with its makespan when a pass measured it. Once `stop()` holds,
+/// unfinished variants are dropped, except `finish`, which
+/// [`Placer::place_within`] completes; `None` when every variant was
 /// dropped.
 pub fn best_of(
     problem: &Problem,
     variants: &[Greedy],
     finish: Option<Greedy>,
     stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Greedy, Plan)> {
+) -> Option<(Greedy, Measured)> {
     // The variant that must finish goes first, alone: on large instances
     // its setup and placement take the whole budget, which the others
     // would otherwise share.
     let finished = finish.map(|g| (g, finished(problem, g, stop)));
-    best_of_given(problem, variants, finished, stop).map(|(g, best)| (g, best.plan))
+    best_of_given(problem, variants, finished, stop)
 }
 
 /// The plan of the variant that must finish ([`plan_within`]), with its
