@@ -242,7 +242,8 @@ typedef int32_t memplan_stopped;
 /**
  * The time limit ran out before the solver finished: the plan is the best
  * found so far, and a longer limit may give a better one. (`auto` without a
- * time limit has 1 s; with a limit of 0 it runs the greedy variants only.)
+ * time limit has a 30 s safety cap; with a limit of 0 it runs the greedy
+ * variants only.)
  */
 #define MEMPLAN_STOPPED_TIME_LIMIT 1
 
@@ -466,8 +467,9 @@ memplan_status memplan_options_free(struct memplan_options *options);
  * Chooses the solver by its NUL-terminated name (default `auto`):
  *
  * - `auto`: the portfolio (every greedy variant, then search, boxing and,
- *   with a capacity, tela in parallel within the time limit; 1 s when no
- *   limit is set, 0 for greedy only);
+ *   with a capacity, tela in parallel within its work budget, the time
+ *   limit only a safety cap: 30 s when no limit is set, 0 for greedy
+ *   only);
  * - `greedy`: size order, first-fit (microseconds per buffer);
  * - `greedy/ORDER/FIT` with ORDER one of `size`, `area`, `lifetime`,
  *   `start`, `contention` and FIT one of `first-fit`, `best-fit`, `skyline`;
@@ -558,7 +560,7 @@ memplan_status memplan_options_set_stable(struct memplan_options *options,
 
 /**
  * Sets how `memplan_solve_pools` shares buffers out among pools: `guided`
- * (the default: never worse than the baseline, within the time limit, 1 s
+ * (the default: never worse than the baseline, within the time limit, 30 s
  * when none is set) or `fastest-first` (ExecuTorch's banked planning).
  *
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`, `name`),
@@ -744,6 +746,22 @@ memplan_status memplan_solution_solver(const struct memplan_solution *solution,
                                        size_t *length);
 
 /**
+ * Copies the solve's report, one JSON object (NUL-terminated), to
+ * `buffer` (`capacity` bytes) and its length in bytes, without the NUL, to
+ * `*length`: the same object as `memplan solve --json` prints, for logs
+ * and for comparing interfaces. Call it with `capacity` 0 and a NULL
+ * `buffer` to learn the length first.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`solution`, `length`; `buffer` with
+ * a `capacity` above 0), `MEMPLAN_ERROR_BUFFER_TOO_SMALL` (the text is cut
+ * to fit, NUL-terminated).
+ */
+memplan_status memplan_solution_json(const struct memplan_solution *solution,
+                                     char *buffer,
+                                     size_t capacity,
+                                     size_t *length);
+
+/**
  * Checks that `offsets`, an array of `count` offsets in buffer order, is a
  * valid plan of `problem`: one offset per buffer, every offset a multiple of
  * its buffer's alignment, fixed buffers at their offsets, no address past
@@ -806,8 +824,9 @@ memplan_status memplan_pools_add(struct memplan_pools *pools,
 
 /**
  * Shares the buffers of `problem` out among `pools` with the options'
- * pool strategy (`memplan_options_set_pool_strategy`), time limit and
- * seed (the solver and capacity are not used), and stores the plan in
+ * pool strategy (`memplan_options_set_pool_strategy`), time limit,
+ * effort, seed, hints switch and cancel handle (the solver, stable mode
+ * and capacity are not used), and stores the plan in
  * `*out_solution`; free it with `memplan_pool_solution_free`. Every plan
  * is checked by the per-pool validator first.
  *
@@ -868,6 +887,20 @@ memplan_status memplan_pool_solution_usage(const struct memplan_pool_solution *s
 memplan_status memplan_pool_solution_spill(const struct memplan_pool_solution *solution,
                                            size_t pools,
                                            uint64_t *out_spill);
+
+/**
+ * Copies the pooled solve's report, one JSON object (NUL-terminated), to
+ * `buffer` (`capacity` bytes) and its length without the NUL to
+ * `*length`: the same object as `memplan solve --pools --json` prints.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`solution`, `length`; `buffer` with
+ * a `capacity` above 0), `MEMPLAN_ERROR_BUFFER_TOO_SMALL` (the text is cut
+ * to fit, NUL-terminated).
+ */
+memplan_status memplan_pool_solution_json(const struct memplan_pool_solution *solution,
+                                          char *buffer,
+                                          size_t capacity,
+                                          size_t *length);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -4,10 +4,9 @@
 use std::ffi::{c_char, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use planner::quote::quoted;
-use planner::Solver;
+use planner::request::{parse, Control, Request, RequestError};
+use planner::solver::Cancel;
 
 use crate::status::{
     from_mut_ptr, from_ptr, guard, memplan_status, write_out, Failure,
@@ -23,17 +22,27 @@ use crate::status::{
 /// same time; the setters and `memplan_options_free` need it to themselves.
 #[allow(non_camel_case_types)]
 pub struct memplan_options {
-    pub(crate) solver_name: String,
-    pub(crate) solver: Box<dyn Solver>,
-    pub(crate) time_limit: Option<Duration>,
-    pub(crate) effort: Option<planner::solver::Effort>,
-    pub(crate) seed: u64,
+    /// The library's request: every option but the capacity (the
+    /// problem's) and the cancel handle (the run's), checked by the
+    /// request's own checks.
+    pub(crate) request: Request,
     pub(crate) capacity: Option<u64>,
     pub(crate) cancel: Option<Arc<AtomicBool>>,
-    pub(crate) ignore_hints: bool,
-    pub(crate) stable: bool,
-    pub(crate) stable_makespan: Option<u64>,
-    pub(crate) pool_strategy: planner::pools::Strategy,
+}
+
+impl memplan_options {
+    /// What the run lends the request: the cancel handle's flag.
+    pub(crate) fn control(&self) -> Control {
+        Control {
+            cancel: self.cancel.clone().map(Cancel::new).unwrap_or_default(),
+            ..Control::default()
+        }
+    }
+}
+
+/// `MEMPLAN_ERROR_INVALID_ARGUMENT` for a request error.
+pub(crate) fn invalid(e: RequestError) -> Failure {
+    Failure::new(MEMPLAN_ERROR_INVALID_ARGUMENT, e.to_string())
 }
 
 /// A flag that stops a running solve when raised, from any thread. Created by
@@ -47,17 +56,6 @@ pub struct memplan_options {
 #[allow(non_camel_case_types)]
 pub struct memplan_cancel {
     flag: Arc<AtomicBool>,
-}
-
-/// The solver named `name` with its defaults (the library's registry:
-/// the names the command line's `bench --solvers` takes).
-pub(crate) fn solver_by_name(name: &str) -> Option<Box<dyn Solver>> {
-    planner::solvers::by_name(name)
-}
-
-/// Every name [`solver_by_name`] takes.
-pub(crate) fn solver_names() -> Vec<String> {
-    planner::solvers::names()
 }
 
 /// Creates options with the defaults (solver `auto`, no time limit, seed 0,
@@ -74,16 +72,8 @@ pub unsafe extern "C" fn memplan_options_new(
         // SAFETY: the caller passes NULL or a writable pointer.
         unsafe { write_out(out_options, std::ptr::null_mut(), "out_options")? };
         let options = memplan_options {
-            solver_name: "auto".into(),
-            solver: Box::new(planner::solvers::auto::Auto::default()),
-            time_limit: None,
-            effort: None,
-            seed: 0,
+            request: Request::default(),
             capacity: None,
-            ignore_hints: false,
-            stable: false,
-            stable_makespan: None,
-            pool_strategy: planner::pools::Strategy::Guided,
             cancel: None,
         };
         // SAFETY: checked writable above.
@@ -108,8 +98,9 @@ pub unsafe extern "C" fn memplan_options_free(options: *mut memplan_options) -> 
 /// Chooses the solver by its NUL-terminated name (default `auto`):
 ///
 /// - `auto`: the portfolio (every greedy variant, then search, boxing and,
-///   with a capacity, tela in parallel within the time limit; 1 s when no
-///   limit is set, 0 for greedy only);
+///   with a capacity, tela in parallel within its work budget, the time
+///   limit only a safety cap: 30 s when no limit is set, 0 for greedy
+///   only);
 /// - `greedy`: size order, first-fit (microseconds per buffer);
 /// - `greedy/ORDER/FIT` with ORDER one of `size`, `area`, `lifetime`,
 ///   `start`, `contention` and FIT one of `first-fit`, `best-fit`, `skyline`;
@@ -140,18 +131,10 @@ pub unsafe extern "C" fn memplan_options_set_solver(
                 "the solver name is not UTF-8",
             )
         })?;
-        let solver = solver_by_name(name).ok_or_else(|| {
-            Failure::new(
-                MEMPLAN_ERROR_INVALID_ARGUMENT,
-                format!(
-                    "unknown solver `{}` (known: {})",
-                    quoted(name),
-                    solver_names().join(", ")
-                ),
-            )
-        })?;
-        options.solver_name = name.to_string();
-        options.solver = solver;
+        // On failure the request is unchanged.
+        let mut request = options.request.clone();
+        request.set_solver_name(name).map_err(invalid)?;
+        options.request = request;
         Ok(())
     })
 }
@@ -171,14 +154,10 @@ pub unsafe extern "C" fn memplan_options_set_time_limit(
     guard("memplan_options_set_time_limit", || {
         // SAFETY: the caller passes NULL or options of ours, to itself.
         let options = unsafe { from_mut_ptr(options, "options")? };
-        if !seconds.is_finite() || seconds < 0.0 {
-            return Err(Failure::new(
-                MEMPLAN_ERROR_INVALID_ARGUMENT,
-                format!("time limit {seconds} s: expected a finite number of seconds >= 0"),
-            ));
-        }
-        options.time_limit = Some(planner::solver::seconds(seconds));
-        Ok(())
+        options
+            .request
+            .set_time_limit(Some(seconds))
+            .map_err(invalid)
     })
 }
 
@@ -198,16 +177,7 @@ pub unsafe extern "C" fn memplan_options_set_effort(
     guard("memplan_options_set_effort", || {
         // SAFETY: the caller passes NULL or options of ours, to itself.
         let options = unsafe { from_mut_ptr(options, "options")? };
-        let effort = planner::solver::Effort::new(factor)
-            .filter(|_| factor <= 1e9)
-            .ok_or_else(|| {
-                Failure::new(
-                    MEMPLAN_ERROR_INVALID_ARGUMENT,
-                    format!("effort {factor}: expected a finite number in [0, 1e9]"),
-                )
-            })?;
-        options.effort = Some(effort);
-        Ok(())
+        options.request.set_effort(Some(factor)).map_err(invalid)
     })
 }
 
@@ -222,7 +192,9 @@ pub unsafe extern "C" fn memplan_options_clear_time_limit(
 ) -> memplan_status {
     guard("memplan_options_clear_time_limit", || {
         // SAFETY: the caller passes NULL or options of ours, to itself.
-        unsafe { from_mut_ptr(options, "options")? }.time_limit = None;
+        unsafe { from_mut_ptr(options, "options")? }
+            .request
+            .time_limit = None;
         Ok(())
     })
 }
@@ -239,7 +211,7 @@ pub unsafe extern "C" fn memplan_options_set_seed(
 ) -> memplan_status {
     guard("memplan_options_set_seed", || {
         // SAFETY: the caller passes NULL or options of ours, to itself.
-        unsafe { from_mut_ptr(options, "options")? }.seed = seed;
+        unsafe { from_mut_ptr(options, "options")? }.request.seed = seed;
         Ok(())
     })
 }
@@ -274,7 +246,9 @@ pub unsafe extern "C" fn memplan_options_set_ignore_hints(
 ) -> memplan_status {
     guard("memplan_options_set_ignore_hints", || {
         // SAFETY: the caller passes NULL or options of ours, to itself.
-        unsafe { from_mut_ptr(options, "options")? }.ignore_hints = ignore != 0;
+        unsafe { from_mut_ptr(options, "options")? }
+            .request
+            .ignore_hints = ignore != 0;
         Ok(())
     })
 }
@@ -296,14 +270,14 @@ pub unsafe extern "C" fn memplan_options_set_stable(
     guard("memplan_options_set_stable", || {
         // SAFETY: the caller passes NULL or options of ours, to itself.
         let options = unsafe { from_mut_ptr(options, "options")? };
-        options.stable = stable != 0;
-        options.stable_makespan = (stable != 0 && has_makespan != 0).then_some(makespan);
+        options.request.stable = stable != 0;
+        options.request.stable_makespan = (stable != 0 && has_makespan != 0).then_some(makespan);
         Ok(())
     })
 }
 
 /// Sets how `memplan_solve_pools` shares buffers out among pools: `guided`
-/// (the default: never worse than the baseline, within the time limit, 1 s
+/// (the default: never worse than the baseline, within the time limit, 30 s
 /// when none is set) or `fastest-first` (ExecuTorch's banked planning).
 ///
 /// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`, `name`),
@@ -321,18 +295,7 @@ pub unsafe extern "C" fn memplan_options_set_pool_strategy(
         }
         // SAFETY: non-null; the caller passes a NUL-terminated string.
         let name = unsafe { CStr::from_ptr(name) }.to_str().unwrap_or("");
-        options.pool_strategy = planner::pools::Strategy::ALL
-            .into_iter()
-            .find(|s| s.name() == name)
-            .ok_or_else(|| {
-                Failure::new(
-                    MEMPLAN_ERROR_INVALID_ARGUMENT,
-                    format!(
-                        "unknown pool strategy `{}` (known: guided, fastest-first)",
-                        quoted(name)
-                    ),
-                )
-            })?;
+        options.request.pool_strategy = parse("strategy", name).map_err(invalid)?;
         Ok(())
     })
 }

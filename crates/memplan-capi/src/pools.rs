@@ -6,11 +6,11 @@
 
 use std::ffi::{c_char, CStr};
 
-use planner::pools::{solve_pools, validate_pools, Pool, PoolSolution, PoolSolveError};
-use planner::solver::Cancel;
-use planner::{NotFoundReason, SolveOptions};
+use planner::pools::{Pool, PoolSolution, PoolSolveError};
+use planner::request::RunError;
+use planner::NotFoundReason;
 
-use crate::options::memplan_options;
+use crate::options::{invalid, memplan_options};
 use crate::problem::memplan_problem;
 use crate::status::{
     from_mut_ptr, from_ptr, guard, memplan_status, slice_mut, write_out, Failure,
@@ -33,6 +33,8 @@ pub struct memplan_pools {
 #[allow(non_camel_case_types)]
 pub struct memplan_pool_solution {
     solution: PoolSolution,
+    /// The report as JSON (`memplan solve --pools --json`).
+    json: String,
 }
 
 /// Creates an empty list of pools and stores it in `*out_pools`; free it
@@ -98,8 +100,9 @@ pub unsafe extern "C" fn memplan_pools_add(
 }
 
 /// Shares the buffers of `problem` out among `pools` with the options'
-/// pool strategy (`memplan_options_set_pool_strategy`), time limit and
-/// seed (the solver and capacity are not used), and stores the plan in
+/// pool strategy (`memplan_options_set_pool_strategy`), time limit,
+/// effort, seed, hints switch and cancel handle (the solver, stable mode
+/// and capacity are not used), and stores the plan in
 /// `*out_solution`; free it with `memplan_pool_solution_free`. Every plan
 /// is checked by the per-pool validator first.
 ///
@@ -130,31 +133,29 @@ pub unsafe extern "C" fn memplan_solve_pools(
             )
         };
         let pooled = problem.build_pooled(&pools.pools)?;
-        let solve_options = SolveOptions {
-            time_limit: options.time_limit,
-            seed: options.seed,
-            cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
-            ..SolveOptions::default()
-        };
-        let solution =
-            solve_pools(&pooled, options.pool_strategy, &solve_options).map_err(|e| {
-                let status = match &e {
-                    PoolSolveError::Infeasible(_) => MEMPLAN_INFEASIBLE,
-                    PoolSolveError::NotFound {
-                        reason: NotFoundReason::ProvenInfeasible,
-                        ..
-                    } => MEMPLAN_INFEASIBLE,
-                    PoolSolveError::NotFound { .. } => MEMPLAN_NOT_FOUND,
-                };
-                Failure::new(status, e.to_string())
+        let report = options
+            .request
+            .run_pools(&pooled, &options.control())
+            .map_err(|e| match e {
+                RunError::Request(e) => invalid(e),
+                RunError::Internal(m) => Failure::new(
+                    MEMPLAN_ERROR_INTERNAL,
+                    format!("internal error (a bug, please report it): {m}"),
+                ),
             })?;
-        validate_pools(&pooled, &solution.plan).map_err(|e| {
-            Failure::new(
-                MEMPLAN_ERROR_INTERNAL,
-                format!("internal error (a bug, please report it): an invalid pooled plan: {e}"),
-            )
+        let json = report.json(&pooled).to_string();
+        let solution = report.outcome.map_err(|e| {
+            let status = match &e {
+                PoolSolveError::Infeasible(_) => MEMPLAN_INFEASIBLE,
+                PoolSolveError::NotFound {
+                    reason: NotFoundReason::ProvenInfeasible,
+                    ..
+                } => MEMPLAN_INFEASIBLE,
+                PoolSolveError::NotFound { .. } => MEMPLAN_NOT_FOUND,
+            };
+            Failure::new(status, e.to_string())
         })?;
-        let solved = Box::into_raw(Box::new(memplan_pool_solution { solution }));
+        let solved = Box::into_raw(Box::new(memplan_pool_solution { solution, json }));
         // SAFETY: checked writable above.
         unsafe { write_out(out_solution, solved, "out_solution") }
     })
@@ -278,5 +279,28 @@ pub unsafe extern "C" fn memplan_pool_solution_spill(
         let value = u64::try_from(*value).unwrap_or(u64::MAX);
         // SAFETY: the caller passes NULL or a writable pointer.
         unsafe { write_out(out_spill, value, "out_spill") }
+    })
+}
+
+/// Copies the pooled solve's report, one JSON object (NUL-terminated), to
+/// `buffer` (`capacity` bytes) and its length without the NUL to
+/// `*length`: the same object as `memplan solve --pools --json` prints.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`solution`, `length`; `buffer` with
+/// a `capacity` above 0), `MEMPLAN_ERROR_BUFFER_TOO_SMALL` (the text is cut
+/// to fit, NUL-terminated).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_pool_solution_json(
+    solution: *const memplan_pool_solution,
+    buffer: *mut c_char,
+    capacity: usize,
+    length: *mut usize,
+) -> memplan_status {
+    guard("memplan_pool_solution_json", || {
+        // SAFETY: the caller passes NULL or a live solution of ours.
+        let solution = unsafe { from_ptr(solution, "solution")? };
+        // SAFETY: the caller passes a writable `buffer` of `capacity` bytes
+        // (or NULL) and a writable `length` (or NULL).
+        unsafe { crate::status::write_str(&solution.json, buffer, capacity, length) }
     })
 }

@@ -1,12 +1,11 @@
 //! Solving a problem and reading the solution back.
 
 use std::ffi::c_char;
-use std::time::Instant;
 
-use planner::solver::{run, Cancel};
-use planner::{validate, NotFoundReason, Progress, SolveError, SolveOptions, Stopped};
+use planner::request::{Outcome, RunError};
+use planner::{NotFoundReason, SolveError, Stopped};
 
-use crate::options::memplan_options;
+use crate::options::{invalid, memplan_options};
 use crate::problem::memplan_problem;
 use crate::status::{
     from_ptr, guard, memplan_status, slice_mut, write_out, write_str, Failure,
@@ -26,7 +25,8 @@ pub type memplan_stopped = i32;
 pub const MEMPLAN_STOPPED_NONE: memplan_stopped = 0;
 /// The time limit ran out before the solver finished: the plan is the best
 /// found so far, and a longer limit may give a better one. (`auto` without a
-/// time limit has 1 s; with a limit of 0 it runs the greedy variants only.)
+/// time limit has a 30 s safety cap; with a limit of 0 it runs the greedy
+/// variants only.)
 pub const MEMPLAN_STOPPED_TIME_LIMIT: memplan_stopped = 1;
 /// The cancel handle was raised before the solver finished: the plan is the
 /// best found so far.
@@ -50,6 +50,8 @@ pub struct memplan_solution {
     seconds: f64,
     hints: usize,
     hints_kept: usize,
+    /// The report as JSON (`memplan solve --json`).
+    json: String,
 }
 
 /// The C value of the library's [`Stopped`].
@@ -61,70 +63,41 @@ fn stopped(stopped: Option<Stopped>) -> memplan_stopped {
     }
 }
 
-/// Builds and solves `problem` with `options`, and checks the plan.
+/// Builds `problem` and runs the library's request of `options` on it
+/// (which solves, checks the plan and reports).
 fn solve(
     problem: &memplan_problem,
     options: &memplan_options,
 ) -> Result<memplan_solution, Failure> {
     let problem = problem.build(options.capacity)?;
-    let stable = planner::stable::Stable {
-        solver: options.solver.as_ref(),
-        options: planner::stable::StableOptions {
-            makespan: options.stable_makespan,
-        },
-    };
-    let solver: &dyn planner::Solver = if options.stable {
-        &stable
-    } else {
-        options.solver.as_ref()
-    };
-    let started = Instant::now();
-    let result = run(solver, &problem, &solve_options(options));
-    let elapsed = started.elapsed();
-    let mut solution = result.map_err(|error| not_found(&error, &options.solver_name))?;
-    validate(&problem, &solution.plan).map_err(|e| {
-        Failure::new(
-            MEMPLAN_ERROR_INTERNAL,
-            format!(
-                "internal error (a bug, please report it): solver {} returned an invalid plan: {e}",
-                options.solver_name
+    let report = options
+        .request
+        .run(&problem, &options.control())
+        .map_err(|e| match e {
+            RunError::Request(e) => invalid(e),
+            RunError::Internal(m) => Failure::new(
+                MEMPLAN_ERROR_INTERNAL,
+                format!("internal error (a bug, please report it): {m}"),
             ),
-        )
-    })?;
-    // A solver stopped before it computed the max load reports a weaker
-    // bound; a solution never says less than the max load.
-    let max_load = problem.max_load();
-    solution.raise_lower_bound(max_load);
+        })?;
+    let json = report.json().to_string();
+    let solution = match report.outcome {
+        Outcome::Planned(solution) => solution,
+        Outcome::NotFound(error) => return Err(not_found(&error, &report.solver)),
+    };
     Ok(memplan_solution {
         makespan: solution.makespan,
-        max_load,
+        max_load: report.max_load,
         lower_bound: solution.lower_bound,
         optimal: solution.optimal,
-        solver: solution.found_by.unwrap_or_else(|| options.solver.name()),
+        solver: report.solver,
         stopped: stopped(solution.stopped),
-        seconds: elapsed.as_secs_f64(),
-        hints: planner::hints::count(&problem),
-        hints_kept: planner::hints::kept(&problem, &solution.plan),
+        seconds: report.seconds,
+        hints: report.hints,
+        hints_kept: report.hints_kept,
         offsets: solution.plan.offsets().to_vec(),
+        json,
     })
-}
-
-/// The library's options of `options`. `auto` has a safety cap without a
-/// limit: given explicitly, a cut there is reported like any other.
-fn solve_options(options: &memplan_options) -> SolveOptions {
-    let time_limit = match options.time_limit {
-        None if options.solver_name == "auto" => Some(planner::solvers::auto::DEFAULT_TIME_LIMIT),
-        limit => limit,
-    };
-    SolveOptions {
-        time_limit,
-        effort: options.effort,
-        seed: options.seed,
-        cancel: options.cancel.clone().map(Cancel::new).unwrap_or_default(),
-        progress: Progress::default(),
-        ignore_hints: options.ignore_hints,
-        ..SolveOptions::default()
-    }
 }
 
 /// `MEMPLAN_INFEASIBLE` (proven) or `MEMPLAN_NOT_FOUND`, naming the solver.
@@ -387,5 +360,30 @@ pub unsafe extern "C" fn memplan_solution_solver(
         // SAFETY: the caller passes a writable `buffer` of `capacity` bytes
         // (or NULL) and a writable `length` (or NULL).
         unsafe { write_str(&solution.solver, buffer, capacity, length) }
+    })
+}
+
+/// Copies the solve's report, one JSON object (NUL-terminated), to
+/// `buffer` (`capacity` bytes) and its length in bytes, without the NUL, to
+/// `*length`: the same object as `memplan solve --json` prints, for logs
+/// and for comparing interfaces. Call it with `capacity` 0 and a NULL
+/// `buffer` to learn the length first.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`solution`, `length`; `buffer` with
+/// a `capacity` above 0), `MEMPLAN_ERROR_BUFFER_TOO_SMALL` (the text is cut
+/// to fit, NUL-terminated).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_solution_json(
+    solution: *const memplan_solution,
+    buffer: *mut c_char,
+    capacity: usize,
+    length: *mut usize,
+) -> memplan_status {
+    guard("memplan_solution_json", || {
+        // SAFETY: the caller passes NULL or a live solution of ours.
+        let solution = unsafe { from_ptr(solution, "solution")? };
+        // SAFETY: the caller passes a writable `buffer` of `capacity` bytes
+        // (or NULL) and a writable `length` (or NULL).
+        unsafe { write_str(&solution.json, buffer, capacity, length) }
     })
 }

@@ -4,9 +4,14 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use memplan::generate::Kind;
+use memplan::named::Named;
 use memplan::pools::Strategy;
+use memplan::request;
+use memplan::solvers::boxing::BoxingOptions;
 use memplan::solvers::greedy::{Fit, Order};
-use memplan::solvers::search::Preorder;
+use memplan::solvers::search::{Preorder, SearchOptions};
+use memplan::solvers::tela::TelaOptions;
+use memplan::solvers::SolverKind;
 use memplan::Lifetimes;
 
 use crate::named::named;
@@ -43,7 +48,7 @@ pub struct InputArgs {
     /// Problem CSV: id,lower,upper,size[,alignment][,offset].
     pub input: PathBuf,
     /// How to read the lower/upper columns.
-    #[arg(long, value_parser = named::<Lifetimes>(), default_value = "half-open")]
+    #[arg(long, value_parser = named::<Lifetimes>(), default_value = request::DEFAULT_LIFETIMES.name())]
     pub lifetimes: Lifetimes,
 }
 
@@ -55,13 +60,13 @@ pub struct SolveArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Solver to run.
-    #[arg(long, value_enum, default_value_t = SolverArg::Auto)]
-    pub solver: SolverArg,
+    #[arg(long, value_parser = named::<SolverKind>(), default_value = request::DEFAULT_SOLVER.name())]
+    pub solver: SolverKind,
     /// Greedy placement order.
-    #[arg(long, value_parser = named::<Order>(), default_value = "size")]
+    #[arg(long, value_parser = named::<Order>(), default_value = memplan::solvers::greedy::Greedy::default().order.name())]
     pub order: Order,
     /// Greedy fitting rule.
-    #[arg(long, value_parser = named::<Fit>(), default_value = "first-fit")]
+    #[arg(long, value_parser = named::<Fit>(), default_value = memplan::solvers::greedy::Greedy::default().fit.name())]
     pub fit: Fit,
     /// The plan must fit in this many bytes (exit 1 if not found).
     #[arg(long, conflicts_with = "pools")]
@@ -72,13 +77,13 @@ pub struct SolveArgs {
     #[arg(long, value_name = "POOLS.csv", conflicts_with_all = ["solver", "start_address"])]
     pub pools: Option<PathBuf>,
     /// With --pools: how buffers are shared out among the pools.
-    #[arg(long, value_parser = named::<Strategy>(), default_value = "guided", requires = "pools")]
+    #[arg(long, value_parser = named::<Strategy>(), default_value = request::DEFAULT_POOL_STRATEGY.name(), requires = "pools")]
     pub pool_strategy: Strategy,
-    /// Time budget in seconds; with --effort (and for auto, which always
-    /// has one) only a safety cap, reported when hit (auto: default 30,
-    /// 0 = its greedy plans only, uncut; a greedy solver cut by the limit
-    /// completes its plan by a fast fallback and says so; with --pools,
-    /// the guided strategy's budget, default 1).
+    /// Time budget in seconds (default: none); with --effort (and for
+    /// auto, which always has one) only a safety cap, reported when hit
+    /// (auto and the guided pool strategy: 30 without a limit; auto with
+    /// 0: its greedy plans only, uncut; a greedy solver cut by the limit
+    /// completes its plan by a fast fallback and says so).
     #[arg(long, value_parser = parse_seconds)]
     pub time_limit: Option<f64>,
     /// Work budget, a multiple of the default (auto: 1; on the idle 2-core
@@ -90,7 +95,7 @@ pub struct SolveArgs {
     #[arg(long, value_parser = parse_factor)]
     pub effort: Option<f64>,
     /// Seed of randomized solvers.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = request::DEFAULT_SEED)]
     pub seed: u64,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
@@ -122,20 +127,47 @@ pub struct SolveArgs {
     pub tela: TelaArgs,
 }
 
+impl SolveArgs {
+    /// The library's request these flags make (the limits were checked by
+    /// the request's own checks as they were parsed).
+    pub fn request(&self) -> Result<request::Request, request::RequestError> {
+        let mut r = request::Request {
+            solver: self.solver,
+            greedy: memplan::solvers::greedy::Greedy {
+                order: self.order,
+                fit: self.fit,
+            },
+            search: self.search.options(),
+            boxing: self.boxing.options(),
+            tela: self.tela.options(),
+            seed: self.seed,
+            ignore_hints: self.ignore_hints,
+            stable: self.stable,
+            stable_makespan: self.stable_makespan,
+            pool_strategy: self.pool_strategy,
+            ..request::Request::default()
+        };
+        r.set_time_limit(self.time_limit)?;
+        r.set_effort(self.effort)?;
+        r.check()?;
+        Ok(r)
+    }
+}
+
 /// Options and ablation switches of `--solver tela` (TelaMalloc), one
 /// flag per field of the library's `TelaOptions`.
 #[derive(Args, Debug)]
 pub struct TelaArgs {
     /// Tela: candidate placements tried per capacity before giving up
     /// (§7.2).
-    #[arg(long, default_value_t = 500_000)]
+    #[arg(long, default_value_t = TelaOptions::default().step_limit)]
     pub step_limit: u64,
     /// Tela: backtracks allowed inside the subtree of a backtrack point
     /// before it is abandoned (§5.4).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = TelaOptions::default().subtree_backtracks)]
     pub subtree_backtracks: u64,
     /// Tela: at most this many candidates per decision point (§5.4).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = TelaOptions::default().max_candidates as u64, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_candidates: u64,
     /// Tela: one phase, no contention-based grouping (§5.3).
     #[arg(long)]
@@ -158,11 +190,11 @@ pub struct TelaArgs {
     pub own_floors: bool,
     /// Tela: steps of the first two runs; the budget doubles every second
     /// run.
-    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = TelaOptions::default().restart_steps, value_parser = clap::value_parser!(u64).range(1..))]
     pub restart_steps: u64,
     /// Tela: percentage of decision points whose first candidate swaps with
     /// another in every run after the first (0: every run alike).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, default_value_t = TelaOptions::default().restart_noise, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub restart_noise: u32,
 }
 
@@ -189,10 +221,10 @@ impl TelaArgs {
 #[derive(Args, Debug)]
 pub struct BoxingArgs {
     /// Boxing: box-unbox-squeeze iterations at most.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = BoxingOptions::default().iterations)]
     pub iterations: u32,
     /// Boxing: stop once fragmentation is at most this % of the max load.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_percent)]
+    #[arg(long, default_value_t = BoxingOptions::default().target_fragmentation, value_parser = parse_percent)]
     pub target_fragmentation: f64,
     /// Boxing: squeeze by sparse offset alone, as in the paper (§4), not
     /// by size class first.
@@ -246,7 +278,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub no_hatless: bool,
     /// Search: static preorders (T section total, W width, A area), each searched in its own thread in lockstep (or in turn with --round-robin); the first listed to decide wins.
-    #[arg(long, value_parser = named::<Preorder>(), value_delimiter = ',', default_values = ["wat", "taw", "twa"])]
+    #[arg(long, value_parser = named::<Preorder>(), value_delimiter = ',', default_values = SearchOptions::default().preorders.iter().map(|p| p.name()).collect::<Vec<_>>())]
     pub preorders: Vec<Preorder>,
     /// Search: one preorder at a time, round robin with a node limit doubled each round (MiniMalloc's reference), instead of all in lockstep threads.
     #[arg(long)]
@@ -431,13 +463,13 @@ pub enum BenchFormat {
     Json,
 }
 
+/// A time limit, checked by the library's request ([`request::time_limit`]).
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!(
-            "expected a non-negative number of seconds, got `{s}`"
-        )),
-    }
+    let v = s
+        .parse::<f64>()
+        .map_err(|_| format!("expected a number of seconds, got `{s}`"))?;
+    request::time_limit(Some(v)).map_err(|e| e.message)?;
+    Ok(v)
 }
 
 /// Pool capacities as fractions of an instance's max load, fastest first.
@@ -456,13 +488,13 @@ fn parse_fractions(s: &str) -> Result<Fractions, String> {
         .map(Fractions)
 }
 
+/// A work budget, checked by the library's request ([`request::effort`]).
 fn parse_factor(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=1e9).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "expected a non-negative number (a multiple of the default effort), got `{s}`"
-        )),
-    }
+    let v = s
+        .parse::<f64>()
+        .map_err(|_| format!("expected a multiple of the default effort, got `{s}`"))?;
+    request::effort(Some(v)).map_err(|e| e.message)?;
+    Ok(v)
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {
@@ -470,21 +502,6 @@ fn parse_percent(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("expected a non-negative percentage, got `{s}`")),
     }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SolverArg {
-    /// Portfolio: every greedy variant, then search, boxing (and tela with --capacity) within --effort (default 1).
-    Auto,
-    /// Sort + first-fit / best-fit.
-    Greedy,
-    /// MiniMalloc exact search: decides --capacity, or minimises it.
-    Search,
-    /// idealloc boxing: randomized iterations, low fragmentation at scale.
-    Boxing,
-    /// TelaMalloc: heuristic-guided search with propagation and smart
-    /// backtracking; decides --capacity, or minimises it.
-    Tela,
 }
 
 #[cfg(test)]

@@ -23,9 +23,10 @@ use memplan::solvers::greedy::Greedy;
 use memplan::{validate, Lifetimes, Problem, SolveOptions, Solver};
 use serde_json::{json, Value};
 
-use crate::args::{BenchArgs, BenchFormat};
+use crate::args::BenchArgs;
 use crate::output::{bytes, seconds, write_output};
-use crate::say;
+use crate::signals::TempDir;
+use crate::table::{file_name, Cell, Column, Printer};
 use crate::Failure;
 
 /// Runs the benchmark.
@@ -429,29 +430,6 @@ fn median(repeat: usize, mut f: impl FnMut() -> Option<f64>) -> Option<f64> {
     values.get(values.len() / 2).copied()
 }
 
-pub(crate) fn file_name(file: &Path) -> String {
-    file.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// A temporary directory, removed when dropped or when a signal ends the
-/// process.
-pub(crate) struct TempDir(crate::signals::Pending<tempfile::TempDir>);
-
-impl TempDir {
-    /// A fresh directory with an unpredictable name starting with `prefix`.
-    pub(crate) fn new(prefix: &str) -> Result<Self, Failure> {
-        crate::signals::Pending::create(|| tempfile::Builder::new().prefix(prefix).tempdir())
-            .map(TempDir)
-            .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        self.0.path()
-    }
-}
-
 /// The files to run on, and the temporary directory holding them if they
 /// were generated. Directories contribute their `.csv` files (not
 /// recursively), sorted.
@@ -492,175 +470,10 @@ fn instances(args: &BenchArgs) -> Result<(Vec<PathBuf>, Option<TempDir>), Failur
     Ok((files, Some(temp)))
 }
 
-/// A column: its title and width in the table, its keys in CSV and JSON
-/// (a table cell may hold several raw values, e.g. bytes and percent).
-pub(crate) struct Column {
-    title: &'static str,
-    width: usize,
-    left: bool,
-    keys: &'static [&'static str],
-}
-
-impl Column {
-    pub(crate) fn left(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
-        Column {
-            title,
-            width,
-            left: true,
-            keys,
-        }
-    }
-
-    pub(crate) fn right(title: &'static str, width: usize, keys: &'static [&'static str]) -> Self {
-        Column {
-            title,
-            width,
-            left: false,
-            keys,
-        }
-    }
-}
-
-/// A table cell: its text in human units and its raw values, one per key
-/// of its column.
-pub(crate) struct Cell {
-    text: String,
-    values: Vec<Value>,
-}
-
-impl Cell {
-    pub(crate) fn new<const N: usize>(text: impl Into<String>, values: [Value; N]) -> Self {
-        Cell {
-            text: text.into(),
-            values: values.into(),
-        }
-    }
-
-    /// No value (a failed run, no `sort`): `-` in the table.
-    pub(crate) fn none(keys: usize) -> Self {
-        Cell {
-            text: "-".into(),
-            values: vec![Value::Null; keys],
-        }
-    }
-}
-
-/// Prints rows as they come (table, CSV) or as one JSON document at the
-/// end.
-pub(crate) struct Printer<'a> {
-    format: BenchFormat,
-    columns: &'a [Column],
-    rows: Vec<Value>,
-}
-
-impl<'a> Printer<'a> {
-    pub(crate) fn new(format: BenchFormat, columns: &'a [Column]) -> Result<Self, Failure> {
-        match format {
-            BenchFormat::Table => {
-                let titles: Vec<String> = columns.iter().map(|c| pad(c, c.title)).collect();
-                say!("{}", titles.join(" ").trim_end())?;
-            }
-            BenchFormat::Csv => {
-                let keys: Vec<&str> = columns
-                    .iter()
-                    .flat_map(|c| c.keys.iter().copied())
-                    .collect();
-                say!("{}", keys.join(","))?;
-            }
-            BenchFormat::Json => {}
-        }
-        Ok(Printer {
-            format,
-            columns,
-            rows: Vec::new(),
-        })
-    }
-
-    pub(crate) fn row(&mut self, cells: &[Cell]) -> Result<(), Failure> {
-        match self.format {
-            BenchFormat::Table => {
-                let texts: Vec<String> = self
-                    .columns
-                    .iter()
-                    .zip(cells)
-                    .map(|(c, cell)| pad(c, &cell.text))
-                    .collect();
-                say!("{}", texts.join(" ").trim_end())?;
-            }
-            BenchFormat::Csv => {
-                let fields: Vec<String> = cells
-                    .iter()
-                    .flat_map(|c| c.values.iter().map(csv_field))
-                    .collect();
-                say!("{}", fields.join(","))?;
-            }
-            BenchFormat::Json => {
-                let object: serde_json::Map<String, Value> = self
-                    .columns
-                    .iter()
-                    .zip(cells)
-                    .flat_map(|(c, cell)| {
-                        c.keys
-                            .iter()
-                            .map(|k| k.to_string())
-                            .zip(cell.values.iter().cloned())
-                    })
-                    .collect();
-                self.rows.push(Value::Object(object));
-            }
-        }
-        Ok(())
-    }
-
-    /// Prints the summary lines (not in CSV, which holds rows only) and,
-    /// in JSON, the whole document.
-    pub(crate) fn finish(self, summary: Vec<(String, Value)>) -> Result<(), Failure> {
-        match self.format {
-            BenchFormat::Table => {
-                if !summary.is_empty() {
-                    say!()?;
-                    for (text, _) in &summary {
-                        say!("{text}")?;
-                    }
-                }
-            }
-            BenchFormat::Csv => {}
-            BenchFormat::Json => {
-                let summary: Vec<Value> = summary.into_iter().map(|(_, v)| v).collect();
-                say!("{}", json!({ "rows": self.rows, "summary": summary }))?;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn pad(column: &Column, text: &str) -> String {
-    if column.left {
-        format!("{text:<width$}", width = column.width)
-    } else {
-        format!("{text:>width$}", width = column.width)
-    }
-}
-
-/// A raw value as a CSV field: numbers and booleans as they are, strings
-/// quoted when needed, nothing for null.
-fn csv_field(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => {
-            if s.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.clone()
-            }
-        }
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::csv_field;
 
     #[test]
     fn solver_names_and_csv_fields() {

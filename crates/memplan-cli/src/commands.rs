@@ -2,23 +2,20 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::Instant;
 
 use memplan::generate::{generate, Kind};
 use memplan::plan::{read_plan, write_plan};
 use memplan::problem::{read_problem, write_problem};
 use memplan::quote::quoted;
-use memplan::solver::{Cancel, Effort};
-use memplan::solvers::greedy::Greedy;
-use memplan::{
-    validate, Lifetimes, Problem, Progress, Solution, SolveError, SolveOptions, Solver, Stats,
-};
+use memplan::request::{Control, Outcome, Report, RunError};
+use memplan::solver::Cancel;
+use memplan::{validate, Lifetimes, Problem, Progress, Stats};
 use serde_json::json;
 
-use crate::args::{
-    Cli, Command, GenerateArgs, InputArgs, SolveArgs, SolverArg, StatsArgs, ValidateArgs,
+use crate::args::{Cli, Command, GenerateArgs, InputArgs, SolveArgs, StatsArgs, ValidateArgs};
+use crate::output::{
+    bytes, report_stream, seconds, stopped_phrase, write_failure, write_output, Sink,
 };
-use crate::output::{bytes, report_stream, seconds, write_failure, write_output, Sink};
 use crate::progress::Spinner;
 use crate::say;
 use crate::signals;
@@ -49,31 +46,13 @@ fn read(input: &InputArgs) -> Result<Problem, Failure> {
     Ok(read_problem(&input.input, input.lifetimes)?)
 }
 
-/// The solver selected on the command line.
-fn solver(args: &SolveArgs) -> Box<dyn Solver> {
-    match args.solver {
-        SolverArg::Auto => Box::new(memplan::solvers::auto::Auto::default()),
-        SolverArg::Greedy => Box::new(Greedy {
-            order: args.order,
-            fit: args.fit,
-        }),
-        SolverArg::Search => Box::new(memplan::solvers::search::Search {
-            options: args.search.options(),
-        }),
-        SolverArg::Boxing => Box::new(memplan::solvers::boxing::Boxing {
-            options: args.boxing.options(),
-        }),
-        SolverArg::Tela => Box::new(memplan::solvers::tela::Tela {
-            options: args.tela.options(),
-        }),
-    }
-}
-
-/// `memplan solve`: reads, solves, checks, writes the plan and reports.
+/// `memplan solve`: reads, runs the library's request (which solves,
+/// checks and measures), writes the plan and prints the report.
 fn solve(args: SolveArgs) -> Result<(), Failure> {
     if let Some(pools) = &args.pools {
         return crate::pools::solve(&args, pools);
     }
+    let request = args.request().map_err(|e| Failure::Input(e.to_string()))?;
     let problem = read(&args.input)?.with_capacity(args.capacity);
     check_start_address(&problem, args.start_address)?;
     // Checked before solving: a bad output path must not cost a solve.
@@ -83,249 +62,110 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
         .map(|path| Sink::new(path, &[&args.input.input]))
         .transpose()?;
     // The report goes to stderr when the plan goes to stdout.
-    let (mut report, reported) = report_stream(sink.as_ref());
+    let (mut out, reported) = report_stream(sink.as_ref());
     let unwritten = |e| write_failure(e, reported);
-    let inner = solver(&args);
-    let stable = memplan::stable::Stable {
-        solver: inner.as_ref(),
-        options: memplan::stable::StableOptions {
-            makespan: args.stable_makespan,
-        },
+    let control = Control {
+        cancel: Cancel::new(signals::graceful_stop()),
+        progress: Progress::default(),
     };
-    let solver: &dyn Solver = if args.stable { &stable } else { inner.as_ref() };
-    let options = solve_options(&args);
-    let spinner = Spinner::start(&options.progress, args.quiet);
-    let started = Instant::now();
-    let result = memplan::solver::run(solver, &problem, &options);
-    let elapsed = started.elapsed().as_secs_f64();
+    let spinner = Spinner::start(&control.progress, args.quiet);
+    let result = request.run(&problem, &control);
     // How long the solver took to return after Ctrl-C or SIGTERM.
     let stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
     spinner.finish();
-    let mut solution = match result {
-        Ok(solution) => solution,
-        Err(error) => {
-            report_not_found(&mut report, &args, &problem, solver.name(), &error, elapsed)
-                .map_err(unwritten)?;
+    let mut report = result.map_err(|e| match e {
+        RunError::Request(e) => Failure::Input(e.to_string()),
+        RunError::Internal(m) => Failure::Internal(format!("internal error: {m}")),
+    })?;
+    report.stop_latency = stop_latency;
+    let solution = match &report.outcome {
+        Outcome::Planned(solution) => solution,
+        Outcome::NotFound(error) => {
+            write_not_found(&mut out, &args, &report).map_err(unwritten)?;
             return Err(Failure::Negative(format!(
                 "{}: {error}",
                 args.input.input.display()
             )));
         }
     };
-    validate(&problem, &solution.plan).map_err(|e| {
-        Failure::Internal(format!(
-            "internal error: {} returned an invalid plan: {e}",
-            solver.name()
-        ))
-    })?;
-    // The plan is written while the max load is computed beside it.
-    let (written, max_load) = std::thread::scope(|scope| {
-        // A solver stopped before it computed the max load reports a
-        // weaker bound; the report never says less than the max load.
-        let max_load = scope.spawn(|| problem.max_load());
-        let written = match &sink {
-            Some(sink) => {
-                let lifetimes: Lifetimes = args.input.lifetimes;
-                at_address(&problem, &solution.plan, args.start_address)
-                    .and_then(|plan| sink.write(|out| write_plan(out, &problem, &plan, lifetimes)))
-            }
-            None => Ok(()),
-        };
-        (written, max_load.join())
-    });
-    written?;
-    let max_load =
-        max_load.map_err(|_| Failure::Internal("internal error: the max load failed".into()))?;
-    solution.raise_lower_bound(max_load);
-    let mut summary = Summary::new(&problem, &solution, solver, max_load, elapsed);
-    summary.stop_latency = stop_latency;
-    if args.json {
-        writeln!(report, "{}", summary.json())
-    } else {
-        summary.write_text(&mut report, args.output.as_deref())
+    if let Some(sink) = &sink {
+        let lifetimes: Lifetimes = args.input.lifetimes;
+        at_address(&problem, &solution.plan, args.start_address)
+            .and_then(|plan| sink.write(|o| write_plan(o, &problem, &plan, lifetimes)))?;
     }
-    .and_then(|()| report.flush())
+    if args.json {
+        writeln!(out, "{}", report.json())
+    } else {
+        write_text(&mut out, &report, solution, args.output.as_deref())
+    }
+    .and_then(|()| out.flush())
     .map_err(unwritten)
 }
 
-/// The solve options of `solve`'s flags; Ctrl-C or SIGTERM stops the
-/// solver, which returns its best plan so far.
-fn solve_options(args: &SolveArgs) -> SolveOptions {
-    SolveOptions {
-        time_limit: args.time_limit.map(memplan::solver::seconds),
-        effort: args.effort.and_then(Effort::new),
-        seed: args.seed,
-        cancel: Cancel::new(signals::graceful_stop()),
-        progress: Progress::default(),
-        ignore_hints: args.ignore_hints,
-        ..SolveOptions::default()
-    }
-}
-
-/// What `solve` reports of a plan found, in JSON or text.
-struct Summary<'a> {
-    problem: &'a Problem,
-    solution: &'a Solution,
-    /// The solver (or portfolio member) that found the plan.
-    solver: String,
-    buffers: usize,
-    max_load: u64,
-    elapsed: f64,
-    /// Seconds from Ctrl-C or SIGTERM to the solver's return, if stopped so.
-    stop_latency: Option<f64>,
-    hints: usize,
-    kept: usize,
-}
-
-impl<'a> Summary<'a> {
-    /// The figures of `solution`, found by `solver` in `elapsed` seconds,
-    /// for a problem of max load `max_load`.
-    fn new(
-        problem: &'a Problem,
-        solution: &'a Solution,
-        solver: &dyn Solver,
-        max_load: u64,
-        elapsed: f64,
-    ) -> Self {
-        Summary {
-            problem,
-            solution,
-            solver: solution.found_by.clone().unwrap_or_else(|| solver.name()),
-            buffers: problem.len(),
-            max_load,
-            elapsed,
-            stop_latency: None,
-            hints: memplan::hints::count(problem),
-            kept: memplan::hints::kept(problem, &solution.plan),
-        }
-    }
-
-    /// The one-line JSON object of `solve --json`.
-    fn json(&self) -> serde_json::Value {
-        let (solution, max_load) = (self.solution, self.max_load);
-        json!({
-            "hints": self.hints,
-            "hints_kept": self.kept,
-            "status": "ok",
-            "buffers": self.buffers,
-            "max_load": max_load,
-            "lower_bound": solution.lower_bound,
-            "makespan": solution.makespan,
-            "fragmentation": solution.makespan - max_load,
-            "fragmentation_percent": percent(solution.makespan - max_load, max_load),
-            "optimal": solution.optimal,
-            "capacity": self.problem.capacity,
-            "solver": self.solver,
-            "seconds": self.elapsed,
-            "stopped": solution.stopped.map(memplan::Stopped::name),
-            "stop_latency": self.stop_latency,
-            "counters": counter_map(&solution.counters),
-        })
-    }
-
-    /// The text summary, naming the plan file `output` if any.
-    fn write_text(&self, out: &mut dyn Write, output: Option<&Path>) -> std::io::Result<()> {
-        let (solution, max_load) = (self.solution, self.max_load);
-        let frag = solution.makespan - max_load;
-        writeln!(out, "buffers        {}", self.buffers)?;
-        writeln!(out, "max load       {} ({} B)", bytes(max_load), max_load)?;
+/// The text summary of a plan found, naming the plan file `output` if any.
+fn write_text(
+    out: &mut dyn Write,
+    report: &Report,
+    solution: &memplan::Solution,
+    output: Option<&Path>,
+) -> std::io::Result<()> {
+    let max_load = report.max_load;
+    let frag = solution.makespan - max_load;
+    writeln!(out, "buffers        {}", report.buffers)?;
+    writeln!(out, "max load       {} ({} B)", bytes(max_load), max_load)?;
+    writeln!(
+        out,
+        "makespan       {} ({} B){}",
+        bytes(solution.makespan),
+        solution.makespan,
+        if solution.optimal { ", optimal" } else { "" }
+    )?;
+    writeln!(
+        out,
+        "fragmentation  {} ({} B, {:.3}%)",
+        bytes(frag),
+        frag,
+        memplan::request::share(u128::from(frag), u128::from(max_load))
+    )?;
+    if solution.lower_bound > max_load {
         writeln!(
             out,
-            "makespan       {} ({} B){}",
-            bytes(solution.makespan),
-            solution.makespan,
-            if solution.optimal { ", optimal" } else { "" }
+            "lower bound    {} ({} B)",
+            bytes(solution.lower_bound),
+            solution.lower_bound
         )?;
+    }
+    writeln!(out, "solver         {}", report.solver)?;
+    if report.hints > 0 {
         writeln!(
             out,
-            "fragmentation  {} ({} B, {:.3}%)",
-            bytes(frag),
-            frag,
-            percent(frag, max_load)
+            "hints kept     {} of {}",
+            report.hints_kept, report.hints
         )?;
-        if solution.lower_bound > max_load {
-            writeln!(
-                out,
-                "lower bound    {} ({} B)",
-                bytes(solution.lower_bound),
-                solution.lower_bound
-            )?;
-        }
-        writeln!(out, "solver         {}", self.solver)?;
-        if self.hints > 0 {
-            writeln!(out, "hints kept     {} of {}", self.kept, self.hints)?;
-        }
-        writeln!(out, "time           {}", seconds(self.elapsed))?;
-        if let Some(stopped) = solution.stopped {
-            writeln!(out, "stopped        {}", stopped_phrase(stopped))?;
-        }
-        for (name, value) in &solution.counters {
-            writeln!(out, "{name:<14} {value}")?;
-        }
-        if let Some(path) = output {
-            writeln!(out, "plan           {}", path.display())?;
-        }
-        Ok(())
     }
-}
-
-/// What the summary says of a solve cut short.
-pub(crate) fn stopped_phrase(stopped: memplan::Stopped) -> &'static str {
-    match stopped {
-        memplan::Stopped::TimeLimit => "by the time limit (best plan so far)",
-        memplan::Stopped::Interrupted => "interrupted (best plan so far)",
+    writeln!(out, "time           {}", seconds(report.seconds))?;
+    if let Some(stopped) = solution.stopped {
+        writeln!(out, "stopped        {}", stopped_phrase(stopped))?;
     }
+    for (name, value) in &solution.counters {
+        writeln!(out, "{name:<14} {value}")?;
+    }
+    if let Some(path) = output {
+        writeln!(out, "plan           {}", path.display())?;
+    }
+    Ok(())
 }
 
 /// The report of a solve that found no plan within the capacity: the JSON
 /// object, or the solver's counters in text.
-fn report_not_found(
-    out: &mut dyn Write,
-    args: &SolveArgs,
-    problem: &Problem,
-    solver: String,
-    error: &SolveError,
-    elapsed: f64,
-) -> std::io::Result<()> {
-    let SolveError::NotFound {
-        capacity,
-        reason,
-        best_makespan,
-        counters,
-    } = error;
-    let stopped = match reason {
-        memplan::NotFoundReason::TimeLimit => Some(memplan::Stopped::TimeLimit),
-        memplan::NotFoundReason::Interrupted => Some(memplan::Stopped::Interrupted),
-        _ => None,
-    };
+fn write_not_found(out: &mut dyn Write, args: &SolveArgs, report: &Report) -> std::io::Result<()> {
     if args.json {
-        let max_load = problem.max_load();
-        let value = json!({
-            "status": "not_found",
-            "reason": reason.describe(),
-            "capacity": capacity,
-            "best_makespan": best_makespan,
-            "makespan": best_makespan,
-            "fragmentation": best_makespan.map(|m| m.saturating_sub(max_load)),
-            "buffers": problem.len(),
-            "max_load": max_load,
-            "lower_bound": if *reason == memplan::NotFoundReason::ProvenInfeasible {
-                capacity.saturating_add(1).max(max_load)
-            } else {
-                max_load
-            },
-            "optimal": false,
-            "solver": solver,
-            "seconds": elapsed,
-            "stopped": stopped.map(memplan::Stopped::name),
-            "counters": counter_map(counters),
-        });
-        writeln!(out, "{value}")?;
-    } else if !counters.is_empty() {
+        writeln!(out, "{}", report.json())?;
+    } else if !report.counters().is_empty() {
         // The effort spent, as for a plan found.
-        writeln!(out, "solver         {solver}")?;
-        writeln!(out, "time           {}", seconds(elapsed))?;
-        for (name, value) in counters {
+        writeln!(out, "solver         {}", report.solver)?;
+        writeln!(out, "time           {}", seconds(report.seconds))?;
+        for (name, value) in report.counters() {
             writeln!(out, "{name:<14} {value}")?;
         }
     }
@@ -368,14 +208,6 @@ fn at_address(
         offsets.push(address);
     }
     Ok(memplan::Plan::from_offsets(offsets))
-}
-
-fn percent(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
 }
 
 fn validate_plan(args: ValidateArgs) -> Result<(), Failure> {
@@ -500,12 +332,4 @@ fn generate_file(args: GenerateArgs) -> Result<(), Failure> {
         write_problem(out, &generated.problem, Lifetimes::HalfOpen)
     })?;
     Ok(())
-}
-
-/// Solver counters as a JSON object.
-fn counter_map(counters: &[(&'static str, u64)]) -> serde_json::Map<String, serde_json::Value> {
-    counters
-        .iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect()
 }

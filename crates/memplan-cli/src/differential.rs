@@ -22,8 +22,8 @@ use memplan::{validate, Lifetimes, Problem, SolveError, SolveOptions, Solver};
 use serde_json::{json, Value};
 
 use crate::args::{BenchArgs, TransformArg};
-use crate::bench::{Cell, Column, Printer};
 use crate::output::{seconds, write_output};
+use crate::table::{Cell, Column, Printer};
 use crate::Failure;
 
 /// memplan's time must be at most this multiple of the reference's on
@@ -75,7 +75,7 @@ pub fn run(
     let timeout = memplan::solver::seconds(args.time_limit);
     // A private directory with an unpredictable name, removed on drop
     // (or by a signal ending the process).
-    let tmp = crate::bench::TempDir::new("memplan-differential-")?;
+    let tmp = crate::signals::TempDir::new("memplan-differential-")?;
     let dir = tmp.path().to_path_buf();
     let columns = [
         Column::left("instance", 30, &["instance"]),

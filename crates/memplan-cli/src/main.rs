@@ -12,6 +12,7 @@ mod pool_bench;
 mod pools;
 mod progress;
 mod signals;
+mod table;
 
 use std::io::Write;
 use std::process::ExitCode;

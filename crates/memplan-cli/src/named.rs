@@ -1,25 +1,9 @@
-//! Library enums as flag values, without mirror enums: each value is
-//! offered under the library's own name (`Order::name`, `Fit::name`...),
-//! with one line of help where the name does not say it all.
+//! The library's named values ([`memplan::named::Named`]: solvers, orders,
+//! fits, preorders, lifetimes, pool strategies, kinds) as flag values,
+//! under the library's own names and help lines.
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use memplan::generate::Kind;
-use memplan::pools::Strategy;
-use memplan::problem::Lifetimes;
-use memplan::solvers::greedy::{Fit, Order};
-use memplan::solvers::search::Preorder;
-
-/// A library enum offered as a flag value.
-pub trait Named: Copy + Send + Sync + 'static {
-    /// Every value, in the order `--help` lists them.
-    const ALL: &'static [Self];
-    /// The value's name on the command line.
-    fn name(self) -> &'static str;
-    /// One line of help for the value, if its name needs one.
-    fn help(self) -> Option<&'static str> {
-        None
-    }
-}
+use memplan::named::Named;
 
 /// The clap parser of a [`Named`] value.
 pub fn named<T: Named>() -> impl TypedValueParser<Value = T> {
@@ -30,89 +14,18 @@ pub fn named<T: Named>() -> impl TypedValueParser<Value = T> {
             None => value,
         }
     }))
-    .try_map(|name: String| {
-        T::ALL
-            .iter()
-            .copied()
-            .find(|v| v.name() == name)
-            .ok_or_else(|| format!("unknown value `{name}`"))
-    })
-}
-
-impl Named for Order {
-    const ALL: &'static [Self] = &Order::ALL;
-    fn name(self) -> &'static str {
-        Order::name(self)
-    }
-}
-
-impl Named for Fit {
-    const ALL: &'static [Self] = &Fit::ALL;
-    fn name(self) -> &'static str {
-        Fit::name(self)
-    }
-    fn help(self) -> Option<&'static str> {
-        (self == Fit::Skyline).then_some(
-            "TelaMalloc §3.1: rows bottom-up on the skyline (with --order contention: its baseline)",
-        )
-    }
-}
-
-impl Named for Preorder {
-    const ALL: &'static [Self] = &Preorder::ALL;
-    fn name(self) -> &'static str {
-        Preorder::name(self)
-    }
-}
-
-impl Named for Kind {
-    const ALL: &'static [Self] = &Kind::ALL;
-    fn name(self) -> &'static str {
-        Kind::name(self)
-    }
-    fn help(self) -> Option<&'static str> {
-        (self == Kind::Challenging)
-            .then_some("MiniMalloc's challenging suite's character; solve with --capacity 1048576")
-    }
-}
-
-impl Named for Strategy {
-    const ALL: &'static [Self] = &Strategy::ALL;
-    fn name(self) -> &'static str {
-        Strategy::name(self)
-    }
-    fn help(self) -> Option<&'static str> {
-        Some(match self {
-            Strategy::FastestFirst => {
-                "Baseline: each buffer (largest first) in the first pool where its first-fit offset fits (ExecuTorch's banked planning)"
-            }
-            Strategy::Guided => {
-                "Pool by pool, the buffers that keep the most bytes × time in it, chosen with the solvers (never worse than fastest-first)"
-            }
-        })
-    }
-}
-
-impl Named for Lifetimes {
-    const ALL: &'static [Self] = &[
-        Lifetimes::HalfOpen,
-        Lifetimes::Inclusive,
-        Lifetimes::Exclusive,
-    ];
-    fn name(self) -> &'static str {
-        Lifetimes::name(self)
-    }
-    fn help(self) -> Option<&'static str> {
-        Some(match self {
-            Lifetimes::HalfOpen => "[lower, upper): MiniMalloc",
-            Lifetimes::Inclusive => "[lower, upper]: XLA, the first-fit note",
-            Lifetimes::Exclusive => "(lower, upper): idealloc",
-        })
-    }
+    .try_map(|name: String| T::parse(&name).map_err(|e| e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
+    use memplan::generate::Kind;
+    use memplan::pools::Strategy;
+    use memplan::problem::Lifetimes;
+    use memplan::solvers::greedy::{Fit, Order};
+    use memplan::solvers::search::Preorder;
+    use memplan::solvers::SolverKind;
+
     use super::*;
 
     /// Every value of every named enum parses back from its name, and the
@@ -135,6 +48,7 @@ mod tests {
 
     #[test]
     fn every_named_value_round_trips() {
+        round_trips::<SolverKind>();
         round_trips::<Order>();
         round_trips::<Fit>();
         round_trips::<Preorder>();

@@ -334,6 +334,14 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// What a summary says of a solve cut short.
+pub(crate) fn stopped_phrase(stopped: memplan::Stopped) -> &'static str {
+    match stopped {
+        memplan::Stopped::TimeLimit => "by the time limit (best plan so far)",
+        memplan::Stopped::Interrupted => "interrupted (best plan so far)",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,10 +15,10 @@ use memplan::{Lifetimes, SolveOptions};
 use serde_json::{json, Value};
 
 use crate::args::{BenchArgs, Fractions};
-use crate::bench::{file_name, Cell, Column, Printer};
 use crate::output::seconds;
-use crate::pools::{area_json, share};
+use crate::table::{file_name, Cell, Column, Printer};
 use crate::Failure;
+use memplan::request::{area_json, share};
 
 /// One strategy's result on one instance.
 struct Run {

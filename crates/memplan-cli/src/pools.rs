@@ -3,19 +3,18 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::Instant;
 
 use memplan::pools::{
-    read_pool_plan, read_pool_problem, read_pools, solve_pools, validate_pools, write_pool_plan,
-    PoolProblem, PoolSolution, PoolSolveError, PoolUsage, Spill, Strategy,
+    read_pool_plan, read_pool_problem, read_pools, validate_pools, write_pool_plan, PoolProblem,
+    PoolSolution, PoolUsage,
 };
+use memplan::request::{area_json, share, Control, PoolReport, RunError};
 use memplan::solver::Cancel;
-use memplan::{Lifetimes, Progress, SolveOptions};
+use memplan::{Lifetimes, Progress};
 use serde_json::{json, Value};
 
 use crate::args::{SolveArgs, ValidateArgs};
-use crate::commands::stopped_phrase;
-use crate::output::{bytes, report_stream, seconds, write_failure, Sink};
+use crate::output::{bytes, report_stream, seconds, stopped_phrase, write_failure, Sink};
 use crate::say;
 use crate::signals;
 use crate::Failure;
@@ -24,23 +23,6 @@ use crate::Failure;
 fn read(input: &Path, lifetimes: Lifetimes, pools: &Path) -> Result<PoolProblem, Failure> {
     let pools = read_pools(pools)?;
     Ok(read_pool_problem(input, lifetimes, &pools)?)
-}
-
-/// A bytes × time figure as JSON: a number, or a string beyond 2^64.
-pub fn area_json(area: u128) -> Value {
-    match u64::try_from(area) {
-        Ok(a) => json!(a),
-        Err(_) => json!(area.to_string()),
-    }
-}
-
-/// `part` in percent of `whole` (0 when `whole` is 0).
-pub fn share(part: u128, whole: u128) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
 }
 
 /// What "outside the first j + 1 pools" reads as for pool set `problem`.
@@ -55,8 +37,11 @@ fn outside(problem: &PoolProblem, j: usize) -> String {
     }
 }
 
-/// `memplan solve INPUT --pools POOLS.csv`.
+/// `memplan solve INPUT --pools POOLS.csv`: the library's request
+/// shares the buffers out (and checks the plan), then the plan is written
+/// and the report printed.
 pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
+    let request = args.request().map_err(|e| Failure::Input(e.to_string()))?;
     let lifetimes: Lifetimes = args.input.lifetimes;
     let problem = read(&args.input.input, lifetimes, pools)?;
     let sink = args
@@ -65,18 +50,22 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         .map(|path| Sink::new(path, &[&args.input.input, pools]))
         .transpose()?;
     // The report goes to stderr when the plan goes to stdout.
-    let (mut report, reported) = report_stream(sink.as_ref());
+    let (mut out, reported) = report_stream(sink.as_ref());
     let unwritten = |e| write_failure(e, reported);
-    let strategy: memplan::pools::Strategy = args.pool_strategy;
-    let started = Instant::now();
-    let result = solve_pools(&problem, strategy, &solve_options(args));
-    let elapsed = started.elapsed().as_secs_f64();
-    let solution = match result {
+    let control = Control {
+        cancel: Cancel::new(signals::graceful_stop()),
+        progress: Progress::default(),
+    };
+    let mut report = request.run_pools(&problem, &control).map_err(|e| match e {
+        RunError::Request(e) => Failure::Input(e.to_string()),
+        RunError::Internal(m) => Failure::Internal(format!("internal error: {m}")),
+    })?;
+    report.stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
+    let solution = match &report.outcome {
         Ok(solution) => solution,
         Err(error) => {
             if args.json {
-                let value = failure_json(&error, &problem, strategy, elapsed);
-                writeln!(report, "{value}").map_err(unwritten)?;
+                writeln!(out, "{}", report.json(&problem)).map_err(unwritten)?;
             }
             return Err(Failure::Negative(format!(
                 "{}: {error}",
@@ -84,105 +73,16 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
             )));
         }
     };
-    validate_pools(&problem, &solution.plan).map_err(|e| {
-        Failure::Internal(format!(
-            "internal error: the {} strategy returned an invalid plan: {e}",
-            solution.found_by.name()
-        ))
-    })?;
     if let Some(sink) = &sink {
-        sink.write(|out| write_pool_plan(out, &problem, &solution.plan, lifetimes))?;
+        sink.write(|o| write_pool_plan(o, &problem, &solution.plan, lifetimes))?;
     }
-    let out = &mut report;
     if args.json {
-        let value = solution_json(&problem, strategy, &solution, elapsed);
-        writeln!(out, "{value}")
+        writeln!(out, "{}", report.json(&problem))
     } else {
-        write_summary(out, args, &problem, strategy, &solution, elapsed)
+        write_summary(&mut out, args, &problem, &report, solution)
     }
     .and_then(|()| out.flush())
     .map_err(unwritten)
-}
-
-/// The solve options of `solve --pools`'s flags.
-fn solve_options(args: &SolveArgs) -> SolveOptions {
-    SolveOptions {
-        time_limit: args.time_limit.map(memplan::solver::seconds),
-        seed: args.seed,
-        cancel: Cancel::new(signals::graceful_stop()),
-        progress: Progress::default(),
-        effort: None,
-        ignore_hints: args.ignore_hints,
-        ..SolveOptions::default()
-    }
-}
-
-/// The JSON report of a solve that found no plan.
-fn failure_json(
-    error: &PoolSolveError,
-    problem: &PoolProblem,
-    strategy: Strategy,
-    elapsed: f64,
-) -> Value {
-    let (status, reason) = match error {
-        PoolSolveError::Infeasible(proof) => ("infeasible", proof.to_string()),
-        PoolSolveError::NotFound { reason, detail } => {
-            ("not_found", format!("{}: {detail}", reason.describe()))
-        }
-    };
-    json!({
-        "status": status,
-        "reason": reason,
-        "buffers": problem.len(),
-        "strategy": strategy.name(),
-        "seconds": elapsed,
-    })
-}
-
-/// The JSON report of a plan: pools, spills, bounds, time and counters.
-fn solution_json(
-    problem: &PoolProblem,
-    strategy: Strategy,
-    solution: &PoolSolution,
-    elapsed: f64,
-) -> Value {
-    let total: u128 = problem.indices().map(|b| problem.area(b)).sum();
-    let pools: Vec<Value> = problem
-        .pools()
-        .iter()
-        .zip(&solution.usage)
-        .map(|(pool, u)| {
-            json!({
-                "name": pool.name,
-                "capacity": pool.capacity,
-                "alignment": pool.alignment,
-                "buffers": u.buffers,
-                "makespan": u.makespan,
-                "area": area_json(u.area),
-            })
-        })
-        .collect();
-    let spill = |s: &Spill| s.0.iter().map(|&a| area_json(a)).collect::<Vec<_>>();
-    let percent: Vec<f64> = solution.spill.0.iter().map(|&a| share(a, total)).collect();
-    let counters: serde_json::Map<String, Value> = solution
-        .counters
-        .iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect();
-    json!({
-        "status": "ok",
-        "buffers": problem.len(),
-        "strategy": strategy.name(),
-        "found_by": solution.found_by.name(),
-        "pools": pools,
-        "area": area_json(total),
-        "spill": spill(&solution.spill),
-        "spill_percent": percent,
-        "spill_bound": spill(&solution.spill_bound),
-        "seconds": elapsed,
-        "stopped": solution.stopped.map(memplan::Stopped::name),
-        "counters": counters,
-    })
 }
 
 /// The text summary of a plan: pool usage, spills, strategy, time,
@@ -191,11 +91,10 @@ fn write_summary(
     out: &mut dyn Write,
     args: &SolveArgs,
     problem: &PoolProblem,
-    strategy: Strategy,
+    report: &PoolReport,
     solution: &PoolSolution,
-    elapsed: f64,
 ) -> std::io::Result<()> {
-    let total: u128 = problem.indices().map(|b| problem.area(b)).sum();
+    let (total, strategy) = (report.area, report.strategy);
     writeln!(out, "buffers        {}", problem.len())?;
     for (pool, u) in problem.pools().iter().zip(&solution.usage) {
         writeln!(
@@ -226,7 +125,7 @@ fn write_summary(
         format!(" (plan of {})", solution.found_by.name())
     };
     writeln!(out, "strategy       {}{by}", strategy.name())?;
-    writeln!(out, "time           {}", seconds(elapsed))?;
+    writeln!(out, "time           {}", seconds(report.seconds))?;
     if let Some(stopped) = solution.stopped {
         writeln!(out, "stopped        {}", stopped_phrase(stopped))?;
     }

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use crate::Failure;
+
 /// The stop flag a solve watches, raised by the first signal.
 fn stop_flag() -> &'static Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
@@ -213,6 +215,23 @@ pub struct ChildGuard(u32);
 impl Drop for ChildGuard {
     fn drop(&mut self) {
         lock(&CHILDREN).retain(|&id| id != self.0);
+    }
+}
+
+/// A temporary directory, removed when dropped or when a signal ends the
+/// process.
+pub(crate) struct TempDir(Pending<tempfile::TempDir>);
+
+impl TempDir {
+    /// A fresh directory with an unpredictable name starting with `prefix`.
+    pub(crate) fn new(prefix: &str) -> Result<Self, Failure> {
+        Pending::create(|| tempfile::Builder::new().prefix(prefix).tempdir())
+            .map(TempDir)
+            .map_err(|e| Failure::Input(format!("cannot create a temporary directory: {e}")))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 

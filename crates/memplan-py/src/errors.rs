@@ -98,6 +98,8 @@ pub struct NotFoundInfo {
     pub solver: String,
     pub seconds: f64,
     pub counters: Vec<(&'static str, u64)>,
+    /// The report as JSON (`memplan solve --json`).
+    pub json: String,
 }
 
 /// `memplan.NotFound`: no plan within the capacity.
@@ -110,7 +112,8 @@ pub fn not_found(py: Python<'_>, message: String, info: NotFoundInfo) -> PyErr {
         kw.set_item("max_load", info.max_load)?;
         kw.set_item("solver", info.solver)?;
         kw.set_item("seconds", info.seconds)?;
-        kw.set_item("counters", counters(py, &info.counters)?)
+        kw.set_item("counters", counters(py, &info.counters)?)?;
+        kw.set_item("report", info.json)
     })
 }
 

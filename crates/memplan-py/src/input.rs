@@ -119,43 +119,11 @@ fn read(
     Ok(values)
 }
 
-/// Parses a lifetime semantics name: `half-open`, `inclusive`, `exclusive`
-/// (underscores accepted for dashes).
-pub fn lifetimes(py: Python<'_>, name: &str) -> PyResult<memplan::Lifetimes> {
-    use memplan::Lifetimes::*;
-    match name.replace('_', "-").as_str() {
-        "half-open" => Ok(HalfOpen),
-        "inclusive" => Ok(Inclusive),
-        "exclusive" => Ok(Exclusive),
-        _ => Err(argument_error(
-            py,
-            "lifetimes",
-            None,
-            format!("expected `half-open`, `inclusive` or `exclusive`, got `{name}`"),
-        )),
+/// A lifetime convention by name: `half-open`, `inclusive`, `exclusive`
+/// (underscores accepted for dashes); `None`: the request's default.
+pub fn lifetimes(py: Python<'_>, name: Option<&str>) -> PyResult<memplan::Lifetimes> {
+    match name {
+        Some(name) => crate::solve::named(py, "lifetimes", name),
+        None => Ok(memplan::request::DEFAULT_LIFETIMES),
     }
-}
-
-/// Finds `name` among `(name, value)` choices, or refuses it naming the
-/// argument and the choices.
-pub fn choice<T: Copy>(
-    py: Python<'_>,
-    field: &str,
-    name: &str,
-    choices: &[(&str, T)],
-) -> PyResult<T> {
-    let wanted = name.replace('_', "-");
-    choices
-        .iter()
-        .find(|(n, _)| *n == wanted)
-        .map(|&(_, v)| v)
-        .ok_or_else(|| {
-            let names: Vec<String> = choices.iter().map(|(n, _)| format!("`{n}`")).collect();
-            argument_error(
-                py,
-                field,
-                None,
-                format!("expected one of {}, got `{name}`", names.join(", ")),
-            )
-        })
 }

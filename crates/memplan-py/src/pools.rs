@@ -4,22 +4,15 @@
 //! offset, the spill, the bound, what each pool holds). Every plan is
 //! checked by the per-pool validator before it is returned.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::Instant;
-
-use memplan::pools::{
-    solve_pools as library_solve, validate_pools, Pool, PoolIdx, PoolProblem, PoolProblemError,
-    PoolSolution, PoolSolveError, Strategy,
-};
-use memplan::solver::Cancel;
-use memplan::{SolveOptions, Stopped};
+use memplan::pools::{Pool, PoolIdx, PoolProblem, PoolProblemError, PoolSolution, PoolSolveError};
+use memplan::Stopped;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::errors::{argument_error, counters, internal_error};
-use crate::input::choice;
+use crate::errors::{argument_error, counters};
 use crate::problem::PyProblem;
+use crate::solve::{run, SolverArgs};
 
 /// The pools given as `(name, capacity[, alignment])` tuples, fastest
 /// first.
@@ -118,6 +111,8 @@ pub struct PoolResult {
     offsets: Py<PyArray1<u64>>,
     solution: PoolSolution,
     seconds: f64,
+    /// The report as JSON (`memplan solve --pools --json`).
+    json: String,
 }
 
 #[pymethods]
@@ -182,7 +177,8 @@ impl PoolResult {
         self.solution.found_by.name()
     }
 
-    /// `"time_limit"` when the clock cut the solve short, else `None`.
+    /// `"time_limit"` or `"interrupted"` when the clock or a cancel cut
+    /// the solve short, else `None`.
     #[getter]
     fn stopped(&self) -> Option<&'static str> {
         self.solution.stopped.map(Stopped::name)
@@ -200,6 +196,12 @@ impl PoolResult {
         counters(py, &self.solution.counters)
     }
 
+    /// The report as one JSON object, the same as `memplan solve --pools
+    /// --json` prints.
+    fn to_json(&self) -> String {
+        self.json.clone()
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "PoolResult(strategy='{}', spill={:?}, seconds={:.3})",
@@ -210,70 +212,37 @@ impl PoolResult {
     }
 }
 
-/// The body of `Problem.solve_pools`.
+/// The body of `Problem.solve_pools`: the library's request runs off the
+/// GIL (Ctrl-C stops it) and checks the plan.
 pub fn solve_pools(
     problem: &PyProblem,
     py: Python<'_>,
     pools_ob: &Bound<'_, PyAny>,
     pins_ob: Option<&Bound<'_, PyAny>>,
-    strategy: &str,
-    time_limit: Option<f64>,
-    seed: u64,
+    args: SolverArgs<'_>,
 ) -> PyResult<PoolResult> {
-    let strategy = choice(
-        py,
-        "strategy",
-        strategy,
-        &[
-            ("guided", Strategy::Guided),
-            ("fastest-first", Strategy::FastestFirst),
-        ],
-    )?;
-    let limit = crate::solve::time_limit(py, time_limit)?;
+    let request = args.request(py)?;
     let pools = pools(py, pools_ob)?;
     let pins = pins(py, pins_ob, &pools, problem.problem.len())?;
     let names: Vec<String> = pools.iter().map(|p| p.name.clone()).collect();
     let pooled = PoolProblem::from_problem(&problem.problem, pins, pools)
         .map_err(|e| pool_problem_error(py, e))?;
-    let options = SolveOptions {
-        time_limit: limit,
-        seed,
-        cancel: Cancel::default(),
-        ..SolveOptions::default()
+    let pooled = std::sync::Arc::new(pooled);
+    let shared = pooled.clone();
+    let report = run(py, move |control| request.run_pools(&shared, control))?;
+    let json = report.json(&pooled).to_string();
+    let solution = match report.outcome {
+        Ok(solution) => solution,
+        Err(e) => return Err(pools_not_found(py, &e)),
     };
-    let started = Instant::now();
-    let outcome = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| {
-            library_solve(&pooled, strategy, &options).map(|s| {
-                let valid = validate_pools(&pooled, &s.plan);
-                (s, valid)
-            })
-        }))
-    });
-    let seconds = started.elapsed().as_secs_f64();
-    let (solution, valid) = match outcome {
-        Err(_) => {
-            return Err(internal_error(
-                py,
-                "internal error: the pool solver panicked (a bug; please report it)".into(),
-            ))
-        }
-        Ok(Err(e)) => return Err(pools_not_found(py, &e)),
-        Ok(Ok(found)) => found,
-    };
-    if let Err(e) = valid {
-        return Err(internal_error(
-            py,
-            format!("internal error: an invalid pooled plan: {e} (a bug; please report it)"),
-        ));
-    }
     let pool_of: Vec<u32> = solution.plan.pools().iter().map(|p| p.0).collect();
     Ok(PoolResult {
         names,
         pools: PyArray1::from_vec(py, pool_of).unbind(),
         offsets: PyArray1::from_vec(py, solution.plan.offsets().to_vec()).unbind(),
         solution,
-        seconds,
+        seconds: report.seconds,
+        json,
     })
 }
 

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 
 use crate::errors::{argument_error, csv_error};
-use crate::input::{choice, column, lifetimes as parse_lifetimes, optional_column};
+use crate::input::{column, lifetimes as parse_lifetimes, optional_column};
 use crate::solve::{SolveResult, SolverArgs};
 
 /// A memory-planning problem: every buffer's size, lifetime, alignment and
@@ -311,7 +311,7 @@ impl PyProblem {
     /// Builds a problem from parallel arrays (lists or NumPy integer
     /// arrays, read in place). See `memplan.solve` for the arguments.
     #[new]
-    #[pyo3(signature = (sizes, starts, ends, *, alignments=None, offsets=None, ids=None, capacity=None, lifetimes="half-open", gaps=None, hints=None))]
+    #[pyo3(signature = (sizes, starts, ends, *, alignments=None, offsets=None, ids=None, capacity=None, lifetimes=None, gaps=None, hints=None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
@@ -322,7 +322,7 @@ impl PyProblem {
         offsets: Option<&Bound<'_, PyAny>>,
         ids: Option<&Bound<'_, PyAny>>,
         capacity: Option<u64>,
-        lifetimes: &str,
+        lifetimes: Option<&str>,
         gaps: Option<&Bound<'_, PyAny>>,
         hints: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
@@ -366,11 +366,11 @@ impl PyProblem {
     /// the command line's input format). Errors name the file, line and
     /// column.
     #[staticmethod]
-    #[pyo3(signature = (path, *, lifetimes="half-open", capacity=None))]
+    #[pyo3(signature = (path, *, lifetimes=None, capacity=None))]
     fn from_csv(
         py: Python<'_>,
         path: PathBuf,
-        lifetimes: &str,
+        lifetimes: Option<&str>,
         capacity: Option<u64>,
     ) -> PyResult<Self> {
         let semantics = parse_lifetimes(py, lifetimes)?;
@@ -541,47 +541,49 @@ impl PyProblem {
     /// plan within the capacity is found. See `memplan.solve` for the
     /// options. The GIL is released while solving; Ctrl-C stops the solve
     /// and raises `KeyboardInterrupt`.
-    #[pyo3(signature = (*, solver="auto", time_limit=Some(1.0), effort=None, seed=0, order="size",
-        fit="first-fit", step_limit=500_000, iterations=100, target_fragmentation=0.0,
-        size_classes=true, preorders=None, round_robin=false, rerank_parts=true, canonical=true, section_inference=true,
-        effective_height=true, dominance=true, dynamic_order=true, decompose=true, hatless=true,
-        ignore_hints=false, stable=false, stable_makespan=None),
-        text_signature = "(self, /, *, solver='auto', time_limit=1.0, effort=None, seed=0, \
-            order='size', fit='first-fit', step_limit=500000, iterations=100, \
-            target_fragmentation=0.0, size_classes=True, preorders=None, round_robin=False, \
-            rerank_parts=True, canonical=True, \
-            section_inference=True, effective_height=True, dominance=True, dynamic_order=True, \
-            decompose=True, hatless=True, ignore_hints=False, stable=False, \
-            stable_makespan=None)")]
+    #[pyo3(signature = (*, solver=None, time_limit=None, effort=None, seed=None, order=None,
+        fit=None, step_limit=None, iterations=None, target_fragmentation=None,
+        size_classes=None, preorders=None, round_robin=None, rerank_parts=None, canonical=None,
+        section_inference=None, effective_height=None, dominance=None, dynamic_order=None,
+        decompose=None, hatless=None, ignore_hints=None, stable=None, stable_makespan=None),
+        text_signature = "(self, /, *, solver=None, time_limit=None, effort=None, seed=None, \
+            order=None, fit=None, step_limit=None, iterations=None, \
+            target_fragmentation=None, size_classes=None, preorders=None, round_robin=None, \
+            rerank_parts=None, canonical=None, section_inference=None, effective_height=None, \
+            dominance=None, dynamic_order=None, decompose=None, hatless=None, \
+            ignore_hints=None, stable=None, stable_makespan=None)")]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         slf: &Bound<'_, Self>,
-        solver: &str,
+        solver: Option<&str>,
         time_limit: Option<f64>,
         effort: Option<f64>,
-        seed: u64,
-        order: &str,
-        fit: &str,
-        step_limit: u64,
-        iterations: u32,
-        target_fragmentation: f64,
-        size_classes: bool,
+        seed: Option<u64>,
+        order: Option<&str>,
+        fit: Option<&str>,
+        step_limit: Option<u64>,
+        iterations: Option<u32>,
+        target_fragmentation: Option<f64>,
+        size_classes: Option<bool>,
         preorders: Option<Vec<String>>,
-        round_robin: bool,
-        rerank_parts: bool,
-        canonical: bool,
-        section_inference: bool,
-        effective_height: bool,
-        dominance: bool,
-        dynamic_order: bool,
-        decompose: bool,
-        hatless: bool,
-        ignore_hints: bool,
-        stable: bool,
+        round_robin: Option<bool>,
+        rerank_parts: Option<bool>,
+        canonical: Option<bool>,
+        section_inference: Option<bool>,
+        effective_height: Option<bool>,
+        dominance: Option<bool>,
+        dynamic_order: Option<bool>,
+        decompose: Option<bool>,
+        hatless: Option<bool>,
+        ignore_hints: Option<bool>,
+        stable: Option<bool>,
         stable_makespan: Option<u64>,
     ) -> PyResult<SolveResult> {
         let args = SolverArgs {
             solver,
+            time_limit,
+            effort,
+            seed,
             order,
             fit,
             step_limit,
@@ -601,8 +603,9 @@ impl PyProblem {
             ignore_hints,
             stable,
             stable_makespan,
+            strategy: None,
         };
-        crate::solve::solve(slf, args, time_limit, effort, seed)
+        crate::solve::solve(slf, args)
     }
 
     /// Shares the buffers out among several memories: `pools` lists
@@ -610,19 +613,33 @@ impl PyProblem {
     /// (or `None`) per buffer. Minimises the bytes × time outside the
     /// first pool, then outside the first two, and so on; raises
     /// `PoolsNotFound` when the buffers cannot all be placed. The
-    /// problem's own capacity is not used. See the README's Pools section.
-    #[pyo3(signature = (pools, *, pins=None, strategy="guided", time_limit=Some(1.0), seed=0),
-        text_signature = "(self, /, pools, *, pins=None, strategy='guided', time_limit=1.0, seed=0)")]
+    /// time limit (default: none; the guided strategy then caps itself at
+    /// 30 s), effort, seed and `ignore_hints` are those of `solve`. The GIL
+    /// is released while solving; Ctrl-C stops the solve and raises
+    /// `KeyboardInterrupt`.
+    #[pyo3(signature = (pools, *, pins=None, strategy=None, time_limit=None, effort=None, seed=None, ignore_hints=None),
+        text_signature = "(self, /, pools, *, pins=None, strategy=None, time_limit=None, effort=None, seed=None, ignore_hints=None)")]
+    #[allow(clippy::too_many_arguments)]
     fn solve_pools(
         &self,
         py: Python<'_>,
         pools: &Bound<'_, PyAny>,
         pins: Option<&Bound<'_, PyAny>>,
-        strategy: &str,
+        strategy: Option<&str>,
         time_limit: Option<f64>,
-        seed: u64,
+        effort: Option<f64>,
+        seed: Option<u64>,
+        ignore_hints: Option<bool>,
     ) -> PyResult<crate::pools::PoolResult> {
-        crate::pools::solve_pools(self, py, pools, pins, strategy, time_limit, seed)
+        let args = SolverArgs {
+            strategy,
+            time_limit,
+            effort,
+            seed,
+            ignore_hints,
+            ..SolverArgs::default()
+        };
+        crate::pools::solve_pools(self, py, pools, pins, args)
     }
 
     /// Checks `offsets` as a plan of this problem (see `Plan.validate`).
@@ -645,21 +662,12 @@ impl PyProblem {
 
 /// A synthetic problem, as `memplan generate` writes: `random`, `perfect`
 /// (a zero-fragmentation plan exists), `layered` (training steps of a
-/// network) or `trace` (malloc-like). Half-open lifetimes.
+/// network), `trace` (malloc-like) or `challenging` (MiniMalloc's
+/// challenging suite's character, with its capacity). Half-open lifetimes.
 #[pyfunction]
 #[pyo3(signature = (kind, buffers, *, seed=0))]
 pub fn generate(py: Python<'_>, kind: &str, buffers: usize, seed: u64) -> PyResult<PyProblem> {
-    let kind = choice(
-        py,
-        "kind",
-        kind,
-        &[
-            ("random", Kind::Random),
-            ("perfect", Kind::Perfect),
-            ("layered", Kind::Layered),
-            ("trace", Kind::Trace),
-        ],
-    )?;
+    let kind: Kind = crate::solve::named(py, "kind", kind)?;
     if buffers > 100_000_000 {
         return Err(argument_error(
             py,

@@ -1,330 +1,171 @@
-//! Solving from Python: the solver and options chosen by name (every
-//! solver and option of `memplan solve`), run on a thread of its own with
-//! the GIL released while the calling thread waits and polls for signals
-//! (Ctrl-C raises the solve's cancel flag, then `KeyboardInterrupt`); a
-//! panic becomes `memplan.InternalError`; the plan is validated before it
-//! is returned as a `memplan.Result`.
+//! Solving from Python: keyword arguments translated into the library's
+//! request ([`memplan::request::Request`], which checks them and holds
+//! every default), run on a thread of its own with the GIL released while
+//! the calling thread waits and polls for signals (Ctrl-C raises the
+//! solve's cancel flag, then `KeyboardInterrupt`); a panic becomes
+//! `memplan.InternalError`; the request's report becomes a
+//! `memplan.Result`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use memplan::solver::{Cancel, Effort};
-use memplan::solvers::auto::{Auto, DEFAULT_TIME_LIMIT};
-use memplan::solvers::boxing::{Boxing, BoxingOptions};
-use memplan::solvers::greedy::{Fit, Greedy, Order};
-use memplan::solvers::search::{Preorder, Schedule, Search, SearchOptions};
-use memplan::solvers::tela::{Tela, TelaOptions};
-use memplan::{NotFoundReason, Problem, Solution, SolveError, SolveOptions, Solver, Stopped};
+use memplan::named::Named;
+use memplan::request::{self, Control, Outcome, Report, Request, RequestError, RunError};
+use memplan::solver::Cancel;
+use memplan::solvers::search::Schedule;
+use memplan::{NotFoundReason, SolveError, Stopped};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::{argument_error, counters, internal_error, not_found, NotFoundInfo};
-use crate::input::choice;
 use crate::plan::PyPlan;
 use crate::problem::PyProblem;
 
 /// How often the waiting thread looks for signals (Ctrl-C).
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
-/// The solver selected by name, with its options (the command line's).
-pub struct Choice {
-    pub solver: Box<dyn Solver>,
-    /// Whether the solver honours the time limit (greedy always finishes).
-    pub timed: bool,
-}
-
-/// Options of every solver, as keyword arguments.
+/// The keyword arguments of `Problem.solve`: `None` leaves the request's
+/// default.
+#[derive(Default)]
 pub struct SolverArgs<'a> {
-    pub solver: &'a str,
-    pub order: &'a str,
-    pub fit: &'a str,
-    pub step_limit: u64,
-    pub iterations: u32,
-    pub target_fragmentation: f64,
-    pub size_classes: bool,
+    pub solver: Option<&'a str>,
+    pub time_limit: Option<f64>,
+    pub effort: Option<f64>,
+    pub seed: Option<u64>,
+    pub order: Option<&'a str>,
+    pub fit: Option<&'a str>,
+    pub step_limit: Option<u64>,
+    pub iterations: Option<u32>,
+    pub target_fragmentation: Option<f64>,
+    pub size_classes: Option<bool>,
     pub preorders: Option<Vec<String>>,
-    pub round_robin: bool,
-    pub rerank_parts: bool,
-    pub canonical: bool,
-    pub section_inference: bool,
-    pub effective_height: bool,
-    pub dominance: bool,
-    pub dynamic_order: bool,
-    pub decompose: bool,
-    pub hatless: bool,
-    pub ignore_hints: bool,
-    pub stable: bool,
+    pub round_robin: Option<bool>,
+    pub rerank_parts: Option<bool>,
+    pub canonical: Option<bool>,
+    pub section_inference: Option<bool>,
+    pub effective_height: Option<bool>,
+    pub dominance: Option<bool>,
+    pub dynamic_order: Option<bool>,
+    pub decompose: Option<bool>,
+    pub hatless: Option<bool>,
+    pub ignore_hints: Option<bool>,
+    pub stable: Option<bool>,
     pub stable_makespan: Option<u64>,
+    pub strategy: Option<&'a str>,
 }
 
-/// [`memplan::stable::Stable`] owning its solver (to run on a thread).
-struct OwnedStable {
-    solver: Box<dyn Solver>,
-    options: memplan::stable::StableOptions,
+/// `memplan.InputError` naming the keyword argument of a request error.
+pub fn request_error(py: Python<'_>, e: RequestError) -> PyErr {
+    argument_error(py, e.field, None, e.message)
 }
 
-impl OwnedStable {
-    fn stable(&self) -> memplan::stable::Stable<'_> {
-        memplan::stable::Stable {
-            solver: self.solver.as_ref(),
-            options: self.options.clone(),
-        }
-    }
-}
-
-impl Solver for OwnedStable {
-    fn name(&self) -> String {
-        self.stable().name()
-    }
-
-    fn solve_positive(
-        &self,
-        problem: &Problem,
-        options: &SolveOptions,
-    ) -> Result<Solution, SolveError> {
-        self.stable().solve(problem, options)
-    }
-
-    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
-        self.stable().solve(problem, options)
-    }
-}
-
-/// The solvers by name.
-#[derive(Clone, Copy)]
-enum Name {
-    Auto,
-    Greedy,
-    Search,
-    Boxing,
-    Tela,
+/// The named value `name` of keyword `field` (underscores accepted for
+/// dashes, as Python names are written).
+pub fn named<T: Named>(py: Python<'_>, field: &'static str, name: &str) -> PyResult<T> {
+    request::parse(field, &name.replace('_', "-")).map_err(|e| request_error(py, e))
 }
 
 impl SolverArgs<'_> {
-    /// The solver these arguments select.
-    pub fn choose(&self, py: Python<'_>) -> PyResult<Choice> {
-        let name = choice(
-            py,
-            "solver",
-            self.solver,
-            &[
-                ("auto", Name::Auto),
-                ("greedy", Name::Greedy),
-                ("search", Name::Search),
-                ("boxing", Name::Boxing),
-                ("tela", Name::Tela),
-            ],
-        )?;
-        let (order, fit) = self.greedy_variant(py)?;
-        if !self.target_fragmentation.is_finite() || self.target_fragmentation < 0.0 {
-            return Err(argument_error(
-                py,
-                "target_fragmentation",
-                None,
-                format!(
-                    "expected a non-negative percentage, got {}",
-                    self.target_fragmentation
-                ),
-            ));
+    /// The library's request: names parsed, limits and options checked by
+    /// the request itself.
+    pub fn request(&self, py: Python<'_>) -> PyResult<Request> {
+        let mut r = Request::default();
+        let fail = |e| request_error(py, e);
+        if let Some(name) = self.solver {
+            r.set_solver_name(name).map_err(fail)?;
         }
-        let preorders = self.preorders(py)?;
-        let solver = self.solver(name, Greedy { order, fit }, preorders);
-        self.check_stable(py)?;
-        let solver: Box<dyn Solver> = if self.stable {
-            Box::new(OwnedStable {
-                solver,
-                options: memplan::stable::StableOptions {
-                    makespan: self.stable_makespan,
-                },
-            })
-        } else {
-            solver
-        };
-        Ok(Choice {
-            solver,
-            timed: !matches!(name, Name::Greedy) || self.stable,
-        })
-    }
-
-    /// The greedy solver's order and fit, by name.
-    fn greedy_variant(&self, py: Python<'_>) -> PyResult<(Order, Fit)> {
-        let order = choice(
-            py,
-            "order",
-            self.order,
-            &[
-                ("size", Order::Size),
-                ("area", Order::Area),
-                ("lifetime", Order::Lifetime),
-                ("start", Order::Start),
-                ("contention", Order::Contention),
-            ],
-        )?;
-        let fit = choice(
-            py,
-            "fit",
-            self.fit,
-            &[
-                ("first-fit", Fit::FirstFit),
-                ("best-fit", Fit::BestFit),
-                ("skyline", Fit::Skyline),
-            ],
-        )?;
-        Ok((order, fit))
-    }
-
-    /// The search's preorders by name (its default when not given); not
-    /// empty.
-    fn preorders(&self, py: Python<'_>) -> PyResult<Vec<Preorder>> {
-        let preorders = match &self.preorders {
-            None => SearchOptions::default().preorders,
-            Some(names) => names
+        r.set_time_limit(self.time_limit).map_err(fail)?;
+        r.set_effort(self.effort).map_err(fail)?;
+        set(&mut r.seed, self.seed);
+        if let Some(order) = self.order {
+            r.greedy.order = named(py, "order", order)?;
+        }
+        if let Some(fit) = self.fit {
+            r.greedy.fit = named(py, "fit", fit)?;
+        }
+        set(&mut r.tela.step_limit, self.step_limit);
+        set(&mut r.boxing.iterations, self.iterations);
+        set(
+            &mut r.boxing.target_fragmentation,
+            self.target_fragmentation,
+        );
+        set(&mut r.boxing.size_classes, self.size_classes);
+        if let Some(names) = &self.preorders {
+            r.search.preorders = names
                 .iter()
-                .map(|n| {
-                    choice(
-                        py,
-                        "preorders",
-                        n,
-                        &[
-                            ("twa", Preorder::Twa),
-                            ("wat", Preorder::Wat),
-                            ("taw", Preorder::Taw),
-                            ("area", Preorder::Area),
-                        ],
-                    )
-                })
-                .collect::<PyResult<Vec<_>>>()?,
-        };
-        if preorders.is_empty() {
-            return Err(argument_error(py, "preorders", None, "must not be empty"));
+                .map(|n| named(py, "preorders", n))
+                .collect::<PyResult<_>>()?;
         }
-        Ok(preorders)
-    }
-
-    /// Solver `name` with these options (`greedy` for the greedy one).
-    fn solver(&self, name: Name, greedy: Greedy, preorders: Vec<Preorder>) -> Box<dyn Solver> {
-        match name {
-            Name::Auto => Box::new(Auto::default()),
-            Name::Greedy => Box::new(greedy),
-            Name::Search => Box::new(Search {
-                options: SearchOptions {
-                    canonical: self.canonical,
-                    section_inference: self.section_inference,
-                    effective_height: self.effective_height,
-                    dominance: self.dominance,
-                    dynamic_order: self.dynamic_order,
-                    preorders,
-                    schedule: if self.round_robin {
-                        Schedule::RoundRobin
-                    } else {
-                        Schedule::Lockstep
-                    },
-                    rerank_parts: self.rerank_parts,
-                    decompose: self.decompose,
-                    hatless: self.hatless,
-                    warm_start: None,
-                },
-            }),
-            Name::Boxing => Box::new(Boxing {
-                options: BoxingOptions {
-                    iterations: self.iterations,
-                    target_fragmentation: self.target_fragmentation,
-                    size_classes: self.size_classes,
-                    elementary_cases: true,
-                    bootstrap: None,
-                },
-            }),
-            Name::Tela => Box::new(Tela {
-                options: TelaOptions {
-                    step_limit: self.step_limit,
-                    ..TelaOptions::default()
-                },
-            }),
+        if let Some(round_robin) = self.round_robin {
+            r.search.schedule = if round_robin {
+                Schedule::RoundRobin
+            } else {
+                Schedule::Lockstep
+            };
         }
-    }
-
-    /// Refuses `stable_makespan` without `stable`, and `stable` with
-    /// `ignore_hints`.
-    fn check_stable(&self, py: Python<'_>) -> PyResult<()> {
-        if self.stable_makespan.is_some() && !self.stable {
-            return Err(argument_error(
-                py,
-                "stable_makespan",
-                None,
-                "needs stable=True",
-            ));
+        set(&mut r.search.rerank_parts, self.rerank_parts);
+        set(&mut r.search.canonical, self.canonical);
+        set(&mut r.search.section_inference, self.section_inference);
+        set(&mut r.search.effective_height, self.effective_height);
+        set(&mut r.search.dominance, self.dominance);
+        set(&mut r.search.dynamic_order, self.dynamic_order);
+        set(&mut r.search.decompose, self.decompose);
+        set(&mut r.search.hatless, self.hatless);
+        set(&mut r.ignore_hints, self.ignore_hints);
+        set(&mut r.stable, self.stable);
+        r.stable_makespan = self.stable_makespan;
+        if let Some(strategy) = self.strategy {
+            r.pool_strategy = named(py, "strategy", strategy)?;
         }
-        if self.stable && self.ignore_hints {
-            return Err(argument_error(
-                py,
-                "stable",
-                None,
-                "cannot be combined with ignore_hints=True",
-            ));
-        }
-        Ok(())
+        r.check().map_err(fail)?;
+        Ok(r)
     }
 }
 
-/// A time limit in seconds: `None` (no limit) or a finite non-negative
-/// number.
-pub fn time_limit(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration>> {
-    match seconds {
-        None => Ok(None),
-        Some(s) if (0.0..1e12).contains(&s) => Ok(Some(memplan::solver::seconds(s))),
-        Some(s) => Err(argument_error(
-            py,
-            "time_limit",
-            None,
-            format!("expected a non-negative number of seconds or None, got {s}"),
-        )),
+/// Sets `field` to `value` when one was given.
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *field = v;
     }
 }
 
-/// What the solving thread sends back.
-type Outcome = (std::thread::Result<Result<Solution, SolveError>>, Duration);
-
-/// Runs `solver` on `problem` on a thread of its own. The calling thread
-/// waits with the GIL released, taking it back every [`SIGNAL_POLL`] to
-/// run Python's signal handlers: when one raises (Ctrl-C:
-/// `KeyboardInterrupt`), the solve's cancel flag is raised, the thread
-/// joined (solvers stop promptly at the flag) and the exception returned.
-fn run(
+/// Runs `work` (a request's run) on a thread of its own with the cancel
+/// flag of `control`. The calling thread waits with the GIL released,
+/// taking it back every [`SIGNAL_POLL`] to run Python's signal handlers:
+/// when one raises (Ctrl-C: `KeyboardInterrupt`), the cancel flag is
+/// raised, the thread joined (solvers stop promptly at the flag) and the
+/// exception returned. A panic is `memplan.InternalError`.
+pub fn run<T: Send + 'static>(
     py: Python<'_>,
-    problem: Arc<Problem>,
-    solver: Box<dyn Solver>,
-    mut options: SolveOptions,
-) -> PyResult<Outcome> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    options.cancel = Cancel::new(cancel.clone());
-    let (send, receive) = mpsc::channel::<Outcome>();
+    work: impl FnOnce(&Control) -> Result<T, RunError> + Send + 'static,
+) -> PyResult<T> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let control = Control {
+        cancel: Cancel::new(flag.clone()),
+        ..Control::default()
+    };
+    let (send, receive) = mpsc::channel::<std::thread::Result<Result<T, RunError>>>();
     let thread = std::thread::Builder::new()
         .name("memplan-solve".into())
         .spawn(move || {
-            let started = Instant::now();
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                memplan::solver::run(solver.as_ref(), &problem, &options)
-            }));
+            let result = catch_unwind(AssertUnwindSafe(|| work(&control)));
             // The receiver is gone only if the caller stopped waiting.
-            let _ = send.send((result, started.elapsed()));
+            let _ = send.send(result);
         })
         .map_err(|e| internal_error(py, format!("cannot start the solving thread: {e}")))?;
     let mut receive = receive;
-    loop {
+    let outcome = loop {
         // The receiver goes into the GIL-free closure and comes back out.
         let (got, back) = py.detach(move || (receive.recv_timeout(SIGNAL_POLL), receive));
         receive = back;
         match got {
-            Ok(outcome) => {
-                let _ = py.detach(|| thread.join());
-                return Ok(outcome);
-            }
+            Ok(outcome) => break outcome,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Err(signal) = py.check_signals() {
-                    cancel.store(true, Ordering::Relaxed);
+                    flag.store(true, Ordering::Relaxed);
                     let _ = py.detach(|| thread.join());
                     return Err(signal);
                 }
@@ -334,6 +175,16 @@ fn run(
                 return Err(internal_error(py, "the solving thread died".into()));
             }
         }
+    };
+    let _ = py.detach(|| thread.join());
+    match outcome {
+        Err(panic) => Err(panic_error(py, panic)),
+        Ok(Err(RunError::Request(e))) => Err(request_error(py, e)),
+        Ok(Err(RunError::Internal(m))) => Err(internal_error(
+            py,
+            format!("internal error: {m} (a bug; please report it)"),
+        )),
+        Ok(Ok(value)) => Ok(value),
     }
 }
 
@@ -342,17 +193,9 @@ fn run(
 pub struct SolveResult {
     plan: Py<PyPlan>,
     offsets: Py<PyArray1<u64>>,
-    makespan: u64,
-    max_load: u64,
-    lower_bound: u64,
-    optimal: bool,
-    solver: String,
-    seconds: f64,
-    stopped: Option<Stopped>,
-    counters: Vec<(&'static str, u64)>,
-    capacity: Option<u64>,
-    hints: usize,
-    hints_kept: usize,
+    /// The request's report (its outcome is a plan).
+    report: Report,
+    solution: memplan::Solution,
 }
 
 #[pymethods]
@@ -366,45 +209,45 @@ impl SolveResult {
     /// The plan's makespan: max(offset + size).
     #[getter]
     fn makespan(&self) -> u64 {
-        self.makespan
+        self.solution.makespan
     }
 
     /// The max load: most bytes alive at one instant.
     #[getter]
     fn max_load(&self) -> u64 {
-        self.max_load
+        self.report.max_load
     }
 
     /// A proven lower bound on every makespan (at least the max load, or
     /// the highest end of a fixed buffer).
     #[getter]
     fn lower_bound(&self) -> u64 {
-        self.lower_bound
+        self.solution.lower_bound
     }
 
     /// True when the makespan equals the proven lower bound.
     #[getter]
     fn optimal(&self) -> bool {
-        self.optimal
+        self.solution.optimal
     }
 
     /// makespan - max_load, in bytes.
     #[getter]
     fn fragmentation(&self) -> u64 {
-        self.makespan.saturating_sub(self.max_load)
+        self.solution.makespan.saturating_sub(self.report.max_load)
     }
 
     /// The solver that found the plan (for `auto`, its member, e.g.
     /// `auto/search`).
     #[getter]
     fn solver(&self) -> &str {
-        &self.solver
+        &self.report.solver
     }
 
     /// Time spent solving, in seconds.
     #[getter]
     fn seconds(&self) -> f64 {
-        self.seconds
+        self.report.seconds
     }
 
     /// True when the time limit cut the solve short before it proved its
@@ -412,39 +255,39 @@ impl SolveResult {
     /// may differ between runs.
     #[getter]
     fn timed_out(&self) -> bool {
-        self.stopped == Some(Stopped::TimeLimit)
+        self.solution.stopped == Some(Stopped::TimeLimit)
     }
 
-    /// What cut the solve short: `"time_limit"`, or `None` when the solver
-    /// ran to its end or proved its plan optimal (as `memplan solve
-    /// --json` reports it).
+    /// What cut the solve short: `"time_limit"`, `"interrupted"`, or
+    /// `None` when the solver ran to its end or proved its plan optimal
+    /// (as `memplan solve --json` reports it).
     #[getter]
     fn stopped(&self) -> Option<&'static str> {
-        self.stopped.map(Stopped::name)
+        self.solution.stopped.map(Stopped::name)
     }
 
     /// The solver's effort counters (nodes, backtracks, iterations...).
     #[getter]
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        counters(py, &self.counters)
+        counters(py, &self.solution.counters)
     }
 
     /// The problem's capacity (`None`: the makespan was minimised).
     #[getter]
     fn capacity(&self) -> Option<u64> {
-        self.capacity
+        self.report.capacity
     }
 
     /// Number of buffers with a hint.
     #[getter]
     fn hints(&self) -> usize {
-        self.hints
+        self.report.hints
     }
 
     /// Number of buffers placed at their hint.
     #[getter]
     fn hints_kept(&self) -> usize {
-        self.hints_kept
+        self.report.hints_kept
     }
 
     /// The plan, to validate, write as CSV or inspect.
@@ -453,38 +296,28 @@ impl SolveResult {
         self.plan.clone_ref(py)
     }
 
+    /// The report as one JSON object, the same as `memplan solve --json`
+    /// prints.
+    fn to_json(&self) -> String {
+        self.report.json().to_string()
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Result(makespan={}, max_load={}, lower_bound={}, optimal={}, solver='{}', seconds={:.3}, timed_out={})",
-            self.makespan,
-            self.max_load,
-            self.lower_bound,
-            if self.optimal { "True" } else { "False" },
-            self.solver,
-            self.seconds,
+            self.solution.makespan,
+            self.report.max_load,
+            self.solution.lower_bound,
+            if self.solution.optimal { "True" } else { "False" },
+            self.report.solver,
+            self.report.seconds,
             if self.timed_out() { "True" } else { "False" },
         )
     }
 }
 
-/// The `effort` argument: `None`, or a multiple of the default work
-/// budget up to 1e9.
-fn effort_arg(py: Python<'_>, effort: Option<f64>) -> PyResult<Option<Effort>> {
-    match effort {
-        None => Ok(None),
-        Some(e) => Effort::new(e).filter(|_| e <= 1e9).map(Some).ok_or_else(|| {
-            argument_error(
-                py,
-                "effort",
-                None,
-                format!("expected a non-negative number (a multiple of the default effort) or None, got {e}"),
-            )
-        }),
-    }
-}
-
-/// `memplan.InternalError` for solver `name`'s panic.
-fn panic_error(py: Python<'_>, name: &str, panic: Box<dyn std::any::Any + Send>) -> PyErr {
+/// `memplan.InternalError` for a solver's panic.
+fn panic_error(py: Python<'_>, panic: Box<dyn std::any::Any + Send>) -> PyErr {
     let what = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -492,19 +325,12 @@ fn panic_error(py: Python<'_>, name: &str, panic: Box<dyn std::any::Any + Send>)
         .unwrap_or_else(|| "unknown panic".into());
     internal_error(
         py,
-        format!("internal error: {name} panicked: {what} (a bug; please report it)"),
+        format!("internal error: the solver panicked: {what} (a bug; please report it)"),
     )
 }
 
-/// `memplan.NotFoundError` for a solve that found no plan, with what is
-/// known of it.
-fn not_found_error(
-    py: Python<'_>,
-    error: &SolveError,
-    solver: String,
-    max_load: u64,
-    seconds: f64,
-) -> PyErr {
+/// `memplan.NotFound` for a report without a plan, with what is known.
+fn not_found_error(py: Python<'_>, report: &Report, error: &SolveError) -> PyErr {
     let SolveError::NotFound {
         capacity,
         reason,
@@ -519,80 +345,32 @@ fn not_found_error(
             proven_infeasible: *reason == NotFoundReason::ProvenInfeasible,
             reason: reason.describe(),
             best_makespan: *best_makespan,
-            max_load,
-            solver,
-            seconds,
+            max_load: report.max_load,
+            solver: report.solver.clone(),
+            seconds: report.seconds,
             counters: counters.clone(),
+            json: report.json().to_string(),
         },
     )
 }
 
-/// Plans `problem` with the solver `args` select (the body of
+/// Plans `problem` with the request `args` make (the body of
 /// `Problem.solve`).
-pub fn solve(
-    slf: &Bound<'_, PyProblem>,
-    args: SolverArgs<'_>,
-    time_limit: Option<f64>,
-    effort: Option<f64>,
-    seed: u64,
-) -> PyResult<SolveResult> {
+pub fn solve(slf: &Bound<'_, PyProblem>, args: SolverArgs<'_>) -> PyResult<SolveResult> {
     let py = slf.py();
-    let Choice { solver, timed } = args.choose(py)?;
-    let limit = self::time_limit(py, time_limit)?;
-    let effort = effort_arg(py, effort)?;
-    // The limit the solver works to, as `solver::run` sees it: auto's
-    // default when none is given; none for greedy, which always finishes.
-    let limit = match (timed, limit) {
-        (false, _) => None,
-        (true, None) if args.solver == "auto" => Some(DEFAULT_TIME_LIMIT),
-        (true, l) => l,
-    };
-    let options = SolveOptions {
-        time_limit: limit,
-        effort,
-        seed,
-        ignore_hints: args.ignore_hints,
-        ..SolveOptions::default()
-    };
+    let request = args.request(py)?;
     let problem = slf.get().problem.clone();
-    let name = solver.name();
-    let (outcome, elapsed) = run(py, problem.clone(), solver, options)?;
-    let seconds = elapsed.as_secs_f64();
-    let max_load = py.detach(|| problem.max_load());
-    let mut solution = match outcome {
-        Err(panic) => return Err(panic_error(py, &name, panic)),
-        Ok(Err(error)) => {
-            return Err(not_found_error(py, &error, name, max_load, seconds));
-        }
-        Ok(Ok(solution)) => solution,
+    let report = run(py, move |control| request.run(&problem, control))?;
+    let solution = match &report.outcome {
+        Outcome::Planned(solution) => solution.clone(),
+        Outcome::NotFound(error) => return Err(not_found_error(py, &report, error)),
     };
-    // A solver stopped before it computed the max load reports a weaker
-    // bound; a result never says less than the max load.
-    solution.raise_lower_bound(max_load);
-    if let Err(e) = py.detach(|| memplan::validate(&problem, &solution.plan)) {
-        return Err(internal_error(
-            py,
-            format!(
-                "internal error: {name} returned an invalid plan: {e} (a bug; please report it)"
-            ),
-        ));
-    }
-    let hints_kept = memplan::hints::kept(&problem, &solution.plan);
-    let plan = PyPlan::new(py, slf.clone().unbind(), solution.plan)?;
+    let plan = PyPlan::new(py, slf.clone().unbind(), solution.plan.clone())?;
     let offsets = plan.offsets_array(py);
     Ok(SolveResult {
         plan: Py::new(py, plan)?,
         offsets,
-        makespan: solution.makespan,
-        max_load,
-        lower_bound: solution.lower_bound,
-        optimal: solution.optimal,
-        solver: solution.found_by.unwrap_or(name),
-        seconds,
-        stopped: solution.stopped,
-        hints: memplan::hints::count(&problem),
-        hints_kept,
-        counters: solution.counters,
-        capacity: problem.capacity,
+        report,
+        solution,
     })
 }

@@ -57,6 +57,18 @@ impl Kind {
     }
 }
 
+impl crate::named::Named for Kind {
+    const WHAT: &'static str = "kind";
+    const ALL: &'static [Self] = &Kind::ALL;
+    fn name(self) -> &'static str {
+        Kind::name(self)
+    }
+    fn help(self) -> Option<&'static str> {
+        (self == Kind::Challenging)
+            .then_some("MiniMalloc's challenging suite's character; solve with --capacity 1048576")
+    }
+}
+
 /// A generated instance.
 #[derive(Clone, Debug)]
 pub struct Generated {

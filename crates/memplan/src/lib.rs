@@ -44,13 +44,17 @@
 //! - [`pools`]: several memories with capacities (banks), buffers pinned
 //!   or shared out among them by a strategy above the solvers;
 //! - [`generate`]: synthetic instance generators; [`transform`]:
-//!   answer-preserving copies (time reversal, shuffles...).
+//!   answer-preserving copies (time reversal, shuffles...);
+//! - [`request`]: one request and one report, what every interface (CLI,
+//!   Python, C) asks of a solve and gets back, with every default;
+//!   [`named`]: the registry of names users choose values by.
 //!
 //! Imports go one way, from each layer to those before it: [`buffer`],
-//! [`quote`] and [`dispose`] (plain data, text helpers, freeing large
-//! values off a stop's path) → [`geometry`] →
+//! [`quote`], [`named`] and [`dispose`] (plain data, text helpers, the
+//! registry of names, freeing large values off a stop's path) → [`geometry`] →
 //! [`problem`] → [`plan`](mod@plan) → [`hints`] → [`solver`] →
-//! [`solvers`] → [`pools`], [`stable`] → [`generate`], [`transform`]; no module imports one after
+//! [`solvers`] → [`pools`], [`stable`] → [`generate`], [`transform`] →
+//! [`request`]; no module imports one after
 //! it, and there is no cycle (checked by `tests/layers.rs`).
 //!
 //! The library never prints; the `memplan` binary does.
@@ -60,10 +64,12 @@ pub mod dispose;
 pub mod generate;
 pub mod geometry;
 pub mod hints;
+pub mod named;
 pub mod plan;
 pub mod pools;
 pub mod problem;
 pub mod quote;
+pub mod request;
 pub mod solver;
 pub mod solvers;
 pub mod stable;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first; a module sees only those before its own.
 /// Within `solvers`, the same rule holds between solvers.
 const LAYERS: &[&[&str]] = &[
-    &["buffer", "quote", "dispose"],
+    &["buffer", "quote", "named", "dispose"],
     &["geometry"],
     &["problem"],
     &["plan"],
@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["solvers::auto"],
     &["pools", "stable"],
     &["generate", "transform"],
+    &["request"],
 ];
 
 /// The unit a file belongs to: `solvers::X` for solvers, else the top

@@ -9,7 +9,7 @@ use planner::generate::{generate, Kind};
 use planner::{validate, Plan};
 
 use super::*;
-use crate::options::solver_names;
+use planner::solvers::names as solver_names;
 
 /// Checks the plan of `s` against the library's problem independently.
 #[track_caller]
@@ -442,7 +442,7 @@ fn options_error_paths() {
             memplan_options_set_solver(out, bad.as_ptr()),
             MEMPLAN_ERROR_INVALID_ARGUMENT
         );
-        assert_eq!((*out).solver_name, "greedy");
+        assert_eq!((*out).request.solver().name(), "greedy/size/first-fit");
         assert_eq!(memplan_options_free(out), MEMPLAN_OK);
     }
     // A 100-year limit with a solver that ignores it works.

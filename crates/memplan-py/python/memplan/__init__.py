@@ -70,12 +70,12 @@ def solve(
     offsets: Optional[Union[Sequence[Optional[int]], Any]] = None,
     ids: Optional[Sequence[str]] = None,
     capacity: Optional[int] = None,
-    lifetimes: str = "half-open",
+    lifetimes: Optional[str] = None,
     gaps: Optional[Sequence[Any]] = None,
     hints: Optional[Union[Sequence[Optional[int]], Any]] = None,
-    solver: str = "auto",
-    time_limit: Optional[float] = 1.0,
-    seed: int = 0,
+    solver: Optional[str] = None,
+    time_limit: Optional[float] = None,
+    seed: Optional[int] = None,
     **options: Any,
 ) -> Result:
     """Plans buffers given as parallel arrays; returns a :class:`Result`.
@@ -83,7 +83,7 @@ def solve(
     Args:
         sizes: bytes of each buffer (0 allowed: an empty buffer).
         starts, ends: lifetimes, read per ``lifetimes``: ``"half-open"``
-            ``[start, end)`` (default), ``"inclusive"`` ``[start, end]``
+            ``[start, end)`` (default, ``None``), ``"inclusive"`` ``[start, end]``
             (ExecuTorch, XLA), ``"exclusive"`` ``(start, end)``.
         alignments: one alignment for all buffers, or one per buffer
             (default 1).
@@ -104,13 +104,15 @@ def solve(
             ``[offset + wlo, offset + whi)``) tuples, times read per
             ``lifetimes``. Buffers conflict only when, at some instant,
             what they occupy intersects.
-        solver: one of :data:`SOLVERS`.
-        time_limit: seconds (``None``: no limit; ``auto`` then uses a 30 s
-            safety cap; ``0`` with ``auto``: the greedy variants only).
+        solver: one of :data:`SOLVERS` (``None``: ``auto``), or a greedy
+            variant ``"greedy/ORDER/FIT"``.
+        time_limit: seconds (``None``, the default: no limit; ``auto`` then
+            uses a 30 s safety cap; ``0`` with ``auto``: the greedy variants
+            only). The defaults are the command line's and the C API's.
             With an ``effort`` (``auto`` always has one) only a safety cap:
             :attr:`Result.stopped` says when it cut the solve short.
-        seed: seed of every random choice (same seed, same plan unless a
-            solver is cut short by the clock).
+        seed: seed of every random choice (``None``: 0; same seed, same
+            plan unless a solver is cut short by the clock).
         **options: the command line's other options: ``order``, ``fit``
             (greedy), ``step_limit`` (tela), ``iterations``,
             ``target_fragmentation``, ``size_classes`` (boxing),
@@ -120,7 +122,8 @@ def solve(
             ``section_inference``, ``effective_height``, ``dominance``,
             ``dynamic_order``, ``decompose``, ``hatless`` (search),
             ``ignore_hints``, ``stable``, ``stable_makespan`` (hints).
-            See :meth:`Problem.solve`.
+            See :meth:`Problem.solve`. ``None`` (the default of each)
+            leaves the library's default.
 
     Lists and NumPy integer arrays are both accepted; NumPy arrays are read
     in place. The GIL is released while solving, and Ctrl-C
@@ -155,10 +158,12 @@ def solve_pools(
     alignments: Union[int, IntArray, None] = None,
     offsets: Optional[Union[Sequence[Optional[int]], Any]] = None,
     ids: Optional[Sequence[str]] = None,
-    lifetimes: str = "half-open",
-    strategy: str = "guided",
-    time_limit: Optional[float] = 1.0,
-    seed: int = 0,
+    lifetimes: Optional[str] = None,
+    strategy: Optional[str] = None,
+    time_limit: Optional[float] = None,
+    effort: Optional[float] = None,
+    seed: Optional[int] = None,
+    ignore_hints: Optional[bool] = None,
 ) -> PoolResult:
     """Plans buffers given as parallel arrays into several memories; returns
     a :class:`PoolResult`.
@@ -171,7 +176,8 @@ def solve_pools(
             pools.
         strategy: ``"guided"`` (default: never worse than the baseline) or
             ``"fastest-first"`` (ExecuTorch's banked planning).
-        time_limit: the guided strategy's budget in seconds.
+        time_limit: the guided strategy's budget in seconds (``None``: a
+            30 s safety cap).
 
     The other arguments are those of :func:`solve`. The objective: every
     buffer placed, then the fewest bytes × time outside the first pool, then
@@ -190,4 +196,12 @@ def solve_pools(
         ids=ids,
         lifetimes=lifetimes,
     )
-    return problem.solve_pools(pools, pins=pins, strategy=strategy, time_limit=time_limit, seed=seed)
+    return problem.solve_pools(
+        pools,
+        pins=pins,
+        strategy=strategy,
+        time_limit=time_limit,
+        effort=effort,
+        seed=seed,
+        ignore_hints=ignore_hints,
+    )

@@ -68,6 +68,8 @@ class NotFound(Error):
         solver: the solver that ran.
         seconds: time spent.
         counters: the solver's effort counters.
+        report: the report as one JSON object, the same as ``memplan solve
+            --json`` prints (``"status": "not_found"``).
     """
 
     def __init__(
@@ -82,8 +84,10 @@ class NotFound(Error):
         solver: str,
         seconds: float,
         counters: Dict[str, int],
+        report: str = "{}",
     ) -> None:
         super().__init__(message)
+        self.report = report
         self.capacity = capacity
         self.proven_infeasible = proven_infeasible
         self.reason = reason

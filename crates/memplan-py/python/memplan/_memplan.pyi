@@ -78,41 +78,41 @@ class Problem:
         offsets: Union[Sequence[Optional[int]], npt.NDArray[np.integer[Any]], None] = None,
         ids: Optional[Sequence[str]] = None,
         capacity: Optional[int] = None,
-        lifetimes: str = "half-open",
+        lifetimes: Optional[str] = None,
         gaps: Optional[Sequence[Any]] = None,
         hints: Union[Sequence[Optional[int]], npt.NDArray[np.integer[Any]], None] = None,
     ) -> Problem: ...
     @staticmethod
     def from_csv(
-        path: _Path, *, lifetimes: str = "half-open", capacity: Optional[int] = None
+        path: _Path, *, lifetimes: Optional[str] = None, capacity: Optional[int] = None
     ) -> Problem: ...
     def to_csv(self, path: _Path) -> None: ...
     def with_capacity(self, capacity: Optional[int]) -> Problem: ...
     def solve(
         self,
         *,
-        solver: str = "auto",
-        time_limit: Optional[float] = 1.0,
+        solver: Optional[str] = None,
+        time_limit: Optional[float] = None,
         effort: Optional[float] = None,
-        seed: int = 0,
-        order: str = "size",
-        fit: str = "first-fit",
-        step_limit: int = 500_000,
-        iterations: int = 100,
-        target_fragmentation: float = 0.0,
-        size_classes: bool = True,
+        seed: Optional[int] = None,
+        order: Optional[str] = None,
+        fit: Optional[str] = None,
+        step_limit: Optional[int] = None,
+        iterations: Optional[int] = None,
+        target_fragmentation: Optional[float] = None,
+        size_classes: Optional[bool] = None,
         preorders: Optional[Sequence[str]] = None,
-        round_robin: bool = False,
-        rerank_parts: bool = True,
-        canonical: bool = True,
-        section_inference: bool = True,
-        effective_height: bool = True,
-        dominance: bool = True,
-        dynamic_order: bool = True,
-        decompose: bool = True,
-        hatless: bool = True,
-        ignore_hints: bool = False,
-        stable: bool = False,
+        round_robin: Optional[bool] = None,
+        rerank_parts: Optional[bool] = None,
+        canonical: Optional[bool] = None,
+        section_inference: Optional[bool] = None,
+        effective_height: Optional[bool] = None,
+        dominance: Optional[bool] = None,
+        dynamic_order: Optional[bool] = None,
+        decompose: Optional[bool] = None,
+        hatless: Optional[bool] = None,
+        ignore_hints: Optional[bool] = None,
+        stable: Optional[bool] = None,
         stable_makespan: Optional[int] = None,
     ) -> Result: ...
     def solve_pools(
@@ -120,9 +120,11 @@ class Problem:
         pools: Sequence[Union[Tuple[str, int], Tuple[str, int, int]]],
         *,
         pins: Optional[Sequence[Optional[str]]] = None,
-        strategy: str = "guided",
-        time_limit: Optional[float] = 1.0,
-        seed: int = 0,
+        strategy: Optional[str] = None,
+        time_limit: Optional[float] = None,
+        effort: Optional[float] = None,
+        seed: Optional[int] = None,
+        ignore_hints: Optional[bool] = None,
     ) -> PoolResult: ...
     def validate(self, offsets: _IntArray) -> None: ...
     def stats(self) -> ProblemStats: ...
@@ -202,6 +204,7 @@ class Result:
     def hints_kept(self) -> int: ...
     @property
     def plan(self) -> Plan: ...
+    def to_json(self) -> str: ...
 
 @final
 class PoolResult:
@@ -227,5 +230,6 @@ class PoolResult:
     def seconds(self) -> float: ...
     @property
     def counters(self) -> Dict[str, int]: ...
+    def to_json(self) -> str: ...
 
 def generate(kind: str, buffers: int, *, seed: int = 0) -> Problem: ...

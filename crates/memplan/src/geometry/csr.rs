@@ -183,7 +183,10 @@ mod tests {
     #[test]
     fn by_key_rejects_keys_out_of_range() {
         assert!(Csr::by_key(&[0, 2], 2).is_none());
-        assert_eq!(rows(&Csr::by_key(&[], 2).unwrap()), vec![vec![], vec![]]);
+        assert_eq!(
+            rows(&Csr::by_key(&[], 2).unwrap()),
+            vec![Vec::<u32>::new(), Vec::new()]
+        );
     }
 
     proptest! {

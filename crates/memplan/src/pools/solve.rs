@@ -39,6 +39,24 @@ impl Strategy {
     }
 }
 
+impl crate::named::Named for Strategy {
+    const WHAT: &'static str = "pool strategy";
+    const ALL: &'static [Self] = &Strategy::ALL;
+    fn name(self) -> &'static str {
+        Strategy::name(self)
+    }
+    fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Strategy::FastestFirst => {
+                "Baseline: each buffer (largest first) in the first pool where its first-fit offset fits (ExecuTorch's banked planning)"
+            }
+            Strategy::Guided => {
+                "Pool by pool, the buffers that keep the most bytes × time in it, chosen with the solvers (never worse than fastest-first)"
+            }
+        })
+    }
+}
+
 /// What one pool holds in a plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolUsage {

@@ -61,6 +61,25 @@ impl Lifetimes {
     }
 }
 
+impl crate::named::Named for Lifetimes {
+    const WHAT: &'static str = "lifetime convention";
+    const ALL: &'static [Self] = &[
+        Lifetimes::HalfOpen,
+        Lifetimes::Inclusive,
+        Lifetimes::Exclusive,
+    ];
+    fn name(self) -> &'static str {
+        Lifetimes::name(self)
+    }
+    fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Lifetimes::HalfOpen => "[lower, upper): MiniMalloc",
+            Lifetimes::Inclusive => "[lower, upper]: XLA, the first-fit note",
+            Lifetimes::Exclusive => "(lower, upper): idealloc",
+        })
+    }
+}
+
 /// Why a set of buffers is not a valid problem. Buffers are named by index;
 /// [`read_problem`] turns these into errors naming the file line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -21,6 +21,52 @@ use greedy::Greedy;
 
 use crate::solver::Solver;
 
+/// The solvers a request chooses by name, each with its own options
+/// (`crate::request::Request`); [`by_name`] also takes greedy variants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SolverKind {
+    /// The portfolio ([`auto`]), the default.
+    #[default]
+    Auto,
+    /// Sort + fit ([`greedy`]).
+    Greedy,
+    /// MiniMalloc's exact search ([`search`]).
+    Search,
+    /// idealloc's boxing ([`boxing`]).
+    Boxing,
+    /// TelaMalloc ([`tela`]).
+    Tela,
+}
+
+impl crate::named::Named for SolverKind {
+    const WHAT: &'static str = "solver";
+    const ALL: &'static [Self] = &[
+        SolverKind::Auto,
+        SolverKind::Greedy,
+        SolverKind::Search,
+        SolverKind::Boxing,
+        SolverKind::Tela,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            SolverKind::Auto => "auto",
+            SolverKind::Greedy => "greedy",
+            SolverKind::Search => "search",
+            SolverKind::Boxing => "boxing",
+            SolverKind::Tela => "tela",
+        }
+    }
+    fn help(self) -> Option<&'static str> {
+        Some(match self {
+            SolverKind::Auto => "Portfolio: every greedy variant, then search, boxing (and tela with a capacity) within the effort (default 1)",
+            SolverKind::Greedy => "Sort + first-fit / best-fit / skyline",
+            SolverKind::Search => "MiniMalloc exact search: decides the capacity, or minimises it",
+            SolverKind::Boxing => "idealloc boxing: randomized iterations, low fragmentation at scale",
+            SolverKind::Tela => "TelaMalloc: heuristic-guided search with propagation and smart backtracking",
+        })
+    }
+}
+
 /// The names every interface (CLI `--solvers`, Python, C) accepts for a
 /// solver with its default options: `auto`, `greedy` (size/first-fit),
 /// `search`, `boxing`, `tela`, and every greedy variant by its full name

@@ -64,6 +64,14 @@ impl Order {
     }
 }
 
+impl crate::named::Named for Order {
+    const WHAT: &'static str = "order";
+    const ALL: &'static [Self] = &Order::ALL;
+    fn name(self) -> &'static str {
+        Order::name(self)
+    }
+}
+
 /// How a buffer's offset is chosen among the gaps left by placed buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fit {
@@ -87,6 +95,19 @@ impl Fit {
             Fit::BestFit => "best-fit",
             Fit::Skyline => "skyline",
         }
+    }
+}
+
+impl crate::named::Named for Fit {
+    const WHAT: &'static str = "fit";
+    const ALL: &'static [Self] = &Fit::ALL;
+    fn name(self) -> &'static str {
+        Fit::name(self)
+    }
+    fn help(self) -> Option<&'static str> {
+        (self == Fit::Skyline).then_some(
+            "TelaMalloc §3.1: rows bottom-up on the skyline (with --order contention: its baseline)",
+        )
     }
 }
 

@@ -74,3 +74,11 @@ impl Preorder {
             .unwrap_or(std::cmp::Ordering::Equal)
     }
 }
+
+impl crate::named::Named for Preorder {
+    const WHAT: &'static str = "preorder";
+    const ALL: &'static [Self] = &Preorder::ALL;
+    fn name(self) -> &'static str {
+        Preorder::name(self)
+    }
+}
