@@ -34,19 +34,23 @@ pub(super) struct GroupContext<'a> {
 impl GroupContext<'_> {
     /// Places the group starting at position `from`: `work` lists its
     /// (position, buffer) pairs in order; fills `ranges` (the group's
-    /// address ranges, by position). False when `limit` is exceeded or
-    /// `stop()` holds.
+    /// address ranges, by position). Returns how it ended (not done when
+    /// `limit` is exceeded or `stop()` holds) and the longest batch that
+    /// [`GroupContext::place_in_batches`] placed (0 for none: a dense
+    /// group, or one buffer at a time throughout).
     pub(super) fn place_group(
         &self,
         ranges: &mut [(u64, u64)],
         from: u32,
         work: &[(u32, u32)],
         tree: Option<&TimeTree>,
-    ) -> GroupEnd {
-        match tree {
+    ) -> (GroupEnd, usize) {
+        let mut longest_batch = 0;
+        let end = match tree {
             Some(tree) => self.place_in_tree(ranges, from, work, tree.clone()),
-            None => self.place_in_batches(ranges, from, work),
-        }
+            None => self.place_in_batches(ranges, from, work, &mut longest_batch),
+        };
+        (end, longest_batch)
     }
 
     /// The hint of buffer `b` (of `size` bytes) if it has one that ends
@@ -171,12 +175,14 @@ impl GroupContext<'_> {
     /// doubles while refits are rare and few buffers of a batch are alive
     /// together (fewer joins of the threads), and halves when not. When
     /// refits are frequent (buffers of the same size competing for the
-    /// same gaps), batches stop until they pay again.
+    /// same gaps), batches stop until they pay again. Raises
+    /// `longest_batch` to the length of each batch it places.
     fn place_in_batches(
         &self,
         ranges: &mut [(u64, u64)],
         from: u32,
         work: &[(u32, u32)],
+        longest_batch: &mut usize,
     ) -> GroupEnd {
         let mut conflicts = Conflicts::default();
         // Per thread of the pool: the working memory of the guesses.
@@ -245,8 +251,7 @@ impl GroupContext<'_> {
                 continue;
             }
             let batch = &work[k..k + batch_len];
-            #[cfg(test)]
-            LONGEST_BATCH.fetch_max(batch_len, std::sync::atomic::Ordering::Relaxed);
+            *longest_batch = (*longest_batch).max(batch_len);
             // Only buffers placed before the batch count here.
             let before = self.stamps[batch[0].0 as usize].1;
             {
@@ -470,12 +475,6 @@ const CHUNK: usize = 16;
 /// Buffers per batch of [`GroupContext::place_in_batches`] at first, and
 /// at least.
 const BATCH: usize = 64;
-
-/// The longest batch [`GroupContext::place_in_batches`] placed so far (for
-/// the tests of long batches).
-#[cfg(test)]
-pub(super) static LONGEST_BATCH: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(0);
 
 /// Buffers per batch of [`GroupContext::place_in_batches`] at most: the
 /// length doubles after each batch that needed few refits.

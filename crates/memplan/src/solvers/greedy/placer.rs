@@ -817,6 +817,17 @@ impl<'p> Placer<'p> {
         limit: Option<u64>,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<Run> {
+        self.run_batched(order, limit, stop).map(|(run, _)| run)
+    }
+
+    /// [`Placer::run`], and the longest batch that a group placed at once
+    /// ([`GroupContext::place_group`]; 0 for none).
+    fn run_batched(
+        &self,
+        order: &[BufferIdx],
+        limit: Option<u64>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<(Run, usize)> {
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
         let n = buffers.len();
@@ -925,25 +936,26 @@ impl<'p> Placer<'p> {
             limit,
             stop: &stop,
         };
-        let ends = slices
+        let (ends, batches): (Vec<GroupEnd>, Vec<usize>) = slices
             .into_par_iter()
             .zip(groups.par_iter())
             .zip(work.par_iter())
             .zip(self.trees.par_iter())
             .map(|(((slice, &(from, _)), work), tree)| {
-                let end = context.place_group(slice, from, work, tree.as_ref());
+                let (end, longest_batch) = context.place_group(slice, from, work, tree.as_ref());
                 if end == GroupEnd::OverLimit {
                     over.store(true, Ordering::Relaxed);
                 }
-                end
+                (end, longest_batch)
             })
-            .collect();
-        Some(Run {
+            .unzip();
+        let run = Run {
             ranges,
             stamps,
             work,
             ends,
-        })
+        };
+        Some((run, batches.into_iter().max().unwrap_or(0)))
     }
 }
 
@@ -1349,7 +1361,6 @@ mod tests {
         // Few buffers alive together, sizes competing for the same
         // addresses: batches grow to their longest, and some buffers of a
         // batch are refitted.
-        use super::super::groups::LONGEST_BATCH;
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let buffers: Vec<Buffer> = (0..8000)
@@ -1371,13 +1382,15 @@ mod tests {
         let p = Problem::new(buffers, None).unwrap();
         for fit in [Fit::FirstFit, Fit::BestFit] {
             let o = order(&p, Order::Size);
-            let plan = Placer::with_min_group(&p, fit, usize::MAX)
-                .place(&o, None)
-                .unwrap();
+            let placer = Placer::with_min_group(&p, fit, usize::MAX);
+            let plan = placer.place(&o, None).unwrap();
             validate(&p, &plan).unwrap();
             assert_eq!(plan.offsets(), &plain_pass(&p, &o, fit)[..], "{fit:?}");
+            // The placement's own pass, measured: batches of the longest.
+            let (run, longest_batch) = placer.run_batched(&o, None, &|| false).unwrap();
+            assert!(run.ends.iter().all(|end| *end == GroupEnd::Done));
+            assert_eq!(longest_batch, 1024, "{fit:?}");
         }
-        assert_eq!(LONGEST_BATCH.load(Ordering::Relaxed), 1024);
     }
 
     #[test]
