@@ -13,7 +13,7 @@ its loss exported by ``torch.export.experimental._export_forward_backward``
 (forward and backward in one graph), lowered twice (keeping memplan's plan,
 then greedy's) and run twice each by ``executorch.extension.training``; the
 table adds whether each plan's loss and gradients equal eager PyTorch's
-(docs/executorch-training.md). Its planning times are the fastest of three
+(docs/executorch-training.md). Its planning times are the fastest of five
 runs of each algorithm on the same tensors.
 
     pip install ./crates/memplan-py executorch torch torchvision
@@ -286,7 +286,7 @@ def measure_training(name: str, time_limit: float) -> Dict[str, Any]:
 
     total: Dict[str, Any] = {}
     for keep in ["memplan", "greedy"]:
-        both = Both(time_limit, keep=keep, repeat=3)
+        both = Both(time_limit, keep=keep, repeat=5)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", memplan.executorch.AccumulatingKernelWarning)
             program = lower(exported, both)
