@@ -6,7 +6,7 @@
    grows by one gradient each run (the kernel adds into its output).
 2. A small CNN with ``nn.MaxPool2d`` exported for training, planned by
    ``naive``, ``greedy``, memplan, memplan with the pool's gradient given
-   memory of its own for the whole graph ("isolated"), and memplan after
+   memory of its own for the whole graph ("isolated"), and the three after
    decomposing the op; each program run three times: the largest error of
    each parameter's gradient against eager PyTorch's.
 3. For greedy's and memplan's plans, the earlier tensors whose bytes the
@@ -117,6 +117,8 @@ def training_cnn() -> None:
         "greedy": (joint, greedy),
         "memplan": (joint, memplan.executorch.memplan_algorithm),
         "memplan, isolated": (joint, isolated),
+        "naive, decomposed": (decomposed, naive),
+        "greedy, decomposed": (decomposed, greedy),
         "memplan, decomposed": (decomposed, memplan.executorch.memplan_algorithm),
     }
     programs = {}
