@@ -84,7 +84,7 @@ __all__ = [
 
 
 #: Operators whose ExecuTorch portable kernel adds into its output tensor
-#: (``out[i] += ...``) without zeroing it first, so that the result depends
+#: without zeroing it first (as measured: not read from its source), so that the result depends
 #: on what the memory held before the kernel ran: the bytes of an earlier
 #: tensor when a plan shares them, the previous run's result when it does
 #: not. Measured with ExecuTorch 1.5.1 (docs/executorch-training.md).
@@ -93,9 +93,10 @@ ACCUMULATING_KERNELS = ("aten::max_pool2d_with_indices_backward",)
 
 class AccumulatingKernelWarning(UserWarning):
     """The graph being planned calls a kernel of
-    :data:`ACCUMULATING_KERNELS`: its results will be wrong whatever the
-    plan (ExecuTorch's greedy and naive plans included) unless the op is
-    decomposed before lowering, e.g. ``exported.run_decompositions(
+    :data:`ACCUMULATING_KERNELS`: its results will be wrong with any plan
+    that shares the kernel's output memory (ExecuTorch's greedy included),
+    and from the second run on with any plan at all (naive included),
+    unless the op is decomposed before lowering, e.g. ``exported.run_decompositions(
     torch._decomp.get_decompositions([torch.ops.aten.max_pool2d_with_indices_backward]))``.
     Turn it into an error with ``warnings.simplefilter("error",
     AccumulatingKernelWarning)``."""
