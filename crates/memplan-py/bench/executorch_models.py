@@ -187,6 +187,9 @@ TRAINING: Dict[str, Tuple[Callable[[], torch.nn.Module], Callable[[], Any], bool
     "train_cnn_maxpool_decomposed": (lambda: TrainingCNN(max_pool=True), images, True),
     "train_lm_4x128": (TrainingLM, lambda: (torch.randint(0, 512, (4, 64)),
                                             torch.randint(0, 512, (4, 64))), False),
+    "train_lm_4x256": (lambda: TrainingLM(vocab=1000, width=256, context=128),
+                       lambda: (torch.randint(0, 1000, (1, 128)),
+                                torch.randint(0, 1000, (1, 128))), False),
 }
 
 
