@@ -41,6 +41,16 @@ It honours what ExecuTorch's own ``greedy`` honours:
 
 Zero-size tensors (ExecuTorch emits them) are planned at the arena start.
 
+Training graphs (``torch.export.experimental._export_forward_backward``)
+are planned like any other. One kernel of ExecuTorch's portable library,
+``max_pool2d_with_indices_backward``, adds into its output instead of
+overwriting it, so its result depends on what its memory held before: wrong
+with any plan that shares memory, and from the second run on even with
+none. No plan can fix that; the algorithm warns
+(:class:`AccumulatingKernelWarning`) when it plans such a graph, and
+``docs/executorch-training.md`` gives the cause, a reproduction and the
+fix (decompose the op before lowering).
+
 With ``algorithm(pools=[(mem_id, capacity), ...])`` (fastest first), the
 arenas are memories with capacities, as in ExecuTorch's banked planning:
 every tensor goes into one arena, those with a ``spec.mem_id`` stay in it
@@ -56,6 +66,7 @@ works without it.
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -63,11 +74,54 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import memplan
 
 __all__ = [
+    "ACCUMULATING_KERNELS",
+    "AccumulatingKernelWarning",
     "ArenaReport",
     "algorithm",
     "memory_planning_pass",
     "memplan_algorithm",
 ]
+
+
+#: Operators whose ExecuTorch portable kernel adds into its output tensor
+#: without zeroing it first (as measured: not read from its source), so that the result depends
+#: on what the memory held before the kernel ran: the bytes of an earlier
+#: tensor when a plan shares them, the previous run's result when it does
+#: not. Measured with ExecuTorch 1.5.1 (docs/executorch-training.md).
+ACCUMULATING_KERNELS = ("aten::max_pool2d_with_indices_backward",)
+
+
+class AccumulatingKernelWarning(UserWarning):
+    """The graph being planned calls a kernel of
+    :data:`ACCUMULATING_KERNELS`: its results will be wrong with any plan
+    that shares the kernel's output memory (ExecuTorch's greedy included),
+    and from the second run on with any plan at all (naive included),
+    unless the op is decomposed before lowering, e.g. ``exported.run_decompositions(
+    torch._decomp.get_decompositions([torch.ops.aten.max_pool2d_with_indices_backward]))``.
+    Turn it into an error with ``warnings.simplefilter("error",
+    AccumulatingKernelWarning)``."""
+
+
+def _warn_accumulating_kernels(graph_module: Any) -> None:
+    """Warns once per graph that calls a kernel of ACCUMULATING_KERNELS."""
+    graph = getattr(graph_module, "graph", None)
+    found = set()
+    for node in getattr(graph, "nodes", ()):
+        schema = getattr(getattr(node, "target", None), "_schema", None)
+        name = getattr(schema, "name", None)
+        if name in ACCUMULATING_KERNELS:
+            found.add(name)
+    if found:
+        warnings.warn(
+            f"the graph calls {', '.join(sorted(found))}, whose ExecuTorch kernel adds into "
+            "its output without zeroing it: its results depend on the memory's previous "
+            "contents whatever the memory plan (wrong gradients in training). Decompose it "
+            "before lowering: exported.run_decompositions(torch._decomp.get_decompositions("
+            "[torch.ops.aten.max_pool2d_with_indices_backward])); see "
+            "docs/executorch-training.md",
+            AccumulatingKernelWarning,
+            stacklevel=2,
+        )
 
 
 @dataclass
@@ -150,6 +204,7 @@ def _plan(
 ) -> Any:
     from executorch.exir.memory_planning import MemoryAlgoResult, SpecAllocResult
 
+    _warn_accumulating_kernels(graph_module)
     result = MemoryAlgoResult({}, [])
     arenas: Dict[int, List[Any]] = defaultdict(list)
     lifetimes: Dict[int, List[List[int]]] = defaultdict(list)
