@@ -23,7 +23,7 @@ import os
 import sys
 import time
 from importlib import resources
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -126,7 +126,8 @@ def autoencoder(width: int = 640) -> Any:
     return _tf().keras.Model(inputs, outputs, name="autoencoder")
 
 
-def unet(size: int = 64, base: int = 8, levels: int = 3, upsample: str = "transpose", merge: str = "concat"
+def unet(size: int = 64, base: int = 8, levels: int = 3, upsample: str = "transpose", merge: str = "concat",
+    skip_levels: Optional[Sequence[int]] = None,
 ) -> Any:
     """An encoder-decoder with skip connections: ``levels`` times two 3x3
     convolutions and a 2x2 max pool (channels doubling from ``base``), a
@@ -152,7 +153,9 @@ def unet(size: int = 64, base: int = 8, levels: int = 3, upsample: str = "transp
             x = L.Conv2DTranspose(base << level, 2, strides=2)(x)
         else:
             x = L.UpSampling2D(interpolation=upsample)(x)
-        if merge == "concat":
+        if skip_levels is not None and level not in skip_levels:
+            pass
+        elif merge == "concat":
             x = L.Concatenate()([x, skips[level]])
         else:
             x = L.Add()([L.Conv2D(base << level, 1)(x), skips[level]])
