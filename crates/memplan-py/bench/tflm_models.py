@@ -7,8 +7,13 @@ weights, int8 post-training quantisation with a random representative set
 - ``mobilenet_v1``: MLPerf Tiny visual wake words (MobileNetV1 0.25, 96x96x3);
 - ``autoencoder``: MLPerf Tiny anomaly detection (fully connected, 640 inputs);
 - ``sine``: the ``sine_float.tflite`` model the tflite-micro package ships;
-- ``unet``: an encoder-decoder with skip connections (64x64x3, three levels);
-- ``fpn``: a feature pyramid (64x64x3 backbone, four levels, a head on each).
+- ``unet``: an encoder-decoder with skip connections (64x64x3, three levels,
+  transposed convolutions), ``unet_bilinear`` the same with bilinear
+  upsampling;
+- ``fpn``: a feature pyramid (64x64x3 backbone, four levels, a head on each);
+- ``mobilenet_v2``: MobileNetV2 0.35 on 96x96x3 (inverted residuals);
+- ``bottleneck``: a chain of bottleneck blocks (1x1 to 8 channels, 3x3, 1x1
+  back to 32, no residual) on 32x32x3, where TFLM's greedy is not optimal.
 
 ``python crates/memplan-py/bench/tflm_models.py OUTDIR [--models a,b]``
 writes ``OUTDIR/NAME.tflite``; ``--table`` also plans each with
@@ -126,31 +131,45 @@ def autoencoder(width: int = 640) -> Any:
     return _tf().keras.Model(inputs, outputs, name="autoencoder")
 
 
-def unet(size: int = 64, base: int = 8, levels: int = 3, upsample: str = "transpose", merge: str = "concat",
+def unet(
+    size: int = 64,
+    base: int = 8,
+    levels: int = 3,
+    upsample: str = "transpose",
+    merge: str = "concat",
     skip_levels: Optional[Sequence[int]] = None,
+    growth: int = 2,
+    convs: int = 2,
 ) -> Any:
-    """An encoder-decoder with skip connections: ``levels`` times two 3x3
-    convolutions and a 2x2 max pool (channels doubling from ``base``), a
-    bottleneck, then ``levels`` times a 2x2 transposed convolution, the
-    concatenation with the encoder's tensor of that level (which lives
-    across the whole middle of the network) and two 3x3 convolutions."""
+    """An encoder-decoder with skip connections: ``levels`` times ``convs``
+    3x3 convolutions and a 2x2 max pool (channels ``base * growth**level``),
+    a bottleneck, then ``levels`` times a 2x2 upsampling (``"transpose"``:
+    a transposed convolution; ``"bilinear"`` or ``"nearest"``), the merge
+    with the encoder's tensor of that level, which lives across the whole
+    middle of the network (``"concat"``, or ``"add"`` after a 1x1
+    convolution; only the levels in ``skip_levels`` when given), and
+    ``convs`` 3x3 convolutions."""
     L = _tf().keras.layers
     inputs = L.Input((size, size, 3), batch_size=1)
 
     def block(x: Any, filters: int) -> Any:
-        x = L.Conv2D(filters, 3, padding="same", activation="relu")(x)
-        return L.Conv2D(filters, 3, padding="same", activation="relu")(x)
+        for _ in range(convs):
+            x = L.Conv2D(filters, 3, padding="same", activation="relu")(x)
+        return x
+
+    def width(level: int) -> int:
+        return base * growth**level
 
     skips = []
     x = inputs
     for level in range(levels):
-        x = block(x, base << level)
+        x = block(x, width(level))
         skips.append(x)
         x = L.MaxPooling2D()(x)
-    x = block(x, base << levels)
+    x = block(x, width(levels))
     for level in reversed(range(levels)):
         if upsample == "transpose":
-            x = L.Conv2DTranspose(base << level, 2, strides=2)(x)
+            x = L.Conv2DTranspose(width(level), 2, strides=2)(x)
         else:
             x = L.UpSampling2D(interpolation=upsample)(x)
         if skip_levels is not None and level not in skip_levels:
@@ -158,20 +177,23 @@ def unet(size: int = 64, base: int = 8, levels: int = 3, upsample: str = "transp
         elif merge == "concat":
             x = L.Concatenate()([x, skips[level]])
         else:
-            x = L.Add()([L.Conv2D(base << level, 1)(x), skips[level]])
-        x = block(x, base << level)
+            x = L.Add()([L.Conv2D(width(level), 1)(x), skips[level]])
+        x = block(x, width(level))
     outputs = L.Conv2D(2, 1)(x)
     return _tf().keras.Model(inputs, outputs, name="unet")
 
 
-def fpn(size: int = 64, base: int = 16, width: int = 32, early: bool = False, head: int = 4) -> Any:
+def fpn(
+    size: int = 64, base: int = 16, width: int = 32, early: bool = False, head: int = 4, late_heads: bool = False
+) -> Any:
     """A feature pyramid: a backbone of four stride-2 stages (``base``
     channels doubling), a 1x1 lateral convolution per stage (right after
     its stage with ``early``, else after the backbone, the stages' outputs
     then living across it), a top-down path (bilinear 2x upsampling added
     to the next lateral) and a 3x3 head of ``head`` channels on each level,
-    made as soon as the level is, all four being graph outputs (alive to
-    the end)."""
+    made as soon as the level is (``late_heads``: after the whole top-down
+    path, the pyramid's levels living until then), all four being graph
+    outputs (alive to the end)."""
     L = _tf().keras.layers
     inputs = L.Input((size, size, 3), batch_size=1)
     x = inputs
@@ -185,11 +207,46 @@ def fpn(size: int = 64, base: int = 16, width: int = 32, early: bool = False, he
     if not early:
         laterals = [L.Conv2D(width, 1)(s) for s in stages]
     top = laterals[-1]
-    heads = [L.Conv2D(head, 3, padding="same")(top)]
+    levels = [top]
     for lateral in reversed(laterals[:-1]):
+        if not late_heads:
+            levels[-1] = L.Conv2D(head, 3, padding="same")(levels[-1])
         top = L.Add()([L.UpSampling2D(interpolation="bilinear")(top), lateral])
-        heads.append(L.Conv2D(head, 3, padding="same")(top))
+        levels.append(top)
+    heads = [L.Conv2D(head, 3, padding="same")(p) for p in levels] if late_heads else [
+        *levels[:-1], L.Conv2D(head, 3, padding="same")(levels[-1])
+    ]
     return _tf().keras.Model(inputs, heads[::-1], name="fpn")
+
+
+def mobilenet_v2(size: int = 96, alpha: float = 0.35) -> Any:
+    """MobileNetV2 (width 0.35) on 96x96x3 images, two classes: inverted
+    residual blocks, whose inputs live across the wide expanded tensors to
+    the residual addition."""
+    tf = _tf()
+    L = tf.keras.layers
+    inputs = L.Input((size, size, 3), batch_size=1)
+    base = tf.keras.applications.MobileNetV2(input_tensor=inputs, alpha=alpha, weights=None, include_top=False)
+    x = L.AveragePooling2D(pool_size=tuple(int(d) for d in base.output.shape[1:3]))(base.output)
+    outputs = L.Dense(2, activation="softmax")(L.Flatten()(x))
+    return tf.keras.Model(inputs, outputs, name="mobilenet_v2")
+
+
+def bottleneck(size: int = 32, wide: int = 32, narrow: int = 8, blocks: int = 3, residual: bool = False) -> Any:
+    """Bottleneck blocks: a 1x1 convolution to ``narrow`` channels, a 3x3
+    one, a 1x1 back to ``wide`` (plus the block's input with
+    ``residual``)."""
+    L = _tf().keras.layers
+    inputs = L.Input((size, size, 3), batch_size=1)
+    x = L.Conv2D(wide, 3, padding="same", activation="relu")(inputs)
+    for _ in range(blocks):
+        y = L.Conv2D(narrow, 1, activation="relu")(x)
+        y = L.Conv2D(narrow, 3, padding="same", activation="relu")(y)
+        y = L.Conv2D(wide, 1)(y)
+        x = L.ReLU()(L.Add()([x, y]) if residual else y)
+    x = L.AveragePooling2D(pool_size=size)(x)
+    outputs = L.Dense(10, activation="softmax")(L.Flatten()(x))
+    return _tf().keras.Model(inputs, outputs, name="bottleneck")
 
 
 def sine() -> bytes:
@@ -203,8 +260,11 @@ MODELS: Dict[str, Callable[..., Any]] = {
     "ds_cnn": ds_cnn,
     "mobilenet_v1": mobilenet_v1,
     "autoencoder": autoencoder,
+    "mobilenet_v2": mobilenet_v2,
+    "bottleneck": bottleneck,
     "sine": sine,
     "unet": unet,
+    "unet_bilinear": lambda: unet(upsample="bilinear"),
     "fpn": fpn,
 }
 

@@ -55,10 +55,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -345,12 +347,14 @@ def lifetimes(model: Any) -> List[Lifetime]:
     return found
 
 
-def _greedy_region(sizes: Sequence[int], firsts: Sequence[int], lasts: Sequence[int]) -> int:
+def _greedy_plan(sizes: Sequence[int], firsts: Sequence[int], lasts: Sequence[int]) -> Tuple[List[int], int]:
     """TFLM's greedy planner on buffers without offline offsets: by size,
     largest first (ties in the order given), each at the lowest offset where
-    it overlaps no placed buffer alive at the same time. Returns the top."""
+    it overlaps no placed buffer alive at the same time. Returns the offsets
+    and the top (the planned region)."""
     order = sorted(range(len(sizes)), key=lambda j: -sizes[j])
     placed: List[Tuple[int, int, int, int]] = []  # offset, size, first, last
+    offsets = [0] * len(sizes)
     top = 0
     for j in order:
         size, lo, hi = sizes[j], firsts[j], lasts[j]
@@ -361,8 +365,9 @@ def _greedy_region(sizes: Sequence[int], firsts: Sequence[int], lasts: Sequence[
                 break
             candidate = max(candidate, offset + other)
         placed.append((candidate, size, lo, hi))
+        offsets[j] = candidate
         top = max(top, candidate + size)
-    return top
+    return offsets, top
 
 
 # --- TFLM's interpreter, in a child process -----------------------------------
@@ -393,12 +398,18 @@ def _probe(models: Sequence[bytes], arena: int) -> List[Dict[str, Any]]:
             lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
             results.extend(lines)
             if len(results) < len(paths):  # the child died on the next model
-                detail = (done.stderr or "").strip().splitlines()[-3:]
+                detail = " ".join((done.stderr or "").strip().splitlines()[-3:])
+                if done.returncode < 0:
+                    try:
+                        how = f"was killed by {signal.Signals(-done.returncode).name}"
+                    except ValueError:
+                        how = f"was killed by signal {-done.returncode}"
+                else:
+                    how = f"exited with status {done.returncode}"
                 results.append(
                     {
                         "ok": False,
-                        "error": f"TFLM's interpreter ended its process (exit {done.returncode}) "
-                        + " ".join(detail),
+                        "error": f"TFLM's interpreter aborted: its process {how} {detail}".strip(),
                         "head": None,
                         "tail": None,
                         "total": None,
@@ -508,6 +519,20 @@ def _set_offsets(model: Any, offsets: Sequence[int]) -> None:
     model.metadata = [*(model.metadata or []), entry]
 
 
+def _rewrite(model: Any, found: Sequence[Lifetime], plan: Sequence[int], arena: int) -> Tuple[bytes, Dict[str, Any]]:
+    """The model with the plan's offsets as its offline plan, and its
+    arena figures in TFLM."""
+    offsets = [-1] * len(model.subgraphs[0].tensors or [])
+    for t, offset in zip(found, plan):
+        offsets[t.tensor] = int(offset)
+    _set_offsets(model, offsets)
+    rewritten = _write(model)
+    after = _probe([rewritten], arena)[0]
+    if not after["ok"]:  # pragma: no cover - a bug in the rewriting
+        raise memplan.InternalError(f"TFLM's interpreter rejects the rewritten model: {after['error']}")
+    return rewritten, after
+
+
 def plan_model(
     model: bytes,
     *,
@@ -559,7 +584,15 @@ def plan_model(
     sizes = [t.size for t in found] + [_aligned(s) for s in scratch.values()]
     firsts = [t.first for t in found] + list(scratch)
     lasts = [t.last for t in found] + list(scratch)
-    started = time.perf_counter()
+    greedy_offsets, greedy_region = _greedy_plan(sizes, firsts, lasts)
+    if greedy_region != int(before["head"]):
+        warnings.warn(
+            f"TFLM's planned region is {before['head']} bytes, but its greedy planner replayed on "
+            f"the lifetimes memplan read gives {greedy_region}: the model may hold tensors whose "
+            "lifetimes TFLM reads otherwise; check the rewritten model's outputs",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     if sizes:
         result = memplan.solve(
             sizes,
@@ -577,24 +610,23 @@ def plan_model(
         seconds = result.seconds
     else:
         plan, makespan, max_load, optimal, used, seconds = [], 0, 0, True, solver, 0.0
-    seconds = max(seconds, 0.0) if seconds else time.perf_counter() - started
+    rewritten, after = _rewrite(parsed, found, plan, arena)
+    if int(after["head"]) > int(before["head"]) or makespan > greedy_region:
+        # Never worse than TFLM: its own greedy plan, written offline.
+        rewritten, after = _rewrite(parsed, found, greedy_offsets, arena)
+        makespan, used = greedy_region, "tflm-greedy (memplan's plan was not smaller)"
+        optimal = makespan == max_load
+        plan = greedy_offsets
     offsets = [-1] * len(parsed.subgraphs[0].tensors or [])
     for t, offset in zip(found, plan):
         offsets[t.tensor] = int(offset)
-    _set_offsets(parsed, offsets)
-    rewritten = _write(parsed)
-    after = _probe([rewritten], arena)[0]
-    if not after["ok"]:  # pragma: no cover - a bug in the rewriting
-        raise memplan.InternalError(
-            f"TFLM's interpreter rejects the rewritten model: {after['error']}"
-        )
     report = Report(
         tensors=len(found),
         operators=operators,
         scratch=scratch,
         region_before=int(before["head"]),
         region_after=int(after["head"]),
-        greedy_region=_greedy_region(sizes, firsts, lasts),
+        greedy_region=greedy_region,
         max_load=int(max_load),
         makespan=int(makespan),
         optimal=bool(optimal),
