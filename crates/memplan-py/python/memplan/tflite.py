@@ -349,10 +349,16 @@ def lifetimes(model: Any) -> List[Lifetime]:
 
 def _greedy_plan(sizes: Sequence[int], firsts: Sequence[int], lasts: Sequence[int]) -> Tuple[List[int], int]:
     """TFLM's greedy planner on buffers without offline offsets: by size,
-    largest first (ties in the order given), each at the lowest offset where
-    it overlaps no placed buffer alive at the same time. Returns the offsets
-    and the top (the planned region)."""
-    order = sorted(range(len(sizes)), key=lambda j: -sizes[j])
+    largest first, equal sizes the later buffer first (the tensors in index
+    order, then the scratch buffers), each at the lowest offset where it
+    overlaps no placed buffer alive at the same time. Returns the offsets
+    and the top (the planned region).
+
+    The order of equal sizes was found by experiment: taken in index order
+    instead, the replay misses TFLM's planned region of MobileNetV1 0.25 by
+    9,216 bytes; taken later first, it equals TFLM's on every model of the
+    tests and of ``bench/tflm_models.py``."""
+    order = sorted(range(len(sizes)), key=lambda j: (-sizes[j], -j))
     placed: List[Tuple[int, int, int, int]] = []  # offset, size, first, last
     offsets = [0] * len(sizes)
     top = 0
