@@ -152,9 +152,7 @@ def mobilenet_v1(size: int = 96, alpha: float = 0.25) -> Any:
     base = tf.keras.applications.MobileNet(
         input_tensor=inputs, alpha=alpha, weights=None, include_top=False
     )
-    # MLPerf Tiny's head: average pool, flatten, dense with softmax. (Keras'
-    # own top, a 1x1 convolution and a softmax over a reshaped [1, 2]
-    # tensor, aborts TFLM's interpreter of tflite-micro 0.dev20261023.)
+    # MLPerf Tiny's head: average pool, flatten, dense with softmax.
     x = L.AveragePooling2D(pool_size=tuple(int(d) for d in base.output.shape[1:3]))(base.output)
     outputs = L.Dense(2, activation="softmax")(L.Flatten()(x))
     return tf.keras.Model(inputs, outputs, name="mobilenet_v1")
