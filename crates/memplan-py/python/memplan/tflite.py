@@ -59,7 +59,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -316,25 +315,21 @@ def lifetimes(model: Any) -> List[Lifetime]:
     def planned(i: int) -> bool:
         return i >= 0 and not _has_data(model, tensors[i]) and not tensors[i].isVariable
 
-    for i in graph.inputs if graph.inputs is not None else []:
-        i = int(i)
+    for i in _indices(graph.inputs):
         if planned(i):
             first[i] = 0
             last[i] = max(last.get(i, 0), 0)
     for k, op in enumerate(operators):
-        for i in op.inputs if op.inputs is not None else []:
-            i = int(i)
+        for i in _indices(op.inputs):
             if planned(i):
                 first.setdefault(i, k)
                 last[i] = max(last.get(i, k), k)
-        for i in op.outputs if op.outputs is not None else []:
-            i = int(i)
+        for i in _indices(op.outputs):
             if planned(i):
                 first.setdefault(i, k)
                 last[i] = max(last.get(i, k), k)
     end = max(len(operators) - 1, 0)
-    for i in graph.outputs if graph.outputs is not None else []:
-        i = int(i)
+    for i in _indices(graph.outputs):
         if planned(i):
             first.setdefault(i, end)
             last[i] = end
@@ -436,13 +431,19 @@ def _generous_arena(model: Any) -> int:
     return 8 * total + (1 << 20)
 
 
+def _indices(values: Any) -> List[int]:
+    """A flatbuffer index vector (``None``, a list or a NumPy array) as ints."""
+    return [] if values is None else [int(v) for v in values]
+
+
 def _one_operator_model(model: Any, k: int) -> bytes:
     """Operator ``k`` alone: its tensors (and their buffers) only, its
     non-constant inputs as graph inputs and its outputs as graph outputs."""
     fb = _schema()
     graph = model.subgraphs[0]
     op = graph.operators[k]
-    used = [int(i) for i in dict.fromkeys([*(op.inputs if op.inputs is not None else []), *(op.outputs if op.outputs is not None else [])]) if int(i) >= 0]
+    inputs, outputs = _indices(op.inputs), _indices(op.outputs)
+    used = [i for i in dict.fromkeys([*inputs, *outputs]) if i >= 0]
     remap = {i: j for j, i in enumerate(used)}
     sub = fb.ModelT()
     sub.version = model.version
@@ -462,12 +463,16 @@ def _one_operator_model(model: Any, k: int) -> bytes:
         tensors.append(copy)
     new_op = fb.OperatorT()
     new_op.__dict__.update(op.__dict__)
-    new_op.inputs = [remap[int(i)] if int(i) >= 0 else -1 for i in op.inputs]
-    new_op.outputs = [remap[int(i)] for i in op.outputs if int(i) >= 0]
+    new_op.inputs = [remap[i] if i >= 0 else -1 for i in inputs]
+    new_op.outputs = [remap[i] for i in outputs if i >= 0]
     g = fb.SubGraphT()
     g.tensors = tensors
     g.operators = [new_op]
-    g.inputs = [remap[i] for i in used if i in {int(x) for x in op.inputs} and not _has_data(model, graph.tensors[i]) and not graph.tensors[i].isVariable]
+    g.inputs = [
+        remap[i]
+        for i in used
+        if i in inputs and not _has_data(model, graph.tensors[i]) and not graph.tensors[i].isVariable
+    ]
     g.outputs = list(new_op.outputs)
     g.name = graph.name
     sub.subgraphs = [g]
@@ -489,7 +494,7 @@ def _scratch(model: Any, planned: Dict[int, int], arena: int) -> Dict[int, int]:
                 field="operators",
             )
         op = graph.operators[k]
-        own = {int(i) for i in [*op.inputs, *op.outputs] if int(i) in planned}
+        own = {i for i in [*_indices(op.inputs), *_indices(op.outputs)] if i in planned}
         extra = int(result["head"]) - sum(planned[i] for i in own)
         if extra > 0:
             found[k] = extra
