@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 import warnings
 from importlib import resources
 from typing import Any, List
@@ -116,6 +117,31 @@ def test_buffers_aligned_to_16(sine: bytes) -> None:
         buffer = m.Buffers(i)
         if buffer.DataLength():
             assert buffer.DataAsNumpy().ctypes.data % 16 == np.frombuffer(planned, np.uint8).ctypes.data % 16
+
+
+def test_never_worse_than_tflm(sine: bytes, monkeypatch: Any) -> None:
+    # A solver whose plan stacks every buffer (160 bytes, above TFLM's 128):
+    # plan_model writes TFLM's own greedy plan instead.
+    real = memplan.solve
+
+    def stacked(sizes: Any, starts: Any, ends: Any, **kwargs: Any) -> Any:
+        solved = real(sizes, starts, ends, **kwargs)
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.uint64)
+        return types.SimpleNamespace(
+            offsets=offsets, makespan=int(sum(sizes)), max_load=solved.max_load,
+            optimal=False, solver="stacked", seconds=0.0,
+        )
+
+    monkeypatch.setattr(memplan, "solve", stacked)
+    planned, report = mt.plan_model(sine)
+    assert report.solver.startswith("tflm-greedy")
+    assert report.makespan == report.region_after == report.region_before == 128
+    # TFLM's greedy order: the two 64-byte tensors first (the later one, 8,
+    # at 0), then the 16-byte ones, later first, at the lowest free offset.
+    assert [report.offsets[i] for i in (0, 7, 8, 9)] == [0, 64, 0, 64]
+    assert mt.run(planned, [np.array([[1.0]], np.float32)])[0].tobytes() == mt.run(
+        sine, [np.array([[1.0]], np.float32)]
+    )[0].tobytes()
 
 
 def test_options_reach_the_solver(sine: bytes) -> None:
