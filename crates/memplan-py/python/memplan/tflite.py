@@ -43,11 +43,17 @@ places each at the lowest gap that fits). Persistent allocations (operator
 data, tensor structs, variables) come from the other end of the arena and
 do not depend on the plan.
 
-TFLM's interpreter runs in a child process (a broken model or a too-small
-arena can abort the process that holds it), so :func:`plan_model` needs the
+The rewritten model is never worse than TFLM's own plan: when memplan's
+region (measured in TFLM) is larger, :func:`plan_model` writes TFLM's greedy
+plan, replayed (largest first, equal sizes the later buffer first), instead.
+
+:func:`plan_model` runs the models in TFLM's interpreter (to check that TFLM
+can run them, measure the scratch buffers and the regions), so it needs the
 ``tflite-micro`` package (``pip install 'memplan[tflite]'``), which also
-ships TFLite's flatbuffer schema; it is imported only when this module's
-functions run.
+ships TFLite's flatbuffer schema that this module reads and writes with; it
+is imported only when this module's functions run. The interpreter always
+runs in a child process: a broken model or a too-small arena can abort the
+process that holds it.
 """
 
 from __future__ import annotations
