@@ -342,7 +342,7 @@ def random_inputs(model: bytes, seed: int = 0) -> List[Any]:
 def table(models: Dict[str, bytes], time_limit: Optional[float] = None) -> str:
     """Plans each model with memplan.tflite, finds the smallest arena of the
     original and of the rewritten model in TFLM's interpreter (bisection,
-    one child process per search) and checks their outputs on random inputs
+    each trial in a child process of its own) and checks their outputs on random inputs
     are bit-identical (the rewritten model runs at its smallest arena).
     Returns a Markdown table; raises AssertionError when a check fails."""
     import numpy as np
@@ -357,8 +357,8 @@ def table(models: Dict[str, bytes], time_limit: Optional[float] = None) -> str:
         started = time.perf_counter()
         planned, report = mt.plan_model(data, time_limit=time_limit)
         elapsed = time.perf_counter() - started
-        before = mt.smallest_arena(data)
-        after = mt.smallest_arena(planned, hi=before + 1) if before >= 1 else mt.smallest_arena(planned)
+        before = mt.smallest_arena(data, isolated=True)
+        after = mt.smallest_arena(planned, hi=before + 1, isolated=True)
         inputs = random_inputs(data)
         expected = mt.run(data, inputs)
         got = mt.run(planned, inputs, arena_size=after)

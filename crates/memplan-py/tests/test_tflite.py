@@ -118,6 +118,8 @@ def test_plan_sine_runs_bit_identical(sine: bytes) -> None:
     arena_before = mt.smallest_arena(sine)
     arena_after = mt.smallest_arena(planned, hi=arena_before + 16)
     assert arena_after <= arena_before
+    # Each trial in a process of its own: the same answer.
+    assert mt.smallest_arena(sine, lo=1024, hi=2048, isolated=True) == arena_before
     for value in x:
         expected = mt.run(sine, [value])
         got = mt.run(planned, [value], arena_size=arena_after)

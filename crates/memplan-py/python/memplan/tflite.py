@@ -681,12 +681,16 @@ def run(model: bytes, inputs: Optional[Sequence[Any]] = None, *, arena_size: Opt
             return [data[f"out{i}"] for i in range(len(data.files))]
 
 
-def smallest_arena(model: bytes, *, lo: int = 0, hi: Optional[int] = None) -> int:
+def smallest_arena(model: bytes, *, lo: int = 0, hi: Optional[int] = None, isolated: bool = False) -> int:
     """The smallest arena (bytes) with which TFLM's interpreter allocates
-    and runs the model, by bisection; each trial builds a fresh interpreter
-    in a child process (one process for the whole search, resumed after a
-    trial that ends it). ``lo``: a size known to fail (default 0); ``hi``:
-    one known to work (default: a generous arena, checked)."""
+    and runs the model (on zero inputs), by bisection; each trial builds a
+    fresh interpreter. ``lo``: a size known to fail (default 0); ``hi``: one
+    known to work (default: a generous arena, checked).
+
+    ``isolated=True`` runs every trial in a child process of its own (about
+    half a second each: Python and TFLM start anew); by default one child
+    process runs the trials in turn, and a trial that ends it (an abort)
+    counts as a failure and the search goes on in a new one."""
     with tempfile.TemporaryDirectory(prefix="memplan-tflm-") as tmp:
         path = os.path.join(tmp, "model.tflite")
         with open(path, "wb") as f:
@@ -697,6 +701,14 @@ def smallest_arena(model: bytes, *, lo: int = 0, hi: Optional[int] = None) -> in
             if not check["ok"]:
                 raise RuntimeError(f"TFLM cannot run the model even with {hi} bytes: {check['error']}")
         while hi - lo > 1:
+            if isolated:
+                mid = (lo + hi) // 2
+                done = _worker(["bisect", str(mid - 1), str(mid + 1), path])
+                if f"fits {mid}" in done.stdout.splitlines():
+                    hi = mid
+                else:
+                    lo = mid
+                continue
             done = _worker(["bisect", str(lo), str(hi), path])
             trying = None
             for line in done.stdout.splitlines():
