@@ -755,7 +755,10 @@ def _write_whole(path: str, data: bytes) -> None:
     """Writes ``data`` to a temporary file beside ``path``, then renames it:
     ``path`` is never left partial."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".memplan-", suffix=".tflite.tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".memplan-", suffix=".tflite.tmp", dir=directory)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write {path}: {exc.strerror}") from exc
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
