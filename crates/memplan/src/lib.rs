@@ -50,8 +50,8 @@
 //!   [`named`]: the registry of names users choose values by.
 //!
 //! Imports go one way, from each layer to those before it: [`buffer`],
-//! [`quote`], [`named`] and [`dispose`] (plain data, text helpers, the
-//! registry of names, freeing large values off a stop's path) → [`geometry`] →
+//! [`quote`] and [`dispose`] (plain data, text helpers, freeing large
+//! values off a stop's path) → [`named`] (the registry of names) → [`geometry`] →
 //! [`problem`] → [`plan`](mod@plan) → [`hints`] → [`solver`] →
 //! [`solvers`] → [`pools`], [`stable`] → [`generate`], [`transform`] →
 //! [`request`]; no module imports one after

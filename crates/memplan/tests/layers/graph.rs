@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first; a module sees only those before its own.
 /// Within `solvers`, the same rule holds between solvers.
 pub const LAYERS: &[&[&str]] = &[
-    &["buffer", "quote", "named", "dispose"],
+    &["buffer", "quote", "dispose"],
+    &["named"],
     &["geometry"],
     &["problem"],
     &["plan"],
