@@ -610,7 +610,7 @@ impl PyProblem {
     /// (or `None`) per buffer. Minimises the bytes × time outside the
     /// first pool, then outside the first two, and so on; raises
     /// `PoolsNotFound` when the buffers cannot all be placed. The
-    /// problem's own capacity is not used. See the README's Pools section.
+    /// problem's own capacity is not used. See docs/pools.md.
     #[pyo3(signature = (pools, *, pins=None, strategy="guided", time_limit=Some(1.0), seed=0),
         text_signature = "(self, /, pools, *, pins=None, strategy='guided', time_limit=1.0, seed=0)")]
     fn solve_pools(

@@ -413,7 +413,7 @@ proptest! {
     }
 }
 
-/// The figures of the README's Hints section: generated instances of 300
+/// The figures of docs/benchmarks.md (hints kept): generated instances of 300
 /// and 2000 buffers, planned by auto (default effort), the middle buffer
 /// grown by half its size, re-planned with `--stable` (default effort;
 /// then within the old makespan plus the grown buffer), against auto with
