@@ -313,7 +313,7 @@ memplan_status memplan_problem_free(struct memplan_problem *problem);
  *
  * Sizes and times are passed to the library as they are: its rules (e.g. a
  * non-empty lifetime) are checked when the problem is used. Zero sizes are
- * taken if the library version accepts them (see the README), and refused
+ * taken if the library version accepts them (see docs/formats.md), and refused
  * with `MEMPLAN_ERROR_INVALID_PROBLEM` when the problem is used otherwise.
  *
  * All or nothing: on failure no buffer is added.
@@ -548,7 +548,7 @@ memplan_status memplan_options_set_ignore_hints(struct memplan_options *options,
  * With `stable` non-zero, keeps as many buffers at their hints as it can
  * among plans with the best makespan the solver finds, or within
  * `makespan` when `has_makespan` is non-zero (the command line's
- * `--stable [--stable-makespan M]`; see the README for what is
+ * `--stable [--stable-makespan M]`; see docs/hints.md for what is
  * guaranteed). `memplan_solution_hints_kept` says how many were kept.
  *
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).

@@ -256,7 +256,7 @@ pub unsafe extern "C" fn memplan_options_set_ignore_hints(
 /// With `stable` non-zero, keeps as many buffers at their hints as it can
 /// among plans with the best makespan the solver finds, or within
 /// `makespan` when `has_makespan` is non-zero (the command line's
-/// `--stable [--stable-makespan M]`; see the README for what is
+/// `--stable [--stable-makespan M]`; see docs/hints.md for what is
 /// guaranteed). `memplan_solution_hints_kept` says how many were kept.
 ///
 /// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).

@@ -2,7 +2,7 @@
 //! fastest first; `memplan_solve_pools` gives every buffer a pool and an
 //! offset in it (pins from `memplan_problem_set_pool`), minimising the
 //! bytes × time outside the first pool, then outside the first two, and so
-//! on (the README's Pools section).
+//! on (docs/pools.md).
 
 use std::ffi::{c_char, CStr};
 

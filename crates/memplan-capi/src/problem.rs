@@ -234,7 +234,7 @@ pub unsafe extern "C" fn memplan_problem_free(problem: *mut memplan_problem) -> 
 ///
 /// Sizes and times are passed to the library as they are: its rules (e.g. a
 /// non-empty lifetime) are checked when the problem is used. Zero sizes are
-/// taken if the library version accepts them (see the README), and refused
+/// taken if the library version accepts them (see docs/formats.md), and refused
 /// with `MEMPLAN_ERROR_INVALID_PROBLEM` when the problem is used otherwise.
 ///
 /// All or nothing: on failure no buffer is added.

@@ -16,11 +16,38 @@ use memplan::Lifetimes;
 
 use crate::named::named;
 
+/// The examples at the end of `memplan --help` (tests/cli.rs checks them).
+pub const MAIN_EXAMPLES: &str = "\
+Examples:
+  Plan the bundled example, check the plan and draw it:
+    memplan solve examples/layered-400.csv -o plan.csv
+    memplan validate examples/layered-400.csv plan.csv
+    memplan plot examples/layered-400.csv plan.csv -o plan.svg
+
+  Compare solvers on an instance:
+    memplan bench examples/layered-400.csv --solvers auto,greedy,search --time-limit 1
+
+Documentation: README.md and docs/cli.md.";
+
+/// The examples at the end of `memplan solve --help` (tests/cli.rs checks
+/// them).
+pub const SOLVE_EXAMPLES: &str = "\
+Examples:
+  Minimise the makespan with the default portfolio, a summary as JSON:
+    memplan solve examples/layered-400.csv -o plan.csv --json
+
+  Fit a hard capacity, or prove there is none, within 10 seconds:
+    memplan solve in.csv --capacity 1048576 --solver search --time-limit 10
+
+  Share buffers out among several memories, fastest first:
+    memplan solve examples/pooled.csv --pools examples/pools-small.csv -o plan.csv";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "memplan",
     version,
-    about = "Static memory planner: gives every buffer an offset so that buffers alive at the same time never share an address."
+    about = "Static memory planner: gives every buffer an offset so that buffers alive at the same time never share an address.",
+    after_help = MAIN_EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -30,6 +57,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Plan a problem: assign an offset to every buffer.
+    #[command(after_help = SOLVE_EXAMPLES)]
     Solve(SolveArgs),
     /// Check a plan against its problem independently.
     Validate(ValidateArgs),

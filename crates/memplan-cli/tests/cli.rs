@@ -876,3 +876,35 @@ fn output_to_a_device_writes_in_place() {
         .file_type()
         .is_char_device());
 }
+
+/// `memplan --help` and `memplan solve --help` end with examples (issue 41),
+/// as `-h` does too.
+#[test]
+fn help_ends_with_examples() {
+    for flag in ["--help", "-h"] {
+        let out = memplan().arg(flag).assert().success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let examples = text.find("Examples:").expect("memplan --help has examples");
+        assert!(examples > text.find("Commands:").unwrap(), "{text}");
+        for line in [
+            "memplan solve examples/layered-400.csv -o plan.csv",
+            "memplan validate examples/layered-400.csv plan.csv",
+            "memplan plot examples/layered-400.csv plan.csv -o plan.svg",
+            "memplan bench examples/layered-400.csv --solvers auto,greedy,search",
+        ] {
+            assert!(text[examples..].contains(line), "{line} in:\n{text}");
+        }
+
+        let out = memplan().args(["solve", flag]).assert().success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let examples = text.find("Examples:").expect("solve --help has examples");
+        assert!(examples > text.find("--seed").unwrap(), "{text}");
+        for line in [
+            "memplan solve examples/layered-400.csv -o plan.csv --json",
+            "memplan solve in.csv --capacity 1048576 --solver search --time-limit 10",
+            "memplan solve examples/pooled.csv --pools examples/pools-small.csv -o plan.csv",
+        ] {
+            assert!(text[examples..].contains(line), "{line} in:\n{text}");
+        }
+    }
+}

@@ -616,7 +616,8 @@ impl PyProblem {
     /// time limit (default: none; the guided strategy then caps itself at
     /// 30 s), effort, seed and `ignore_hints` are those of `solve`. The GIL
     /// is released while solving; Ctrl-C stops the solve and raises
-    /// `KeyboardInterrupt`.
+    /// `KeyboardInterrupt`. The problem's own capacity is not used. See
+    /// docs/pools.md.
     #[pyo3(signature = (pools, *, pins=None, strategy=None, time_limit=None, effort=None, seed=None, ignore_hints=None),
         text_signature = "(self, /, pools, *, pins=None, strategy=None, time_limit=None, effort=None, seed=None, ignore_hints=None)")]
     #[allow(clippy::too_many_arguments)]
