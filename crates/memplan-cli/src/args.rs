@@ -195,7 +195,7 @@ pub struct TelaArgs {
     #[arg(long, default_value_t = TelaOptions::default().subtree_backtracks)]
     pub subtree_backtracks: u64,
     /// Tela: at most this many candidates per decision point (§5.4).
-    #[arg(long, default_value_t = TelaOptions::default().max_candidates as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = TelaOptions::default().max_candidates as u64)]
     pub max_candidates: u64,
     /// Tela: one phase, no contention-based grouping (§5.3).
     #[arg(long)]
@@ -218,11 +218,11 @@ pub struct TelaArgs {
     pub own_floors: bool,
     /// Tela: steps of the first two runs; the budget doubles every second
     /// run.
-    #[arg(long, default_value_t = TelaOptions::default().restart_steps, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = TelaOptions::default().restart_steps)]
     pub restart_steps: u64,
     /// Tela: percentage of decision points whose first candidate swaps with
     /// another in every run after the first (0: every run alike).
-    #[arg(long, default_value_t = TelaOptions::default().restart_noise, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, default_value_t = TelaOptions::default().restart_noise)]
     pub restart_noise: u32,
 }
 
@@ -252,7 +252,7 @@ pub struct BoxingArgs {
     #[arg(long, default_value_t = BoxingOptions::default().iterations)]
     pub iterations: u32,
     /// Boxing: stop once fragmentation is at most this % of the max load.
-    #[arg(long, default_value_t = BoxingOptions::default().target_fragmentation, value_parser = parse_percent)]
+    #[arg(long, default_value_t = BoxingOptions::default().target_fragmentation)]
     pub target_fragmentation: f64,
     /// Boxing: squeeze by sparse offset alone, as in the paper (§4), not
     /// by size class first.
@@ -525,13 +525,6 @@ fn parse_factor(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-fn parse_percent(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("expected a non-negative percentage, got `{s}`")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -608,7 +601,15 @@ mod tests {
             ),
             (7, 3, 99, 0, 1234)
         );
-        assert!(Cli::try_parse_from(["memplan", "solve", "x", "--restart-noise", "101"]).is_err());
-        assert!(Cli::try_parse_from(["memplan", "solve", "x", "--max-candidates", "0"]).is_err());
+        // The library's request refuses what is out of range.
+        let refused =
+            |flag: &str, value: &str| solve_args(&[flag, value]).request().unwrap_err().field;
+        assert_eq!(refused("--restart-noise", "101"), "restart_noise");
+        assert_eq!(refused("--max-candidates", "0"), "max_candidates");
+        assert_eq!(refused("--restart-steps", "0"), "restart_steps");
+        assert_eq!(
+            refused("--target-fragmentation", "nan"),
+            "target_fragmentation"
+        );
     }
 }
