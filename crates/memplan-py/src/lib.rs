@@ -11,7 +11,13 @@
 //! - `solve`: solver options, the solve off the GIL with Ctrl-C, `Result`;
 //! - `pools`: several memories, `Problem.solve_pools` and `PoolResult`.
 
+use memplan::named::Named;
 use pyo3::prelude::*;
+
+/// Every name of a [`Named`] value, in help order (a Python tuple).
+fn names<T: Named>() -> Vec<&'static str> {
+    T::ALL.iter().map(|v| v.name()).collect()
+}
 
 mod errors;
 mod input;
@@ -24,6 +30,14 @@ mod solve;
 #[pymodule]
 fn _memplan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The names every option takes, from the library's one registry.
+    m.add("SOLVERS", names::<memplan::solvers::SolverKind>())?;
+    m.add("ORDERS", names::<memplan::solvers::greedy::Order>())?;
+    m.add("FITS", names::<memplan::solvers::greedy::Fit>())?;
+    m.add("PREORDERS", names::<memplan::solvers::search::Preorder>())?;
+    m.add("LIFETIMES", names::<memplan::Lifetimes>())?;
+    m.add("STRATEGIES", names::<memplan::pools::Strategy>())?;
+    m.add("KINDS", names::<memplan::generate::Kind>())?;
     m.add_class::<problem::PyProblem>()?;
     m.add_class::<problem::ProblemStats>()?;
     m.add_class::<plan::PyPlan>()?;

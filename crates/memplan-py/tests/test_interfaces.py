@@ -358,3 +358,22 @@ def test_the_defaults_are_the_same_everywhere() -> None:
     assert report["stopped"] is None
     huge = memplan.solve(inst.sizes, inst.starts, inst.ends, solver="greedy", time_limit=1e13)
     assert huge.stopped is None
+
+
+def test_names_come_from_one_registry() -> None:
+    """Python's name tables are the library's, the ones the command line
+    offers."""
+    assert memplan.SOLVERS == ("auto", "greedy", "search", "boxing", "tela")
+    assert memplan.LIFETIMES == ("half-open", "inclusive", "exclusive")
+    assert memplan.FITS == ("first-fit", "best-fit", "skyline")
+    assert "challenging" in memplan.KINDS and "guided" in memplan.STRATEGIES
+    _require()
+    assert CLI is not None
+    help_text = subprocess.run(
+        [str(CLI), "solve", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for names in (memplan.SOLVERS, memplan.ORDERS, memplan.FITS, memplan.PREORDERS):
+        for name in names:
+            assert name in help_text, name
+    problem = memplan.generate("challenging", 20, seed=1)
+    assert problem.capacity == 1 << 20

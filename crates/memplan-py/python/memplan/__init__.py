@@ -24,6 +24,13 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 from ._errors import Error, InputError, InternalError, InvalidPlan, NotFound, PoolsNotFound
 from ._memplan import (
+    FITS,
+    KINDS,
+    LIFETIMES,
+    ORDERS,
+    PREORDERS,
+    SOLVERS,
+    STRATEGIES,
     Plan,
     PlanStats,
     PoolResult,
@@ -47,16 +54,29 @@ __all__ = [
     "Problem",
     "ProblemStats",
     "Result",
+    "FITS",
+    "KINDS",
+    "LIFETIMES",
+    "ORDERS",
+    "PREORDERS",
     "SOLVERS",
+    "STRATEGIES",
     "generate",
     "solve",
     "solve_pools",
     "__version__",
 ]
 
-#: The solvers: ``auto`` (the portfolio, default), ``greedy``, ``search``
-#: (MiniMalloc), ``boxing`` (idealloc), ``tela`` (TelaMalloc).
-SOLVERS = ("auto", "greedy", "search", "boxing", "tela")
+# The names each option takes (SOLVERS: ``auto``, the portfolio and the
+# default, ``greedy``, ``search`` (MiniMalloc), ``boxing`` (idealloc),
+# ``tela`` (TelaMalloc)), read from the library's one registry of names.
+SOLVERS = tuple(SOLVERS)
+ORDERS = tuple(ORDERS)
+FITS = tuple(FITS)
+PREORDERS = tuple(PREORDERS)
+LIFETIMES = tuple(LIFETIMES)
+STRATEGIES = tuple(STRATEGIES)
+KINDS = tuple(KINDS)
 
 IntArray = Union[Sequence[int], Any]  # a sequence of ints or a NumPy array
 

@@ -21,6 +21,14 @@ __all__ = [
 _IntArray = Union[Sequence[int], npt.NDArray[np.integer[Any]]]
 _Path = Union[str, PathLike[str]]
 
+SOLVERS: List[str]
+ORDERS: List[str]
+FITS: List[str]
+PREORDERS: List[str]
+LIFETIMES: List[str]
+STRATEGIES: List[str]
+KINDS: List[str]
+
 @final
 class ProblemStats:
     """Statistics of a problem, as ``memplan stats`` prints them."""
