@@ -79,9 +79,8 @@ fn main() -> ExitCode {
 /// raises it each time a mapped block is freed (up to 32 MiB), after which
 /// the multi-megabyte work vectors of reading and solving come from the
 /// heap and, freed between longer-lived small blocks (buffer ids), stay
-/// resident: at 1M buffers that cost 35 MB of peak RSS (issue 14: at most
-/// 200 bytes per buffer). Fixed, large blocks are mapped and returned to
-/// the system when freed.
+/// resident, adding to the peak memory a buffer costs. Fixed, large
+/// blocks are mapped and returned to the system when freed.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn fixed_mmap_threshold() {
     // SAFETY: `mallopt` only sets an allocator parameter; it is called

@@ -1,7 +1,8 @@
 //! Freeing large values off the path of a stop: a solver cut by the clock
-//! or a signal must return within a tenth of a second (issue 14), and
-//! freeing the structures of millions of buffers (boxing's nested boxes,
-//! its jobs, the placer's index) takes tens of milliseconds of it.
+//! or a signal must return promptly (the target is in
+//! `docs/benchmarks.md`), and freeing the structures of millions of
+//! buffers (boxing's nested boxes, its jobs, the placer's index) would
+//! take a large share of that wait.
 
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, OnceLock, PoisonError};

@@ -302,7 +302,7 @@ fn getters_refuse_null() {
 }
 
 /// Zero sizes go to the library as they are: the C API accepts them exactly
-/// when the library does (issue 16 adds zero-size buffers to the library).
+/// when the library does (the test holds whether or not it does).
 #[test]
 fn zero_sizes_pass_through_to_the_library() {
     let spec = [(0, 0, 2), (8, 0, 2)];
@@ -324,7 +324,7 @@ fn zero_sizes_pass_through_to_the_library() {
     }
 }
 
-/// Zero-size buffers (issue 16): they occupy no addresses, conflict with
+/// Zero-size buffers: they occupy no addresses, conflict with
 /// nothing and count for nothing in the max load.
 #[test]
 fn zero_size_buffers_are_planned() {

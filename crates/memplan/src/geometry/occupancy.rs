@@ -223,8 +223,8 @@ impl Occupancy {
     ) -> Option<u64> {
         // By position (the compressed times read in order, the starts'
         // changes written in order: two scattered accesses a buffer, its
-        // size and its end's change, where by buffer there were four and
-        // random 5M buffers took 0.6 s), the change of the load at each
+        // size and its end's change, where a loop by buffer makes four),
+        // the change of the load at each
         // compressed time, wrapping: the live sum itself is at most the sum
         // of all sizes, which `Problem::new` keeps below 2^64, so the
         // running sum of the changes is exact.

@@ -2,9 +2,9 @@
 //! sort ([`sort_until`]), a radix sort of one-word keys
 //! ([`radix_sort_until`]) and a counting sort ([`counting_sorted`]).
 //!
-//! At millions of buffers one `par_sort_unstable` takes tenths of a second
-//! (5M keys: about 0.25 s on the 2 cores of the development machine), longer
-//! than a Ctrl-C may wait (issue 14: ≤ 100 ms). [`sort_until`] sorts runs of
+//! At millions of buffers one `par_sort_unstable` runs longer than a stop
+//! (Ctrl-C, a time limit) may wait, and nothing can cut it short.
+//! [`sort_until`] sorts runs of
 //! [`RUN`] elements in parallel, then merges runs pairwise, level by level,
 //! polling `stop()` between runs and every [`POLL`] merged elements; it gives
 //! up (`false`) as soon as `stop()` holds, the slice then unspecified (a
@@ -20,7 +20,8 @@ use crate::dispose::drop_later;
 /// Elements per run sorted at once (a few milliseconds of work).
 pub const RUN: usize = 1 << 16;
 
-/// Elements per run at most (sorted in about 20 ms).
+/// Elements per run at most: a run is sorted without a poll, so it must
+/// stay a small part of what a stop may wait.
 const RUN_MAX: usize = 1 << 18;
 
 /// Elements merged between two polls of `stop()`.
@@ -91,10 +92,11 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
 /// least-significant-digit radix sort by bytes that skips the bytes every
 /// word shares: one pass counts all eight bytes, then one scatter per byte
 /// that varies (sizes below 2^17 and lifetimes below 2^8 take 4 of 8).
-/// Measured on the greedy size order of random instances, beside other
-/// work: 40-45 ms at 1M keys where [`sort_until`] took 80-95 ms, 160 ms at
-/// 5M where it took about 550 ms. `stop()` is polled every [`POLL`] items
-/// of each pass.
+/// Its passes are linear and few (one per varying byte), where
+/// [`sort_until`] adds a pass per merge level (the log of the number of
+/// runs), so on the greedy size order it is the faster of the two (figures
+/// in `docs/benchmarks.md`). `stop()` is polled every [`POLL`] items of
+/// each pass.
 pub fn radix_sort_until<T: Copy + Send + Sync + 'static>(
     v: &mut [(u64, T)],
     stop: &(dyn Fn() -> bool + Sync),
@@ -250,7 +252,7 @@ pub fn counting_sorted<T: Copy + Send + Sync + 'static>(
     prefix_sums(&mut next);
     let bounds = next.clone();
     // Filled in parallel with polls: at millions of items, touching the
-    // fresh pages of a `vec![first; n]` took 50–80 ms without one.
+    // fresh pages of a `vec![first; n]` at once would keep a stop waiting.
     let mut sorted = collect_until(items.len(), |_| first, stop)?;
     for (k, &item) in items.iter().enumerate() {
         if k % POLL == 0 && stop() {

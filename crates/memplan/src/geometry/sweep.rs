@@ -1,5 +1,57 @@
 //! Event traversal (idealloc §5.3): sort allocation and deallocation events by
 //! time, deallocations first at equal times, and sweep once.
+//!
+//! # Sections and partitions, by example
+//!
+//! Lifetimes are half-open: a buffer alive over `[start, end)` is gone at
+//! `end`, so a buffer ending at `t` and one starting at `t` never meet.
+//! Take five buffers, each drawn over its lifetime with its size:
+//!
+//! ```text
+//! time        0     1     2     3     4     5     6     7     8     9
+//!             |     |     |     |     |     |     |     |     |     |
+//!             [===== b0: 2 =====)
+//!                   [===== b1: 1 =====)
+//!                               [===== b2: 2 =====)
+//!                                                 [== b3: 3 ==)
+//!                                                       [== b4: 1 ==)
+//! ```
+//!
+//! The *sections* (MiniMalloc §6.2, [`section_spans`]) are the intervals
+//! between consecutive distinct start and end times: here the times 0, 1,
+//! 3, 4, 6, 7, 8 and 9 make seven sections. Within a section the set of
+//! live buffers does not change, so a section's *load* (`section_loads`)
+//! is one number: the sum of the sizes alive in it. The highest of them is
+//! the max load ([`max_load`], 4 here, in `s5`). Each buffer gets a
+//! half-open range of section numbers, and two buffers overlap in time
+//! exactly when their ranges intersect: b0 covers `[0, 2)`, b1 `[1, 3)`,
+//! b2 `[2, 4)`, b3 `[4, 6)` and b4 `[5, 7)`. So b0 and b2 share no
+//! section (b0 is freed at 3, when b2 is allocated), while b1 meets both.
+//! A time at which nothing is alive still bounds a section: that section
+//! has load 0 and no buffer covers it.
+//!
+//! The *partitions* (MiniMalloc §7, temporal decomposition; [`time_groups`]
+//! here) cut the time line where no buffer is alive across the cut. b1
+//! bridges b0 and b2, so they form one partition; at time 6, b2 is freed
+//! as b3 is allocated and nothing crosses, so b3 and b4 form a second one:
+//!
+//! ```text
+//! sections    | s0  |    s1     | s2  |    s3     | s4  | s5  | s6  |
+//! loads          2        3        3        2        3     4     1
+//! partitions  |           p0: b0 b1 b2            |    p1: b3 b4    |
+//! ```
+//!
+//! No buffer of one partition is alive at the same time as a buffer of
+//! another, so each can be placed on its own, and a plan's makespan is the
+//! highest of its partitions' makespans (here at least 3 for p0 and 4 for
+//! p1). [`time_groups`] numbers partitions in time order and, with
+//! `min_group` above 1, merges consecutive ones until each has at least
+//! that many buffers (the last one may have fewer). The exact search gives each partition its own section table
+//! (numbered from 0 again) and also cuts a partition while it searches,
+//! where no unplaced buffer crosses a section boundary; its module shows
+//! how buffers are then placed canonically ([`crate::solvers::search`]).
+//! The test `worked_example_of_the_module_doc` builds these five buffers
+//! and checks every number above.
 
 use rayon::prelude::*;
 
@@ -12,8 +64,9 @@ use crate::geometry::sort::{collect_until, sort_until};
 const POLL: usize = 1 << 16;
 
 /// Buffers between two polls of `stop()` in the loops that binary-search
-/// each buffer's times among millions ([`segment_of`], two cache-missing
-/// searches of ~0.7 µs each at 5M buffers: 65,536 of them took 100 ms).
+/// each buffer's times among millions ([`segment_of`]: two searches a
+/// buffer, each missing the cache at that scale, so [`POLL`] buffers
+/// between polls would keep a stop waiting too long).
 const SEARCH_POLL: usize = 1 << 12;
 
 /// `times` of `spans` (two per span) with `stop()` polled every
@@ -248,9 +301,8 @@ pub fn time_groups_until(
     min_group: usize,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<(Vec<u32>, usize)> {
-    // Collected, sorted and swept with polls: at 1M buffers each pass
-    // takes a hundredth of a second or more (search's groups passed a
-    // time limit by 15 ms in them).
+    // Collected, sorted and swept with polls: at millions of buffers each
+    // pass is long enough to carry a solve past its time limit.
     let mut by_start: Vec<(u64, u64, u32)> = collect_until(
         buffers.len(),
         |i| (buffers[i].start, buffers[i].end, i as u32),
@@ -532,6 +584,32 @@ mod tests {
             max_load(&bufs(&[(0, 10, 1), (1, 2, 4), (3, 4, 4), (2, 3, 2)])),
             5
         );
+    }
+
+    /// The five buffers of the module doc's example: every section,
+    /// load and partition it draws.
+    #[test]
+    fn worked_example_of_the_module_doc() {
+        let b = bufs(&[(0, 3, 2), (1, 4, 1), (3, 6, 2), (6, 8, 3), (7, 9, 1)]);
+        let (spans, count) = section_spans(b.iter());
+        assert_eq!(count, 7);
+        assert_eq!(spans, [(0, 2), (1, 3), (2, 4), (4, 6), (5, 7)]);
+        let loads = section_loads(spans.iter().copied().zip(b.iter().map(|x| x.size)), count);
+        assert_eq!(loads, [2, 3, 3, 2, 3, 4, 1]);
+        assert_eq!(max_load(&b), 4);
+        let rows = |csr: Csr<u32>| -> Vec<Vec<u32>> {
+            (0..csr.rows()).map(|i| csr.row(i).to_vec()).collect()
+        };
+        // b0 and b2 share no section; b1 meets both.
+        let overlaps = rows(overlap_csr(&spans, &|| false).unwrap());
+        assert_eq!(overlaps, [vec![1], vec![0, 2], vec![1], vec![4], vec![3]]);
+        let alive = rows(alive_csr(&spans, count, &|| false).unwrap());
+        let want: [&[u32]; 7] = [&[0], &[0, 1], &[1, 2], &[2], &[3], &[3, 4], &[4]];
+        assert_eq!(alive, want);
+        // Two partitions, cut at time 6: p0 = {b0, b1, b2}, p1 = {b3, b4}.
+        assert_eq!(time_groups(&b, 1), (vec![0, 0, 0, 1, 1], 2));
+        // With at least 4 buffers a group, they merge into one.
+        assert_eq!(time_groups(&b, 4), (vec![0; 5], 1));
     }
 
     /// Past one poll span, a raised stop cuts either path (dense times

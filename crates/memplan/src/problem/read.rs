@@ -181,7 +181,8 @@ pub(crate) fn read_rows(
     // Chunks of about a megabyte (`split_lines` takes at least that),
     // parsed a round of one per thread at a time and appended at once: the
     // parsed rows in flight stay a few megabytes, not a copy of the file's
-    // buffers (issue 14: at most 200 bytes per buffer).
+    // buffers (the bytes a buffer costs bound the largest input that
+    // fits in memory).
     let threads = rayon::current_num_threads().max(1);
     let chunks = split_lines(body, threads.max(body.len() >> 22));
     // At most one row per line end and one after the last, and one per 8

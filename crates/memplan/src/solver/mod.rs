@@ -138,9 +138,10 @@ pub(crate) fn joined<T>(
 }
 
 /// A work budget, in thousandths of [`Effort::DEFAULT`], the budget of the
-/// `auto` portfolio by default: about one second of its members' work on an
-/// idle core of the development machine (each solver converts it into its
-/// own units: [`Effort::scale`]).
+/// `auto` portfolio by default: calibrated once to about a second of its
+/// members' work on one idle core (`docs/benchmarks.md`); each solver
+/// converts it into its own units ([`Effort::scale`]), which do not depend
+/// on the clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Effort(u64);
 
@@ -671,8 +672,8 @@ mod tests {
         assert_eq!(seen(&gapped, true, false), vec![(2, true)]);
     }
 
-    /// Issue 14, items 1 and 2: no user number and no retry loop can
-    /// overflow a deadline's arithmetic.
+    /// No user number and no retry loop can overflow a deadline's
+    /// arithmetic: deadlines saturate.
     #[test]
     fn time_limits_and_deadlines_saturate() {
         assert_eq!(seconds(f64::NAN), Duration::ZERO);

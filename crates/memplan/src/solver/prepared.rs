@@ -1,6 +1,6 @@
-//! What a portfolio computes once per solve and hands to its members
-//! (issue 15): the bounds every member needs and the best greedy plan, a
-//! warm start for the solvers that improve on a plan.
+//! What a portfolio computes once per solve and hands to its members, so
+//! that none computes it again: the bounds every member needs and the best
+//! greedy plan, a warm start for the solvers that improve on a plan.
 
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;

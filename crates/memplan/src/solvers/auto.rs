@@ -60,13 +60,15 @@ pub struct Auto {
 }
 
 /// Buffers per unit of effort up to which large instances run the §3.1
-/// skyline beside boxing (it costs about 2 µs per buffer).
+/// skyline beside boxing (its cost grows with the buffers, so the effort
+/// bounds how many it may take).
 const SKYLINE_BUFFERS_PER_EFFORT: u64 = 500_000;
 
 /// Buffers per unit of effort up to which that skyline runs in every
-/// order, not only contention and area (on guillotine-cut perfect
-/// packings of 6,000 to 20,000 buffers the start order leaves 10 to 35%
-/// less fragmentation; five orders cost about 0.1 s at 10,000 buffers).
+/// order, not only contention and area: on guillotine-cut perfect
+/// packings the start order leaves less fragmentation, and at this many
+/// buffers per unit of effort five orders stay cheap beside the budget
+/// (figures in `docs/benchmarks.md`).
 const SKYLINE_ALL_ORDERS_BUFFERS_PER_EFFORT: u64 = 20_000;
 
 /// The safety cap of `auto` when the caller gives no time limit: well
@@ -274,10 +276,10 @@ impl Auto {
     /// Beyond `search_max_buffers` buffers: search is out of reach, and the
     /// greedy variants cost tenths of a second that boxing (which starts
     /// from the default, size-first greedy plan) puts to better use. Beside
-    /// it, the §3.1 skyline in two orders when the budget covers it
-    /// (iopddl S_1: a fifth of a second, and a fifth of boxing's
-    /// fragmentation), in all five orders up to 20,000 buffers per unit of
-    /// effort, first in priority.
+    /// it, the §3.1 skyline in two orders when the budget covers it (on
+    /// dense files such as iopddl S_1 it is cheap and leaves less
+    /// fragmentation than boxing), in all five orders up to 20,000 buffers
+    /// per unit of effort, first in priority.
     fn solve_large(
         &self,
         problem: &Problem,
@@ -416,8 +418,7 @@ impl Solver for Skylines {
             best
         };
         // In a one-thread pool of its own: in the global pool, its work
-        // could wait for boxing's to end (trace 1M at 3 s: boxing took
-        // 4.4 s).
+        // could wait for boxing's to end, past the deadline.
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().ok();
         let found = match &pool {
             Some(pool) => pool.install(run),
@@ -856,8 +857,8 @@ mod tests {
     /// Without a plan within the capacity, a member out of time (its
     /// search might have decided) names the reason over a heuristic's
     /// miss, whichever comes first, with the lowest makespan either saw
-    /// (issue 14: "heuristic's plan does not fit" when search and tela ran
-    /// out of time).
+    /// (not "heuristic's plan does not fit" when search and tela ran out
+    /// of time).
     #[test]
     fn a_member_out_of_time_names_the_reason_over_a_heuristic_miss() {
         let miss = |reason, best| SolveError::NotFound {

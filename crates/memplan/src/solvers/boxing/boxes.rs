@@ -22,8 +22,8 @@ const PARALLEL_JOBS: usize = 4096;
 
 /// How many jobs the passes over all jobs (Theorem 16's partitions,
 /// Corollary 15's size classes, Theorem 2's split) handle between two
-/// deadline checks: at 5M jobs, each pass takes a fifth of a second, longer
-/// than a stop may wait (issue 14).
+/// deadline checks: at millions of jobs one pass takes longer than a stop
+/// may wait.
 const POLL: usize = 1 << 16;
 
 /// `jobs` split by `small` into (those that are, those that are not), in

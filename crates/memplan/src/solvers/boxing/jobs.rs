@@ -48,9 +48,9 @@ impl Job {
 
 /// Frees `jobs` and the boxes nested in them, one level after the other,
 /// with `deadline` checked every [`FREE_POLL`] jobs: once it has passed,
-/// what is left goes to the disposal thread ([`drop_later`]). (At 5M
-/// buffers, the boxes of an iteration take 0.4 s to free, longer than a
-/// stop may wait.) Returns how many jobs it freed here.
+/// what is left goes to the disposal thread ([`drop_later`]). (At
+/// millions of buffers, freeing the boxes of an iteration takes longer
+/// than a stop may wait.) Returns how many jobs it freed here.
 pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
     if deadline.passed() {
         drop_later(jobs, usize::MAX);

@@ -19,10 +19,10 @@
 //! - the squeeze orders buffers by decreasing size class first (classes
 //!   `⌊log_ρ size⌋` with a random ratio ρ ∈ [2, 10] per iteration, in the
 //!   spirit of §7.2.1's sampling) and by sparse offset within a class. The
-//!   paper's squeeze by sparse offset alone (`size_classes: false`) never
-//!   beat the size-first greedy on iopddl G_1 in 100 iterations (8.34 MB,
-//!   3 seeds) and reached 5.5 MB on somas resnet50; with classes, G_1
-//!   reaches 0 bytes and resnet50 under 3.84 MB (idealloc's best);
+//!   paper's squeeze by sparse offset alone (`size_classes: false`) did
+//!   worse on the public iopddl and somas files, not even beating the
+//!   size-first greedy on iopddl G_1, where the classes reach the max load
+//!   (figures in `docs/benchmarks.md`);
 //! - Theorem 16's loop also stops when μ would exceed (√5 − 1)/2: with
 //!   ε > 1 the literal loop drives μ past 1, which Corollary 15 forbids
 //!   (§3.2), and box heights overflow;

@@ -32,8 +32,10 @@ const NONE: u32 = u32::MAX;
 const POLL: usize = 1 << 16;
 
 /// Positions coloured between two polls of `stop()` in [`colour`]: each
-/// costs a few cache misses at millions of buffers (about 0.3 µs), so
-/// [`POLL`] of them left a stop waiting 20–28 ms at 5M buffers.
+/// costs a few cache misses at millions of buffers, so they are polled
+/// more often than the other passes: with [`POLL`] positions between
+/// polls, a stop waited a large share of what it may wait (figures in
+/// `docs/benchmarks.md`).
 const COLOUR_POLL: usize = 1 << 13;
 
 /// The slots of one size class.
@@ -453,9 +455,9 @@ pub fn bucketed_until(
     Some((Plan::from_offsets(offsets), count))
 }
 
-/// How long [`bucketed_or_stacked`] gives the bucketed plan (issue 14
-/// allows a stop 0.1 s; the bucketed plan takes about 0.1 s per million
-/// buffers on one core).
+/// How long [`bucketed_or_stacked`] gives the bucketed plan: part of what
+/// a stop may wait, the rest left to the work after it. The bucketed
+/// plan's time grows with the buffers, hence [`BUCKETED_MAX`].
 pub const BUCKETED_GRACE: Duration = Duration::from_millis(60);
 
 /// Beyond this many buffers, [`bucketed_or_stacked`] does not try the
@@ -499,14 +501,14 @@ const STACKED_BESIDE_MIN: usize = 1 << 18;
 /// order (linear time, valid: the problem keeps the sum of sizes below
 /// 2^64). Returns the plan and how many buffers it stacked.
 ///
-/// From `STACKED_CHUNK` (65,536) buffers on, in one parallel pass over the
-/// buffers (at millions of buffers, each pass over them costs tens of
-/// milliseconds, and a stop waits for this one): each chunk is stacked
-/// from 0, then moved up to its base, the top of the chunks below rounded
-/// up to a common multiple of the chunk's alignments (so that every offset
-/// keeps its alignment), in a pass over the offsets alone. When that
-/// would pass 2^64 (alignments with a huge common multiple), sequentially
-/// as below.
+/// From `STACKED_CHUNK` (65,536) buffers on, the plan is made in one
+/// parallel pass over the buffers: at millions of buffers each pass over
+/// them is long, and a stop waits for this one. Each chunk is stacked from
+/// 0. Then, in a pass over the offsets alone, each chunk is moved up to its
+/// base: the top of the chunks below, rounded up to a common multiple of
+/// the chunk's alignments so that every offset keeps its alignment. When
+/// that would pass 2^64 (alignments with a huge common multiple), the plan
+/// is made sequentially as below.
 pub fn stacked(problem: &Problem) -> (Plan, usize) {
     let (plan, count, _) = stacked_measured(problem);
     (plan, count)

@@ -593,9 +593,9 @@ pub(super) const STOP_CHECK: usize = 1024;
 const BATCH_POLL: usize = 64;
 
 /// Positions the fits of the batched path scan between two `stop()`
-/// checks (about a millisecond of work): a buffer alive beside thousands
-/// of others takes up to a tenth of a millisecond to fit (trace 5M), and
-/// polls by count of buffers alone left a stop waiting 40–100 ms.
+/// checks: a buffer alive beside thousands of others scans that many
+/// positions to fit, so polls by count of buffers alone let a stop wait
+/// on a few slow fits (figures in `docs/benchmarks.md`).
 const SCAN_POLL: usize = 1 << 16;
 
 /// The work of fits since the last poll, counted in positions scanned.
@@ -618,9 +618,9 @@ impl Scans {
 
 /// Above this many time-overlapping buffers per buffer on average, first-fit
 /// uses the [`TimeTree`] (O(log² n) per buffer) rather than sorting the
-/// conflicts (O(k log k)). Measured: iopddl S_1 (~1500) is 13× faster with
-/// the tree, generated `random` instances (~100) 2× slower; somas resnet50
-/// (~216) and iopddl G_1 (~140) about even.
+/// conflicts (O(k log k)): the tree's cost per buffer does not grow with
+/// the overlaps, the sort's does, and the crossover was measured on the
+/// public files and generated instances (figures in `docs/benchmarks.md`).
 pub(super) const DENSE_CONFLICTS: u64 = 128;
 
 #[cfg(test)]

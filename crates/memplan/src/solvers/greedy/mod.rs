@@ -185,9 +185,9 @@ impl Solver for Greedy {
 }
 
 /// Whether the time left before `deadline` is too short for a greedy plan
-/// of `problem` (about 2 µs a buffer on random instances: 10 s at 5M
-/// buffers), so that [`plan_within_beside`] computes the bucketed plan
-/// beside it.
+/// of `problem`, estimated at 2 µs a buffer (the rate measured on random
+/// instances, in `docs/benchmarks.md`), so that [`plan_within_beside`]
+/// computes the bucketed plan beside it.
 pub(crate) fn hurried(problem: &Problem, deadline: &Deadline) -> bool {
     let need = std::time::Duration::from_nanos(2000u64.saturating_mul(problem.len() as u64));
     deadline.remaining().is_some_and(|left| left < need)
@@ -196,9 +196,10 @@ pub(crate) fn hurried(problem: &Problem, deadline: &Deadline) -> bool {
 /// Above this many buffers, a greedy placement cut by an interrupt
 /// returns the plan in hand (the fallback's, computed beside the order)
 /// rather than improve on it: the improvement (the fallback above the
-/// placed buffers) is a pass over every buffer, some 40 ns each, and a
-/// signal may wait a tenth of a second (issue 14). Below, it runs: a late
-/// interrupt at 1M random buffers then keeps a plan 30% lower.
+/// placed buffers) is a pass over every buffer, and beyond this many it
+/// would take too much of what a signal may wait. Below, it runs: a late
+/// interrupt then keeps a markedly lower plan (figures in
+/// `docs/benchmarks.md`).
 pub const IMPROVE_AFTER_INTERRUPT_MAX: usize = 1 << 20;
 
 /// Whether a greedy placement cut ahead of `deadline` (the caller's own)
@@ -221,9 +222,10 @@ fn settles(len: usize, stopped: Option<Stopped>) -> bool {
 /// What a greedy plan cut by the clock leaves of the time limit to the
 /// work after the cut: the fallback's plan (a colouring and a gather of
 /// its offsets when cut while placing, the stacked plan's pass before the
-/// index), its measure and the caller's: 50 ns a buffer on a busy machine
-/// (issue 14 allows a time limit of 1 s to be passed by 50 ms; cut while
-/// placing at 1M buffers, that work took 60-80 ms), at most 150 ms.
+/// index), its measure and the caller's: 50 ns a buffer, at most 150 ms.
+/// The rate is that of this work on a busy machine, so that a cut solve
+/// keeps within the allowed overrun of its time limit (target and
+/// measurement in `docs/benchmarks.md`).
 pub fn reserve(problem: &Problem) -> std::time::Duration {
     std::time::Duration::from_nanos(50u64.saturating_mul(problem.len() as u64))
         .min(std::time::Duration::from_millis(150))
@@ -381,9 +383,9 @@ fn exact_start_from(
         First::Done { prepared, plan } => Ok((prepared, Some(plan))),
         First::Usual => {
             // At scale, when a stop can come, the stacked plan is made
-            // beside the bounds (their sorts take tenths of a second at
-            // 5M buffers; the plan's pass after a stop, 50-80 ms of the
-            // 100 ms a stop may wait).
+            // beside the bounds: their sorts take long at millions of
+            // buffers, and the plan's pass made after a stop would take
+            // most of what a stop may wait.
             let prestack = deadline.can_pass()
                 && options.prepared.is_none()
                 && problem.len() > fallback::BUCKETED_MAX;

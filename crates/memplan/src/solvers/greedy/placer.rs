@@ -264,11 +264,12 @@ impl<'p> Placer<'p> {
     ) -> OrderPlaced {
         let early = self.problem.len() >= early_min;
         // The stacked plan made ahead is kept until the fallback's is
-        // ready: a stop before then returns it at once (stacking anew took
-        // 40–75 ms at 5M buffers). Its 8 bytes a buffer are those the
-        // fallback saves by colouring from sizes rather than address
-        // ranges ([`Placer::columns_until`]), so the peak of memory stays
-        // where it was (issue 14 allows 200 bytes a buffer).
+        // ready: a stop before then returns it at once (stacking anew is a
+        // pass over every buffer, most of what a stop may wait at
+        // millions). Its 8 bytes a buffer are those the fallback saves by
+        // colouring from sizes rather than address ranges
+        // ([`Placer::columns_until`]), so the peak of memory stays where
+        // it was.
         let (sorted, (fallback, max_load)) = rayon::join(
             || order_until(self.problem, order, stop),
             || {
@@ -427,8 +428,8 @@ impl<'p> Placer<'p> {
     }
 
     /// The fallback's plan from its `columns` and its makespan, in chunks
-    /// that poll `stop()` (`None` once it holds): a random gather, a fifth
-    /// of a second at 5M buffers on a busy machine.
+    /// that poll `stop()` (`None` once it holds): a random gather, longer
+    /// than a stop may wait at millions of buffers.
     fn columns_by_buffer_until(
         &self,
         columns: &fallback::Columns,
@@ -464,8 +465,8 @@ impl<'p> Placer<'p> {
     }
 
     /// [`Placer::by_buffer`] in chunks that poll `stop()`: `None` once it
-    /// holds (at 5M buffers the gather takes a fifth of a second on a
-    /// busy machine, more than a stop may wait).
+    /// holds (at millions of buffers the gather takes longer than a stop
+    /// may wait).
     fn by_buffer_until(
         &self,
         occupancy: &Occupancy,
@@ -504,10 +505,10 @@ impl<'p> Placer<'p> {
     /// [`Placer::place_within`], with the fallback's plan for every free
     /// buffer already computed (or not). Cut with it in hand, the work
     /// that could only improve on it (the fallback above the placed
-    /// buffers, a pass over them all: a fifth of a second at 5M buffers)
+    /// buffers, a pass over them all)
     /// is abandoned once `settle()` holds (the caller's own deadline, past
-    /// at once on an interrupt, so that a signal is answered within a
-    /// tenth of a second), and the plan in hand returned. The plan's
+    /// at once on an interrupt, so that a signal is answered promptly),
+    /// and the plan in hand returned. The plan's
     /// makespan comes with it when known without a pass (the fallback's).
     fn place_within_or(
         &self,
@@ -1012,7 +1013,7 @@ struct OrderPlaced {
 /// From this many buffers on, [`Placer::place_order_within`] computes the
 /// fallback for every free buffer beside the order's sort: after a stop,
 /// its passes over the buffers (a random gather) would take longer than
-/// the tenth of a second a stop may wait (issue 14).
+/// a stop may wait.
 const EARLY_FALLBACK_MIN: usize = 1 << 18;
 
 /// The fallback's plan for every free buffer ([`fallback::complete`] of
@@ -1093,8 +1094,8 @@ pub fn plan_within<'p>(
 
 /// The plan of `greedy` when nothing can stop it (no time limit, no
 /// cancel flag): [`plan_within`] without the fallback computed beside the
-/// order for a stop that cannot come (a tenth of a second of both cores
-/// at 2M buffers).
+/// order for a stop that cannot come (work on both cores that grows with
+/// the buffers).
 pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
     let never = || false;
     plan_within_unless(problem, greedy, &never, &never, &never, usize::MAX, false)
@@ -1104,18 +1105,22 @@ pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
 /// [`fallback::BUCKETED_MAX`] buffers when `ready()` (a better plan is
 /// ready elsewhere), the plan is left empty (`stacked` said, for the
 /// caller to replace): the stacked plan would cost a pass for nothing.
+///
 /// The fallback is computed beside the order from `early_min` buffers on
-/// ([`EARLY_FALLBACK_MIN`] when a stop can come; `usize::MAX`: it cannot),
-/// and then on more than [`fallback::BUCKETED_MAX`] buffers, unless
-/// `beside` (`ready` watches a plan made beside), the stacked plan is made
-/// beside the index: a stop that comes before the fallback for every
-/// buffer exists (the index, then the order beside that fallback: seconds
-/// at 5M buffers) leaves only the stacked plan, whose pass over the
-/// buffers (50-80 ms at 5M on a busy machine, memory-bound) took most of
-/// the 100 ms a stop may wait (issue 14) when made after the stop. Made
-/// beside the index (one pass while the index takes seconds), it is
-/// ready; where the fallback's plan is made beside the order, it is freed
-/// then (its 8 bytes a buffer would add to the peak of memory there).
+/// ([`EARLY_FALLBACK_MIN`] when a stop can come; `usize::MAX` when it
+/// cannot).
+///
+/// On more than [`fallback::BUCKETED_MAX`] buffers, unless `beside`
+/// (`ready` then watches a plan made beside), the stacked plan is also
+/// made beside the index. A stop that comes before the fallback covers
+/// every buffer leaves only the stacked plan, and the index and then the
+/// order beside that fallback take long at millions of buffers. The
+/// stacked plan's pass over the buffers is memory-bound: made after the
+/// stop, it would take most of what a stop may wait. Made beside the
+/// index, it is one pass while the index takes far longer, so it is ready
+/// in time. Where the fallback's plan is made beside the order, the
+/// stacked plan is freed then: its 8 bytes a buffer would add to the peak
+/// of memory there.
 fn plan_within_unless<'p>(
     problem: &'p Problem,
     greedy: Greedy,
@@ -1215,9 +1220,9 @@ fn placer_and_order<'p>(
 /// and when `beside` (a time limit too short for the greedy plan), the
 /// bucketed plan ([`fallback::bucketed_until`], no index needed)
 /// computed beside it from the start: a cut that leaves greedy only the
-/// stacked plan (at 5M buffers, before the index is built, half a second
-/// or more on a busy machine) then has the bucketed one instead, some
-/// 20,000 times lower on random instances. The bucketed plan gives up
+/// stacked plan (at millions of buffers, before the index is built) then
+/// has the bucketed one instead, orders of magnitude lower on random
+/// instances. The bucketed plan gives up
 /// once the greedy plan is done, or at the stop. `stop` is the caller's
 /// deadline brought forward ([`Deadline::ahead`](crate::solver::Deadline::ahead)),
 /// `settle` its own: a cut placement may use the time between them to
@@ -1411,8 +1416,8 @@ mod tests {
                 let (plan, fallback) = placer.place_within(&o, &stop);
                 assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
                 assert!(fallback > 0, "{fallback}");
-                // Never worse than the fallback alone (item (e) of issue
-                // 14: a longer limit never gives a worse plan).
+                // Never worse than the fallback alone (a longer limit
+                // never gives a worse plan).
                 let (none, all) = placer.place_none();
                 assert_eq!(validate(&p, &none), Ok(()));
                 assert_eq!(all, o.len());

@@ -84,9 +84,9 @@ const CONFLICTS_CHUNK: usize = 1 << 13;
 
 /// The best plan of every greedy variant (run in parallel), ties to the
 /// first in [`Greedy::all`] order. On dense problems best-fit is skipped:
-/// it costs seconds where first-fit and the skyline cost tenths (iopddl
-/// S_1: 3.9 s for the ten first-fit and best-fit variants on 2 cores),
-/// which the budget is better spent on. Once
+/// it weighs every gap where first-fit takes the first, so there it costs
+/// far more than first-fit and the skyline, and the budget is better spent
+/// elsewhere. Once
 /// `stop()` holds, unfinished variants are dropped; the default one
 /// (size/first-fit) always returns a plan, completed by the fallback when
 /// cut short ([`Placer::place_within`]).

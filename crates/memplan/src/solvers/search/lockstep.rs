@@ -1,5 +1,6 @@
 //! How the preorders share the work: lockstep threads meeting at fixed step
-//! counts, or a node-limited round robin (issue 17).
+//! counts, so that no thread timing enters the answer, or the node-limited
+//! round robin of MiniMalloc's reference.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;

@@ -75,6 +75,61 @@
 //! decide     one group at a capacity, by schedule; all groups
 //! mod        the Solver: greedy start, decide or minimise, report
 //! ```
+//!
+//! # Canonical placement, by example
+//!
+//! Take the five buffers of the sweep's example
+//! ([`crate::geometry::sweep`]): b0 `[0, 3)` of size 2, b1 `[1, 4)` of 1,
+//! b2 `[3, 6)` of 2, b3 `[6, 8)` of 3 and b4 `[7, 9)` of 1. Nothing crosses
+//! time 6, so the search solves two groups on their own: {b0, b1, b2} and
+//! {b3, b4}. Each buffer has a *rank*, its place in the static preorder
+//! (for every preorder here: b0, b2, b1 in the first group, since their
+//! section totals and widths tie, b0 and b2 have the larger area, and
+//! ties go to the input order; b3, b4 in the second).
+//!
+//! A partial solution lists placed buffers in the order they were placed.
+//! It is *canonical* (§6.1) when the offsets never decrease along the list
+//! (offset monotonic) and, at equal offsets, the ranks increase (index
+//! monotonic, with the rank in place of the paper's index). Each buffer is
+//! placed at its *floor*: the highest end of the placed buffers it
+//! overlaps in time (raised to its alignment and past fixed buffers, when
+//! there are any). A node therefore only tries buffers at or above the
+//! last offset `top`, and at `top` itself only ranks above the last one.
+//! At capacity 4 the first group goes:
+//!
+//! ```text
+//! placed     floors of the unplaced        the next node may try
+//! (none)     b0 0, b2 0, b1 0              any buffer at its floor
+//! b0 at 0    b2 0, b1 2 (b0's top)         offset 0 with a rank above b0's, or higher
+//! b2 at 0    b1 2                          offset 0 with a rank above b2's, or higher
+//! b1 at 2    none: the group fits in 3
+//! ```
+//!
+//! and the second places b3 at 0, which lifts b4's floor to 3, then b4 at
+//! 3. The plan, with offsets upwards and time to the right:
+//!
+//! ```text
+//! offset  4                                            +-----------+
+//!                                                      |    b4     |
+//!         3        +-----------------+           +-----+-----+-----+
+//!                  |       b1        |           |           |
+//!         2  +-----+-----------+-----+-----------+           |
+//!            |       b0        |       b2        |    b3     |
+//!         1  |                 |                 |           |
+//!            |                 |                 |           |
+//!         0  +-----------------+-----------------+-----------+
+//! time       0     1     2     3     4     5     6     7     8     9
+//! ```
+//!
+//! The same plan placed in another order, say b2 at 0 and then b0 at 0,
+//! is never built: at offset 0, b0's rank is below b2's. Every plan whose
+//! buffers all rest on their floors has exactly one canonical order (by
+//! offset, then rank), so each is reached along one path only; and any
+//! plan without fixed buffers can be lowered, buffer by buffer from the
+//! bottom, to one whose buffers rest on their floors without raising its
+//! makespan, so the search loses no solution. The test
+//! `canonical_example_of_the_module_doc` solves these buffers and checks
+//! the offsets drawn above.
 
 use std::time::Duration;
 
@@ -111,9 +166,10 @@ pub struct Search {
 }
 
 /// Search work per unit of [`Effort`]: steps × buffers (a step costs
-/// O(buffers)); the default effort buys about a second of one core on the
-/// challenging files (10 ns a buffer-step), up to 5 s at 1,000 to 5,000
-/// buffers, where a step costs 20 to 35 ns a buffer.
+/// O(buffers)); calibrated once against the clock so that the default
+/// effort buys about a second of one core on the public challenging files
+/// (figures in `docs/benchmarks.md`). The budget counts work, not time, so
+/// the answer does not depend on the machine's load.
 const WORK_PER_EFFORT: u64 = 150_000_000;
 
 /// The step budget of `effort` on a problem of `n` buffers.
