@@ -102,7 +102,7 @@ fn capacities_fit_or_say_why_not() {
     assert_eq!(solve(&p, &o).err(), Some(MEMPLAN_NOT_FOUND));
     let message = last_error();
     assert!(
-        message.contains("memplan_solve: solver greedy: no plan within capacity")
+        message.contains("memplan_solve: solver greedy/size/first-fit: no plan within capacity")
             && message.contains("not proven infeasible")
             && message.contains("best makespan"),
         "{message}"
@@ -372,8 +372,8 @@ fn options_error_paths() {
             MEMPLAN_ERROR_INVALID_ARGUMENT,
             &[
                 "unknown solver `greedy/size/nope`",
-                "known: auto, greedy, search",
-                "greedy/area/best-fit",
+                "expected one of `auto`, `greedy`, `search`",
+                "greedy/ORDER/FIT",
             ],
         );
         let bad_utf8 = [0xffu8 as c_char, 0];
