@@ -8,6 +8,8 @@
 # instance the reference decides within the time limit, memplan decides in
 # at most 0.5x its time.
 #
+# scripts/differential-cpsat.sh does the same against CP-SAT (OR-Tools).
+#
 # Usage: scripts/differential.sh [EXTRA memplan bench ARGS...]
 # Environment:
 #   MINIMALLOC      the reference binary (default: built with
