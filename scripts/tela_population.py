@@ -17,7 +17,7 @@ tail when it finds no plan or backtracks more than `--long-tail` times
 
 Writes one CSV row per configuration (kind, buffers, seed, factor,
 capacity, the search's status, tela's status, steps, major and minor
-backtracks, restarts, seconds) and prints the counts per kind. Standard
+backtracks, restarts, seconds; why no plan, if none) and prints the counts per kind. Standard
 library only; deterministic for its arguments (the instances and both
 solvers' work budgets are seeded, times aside).
 """
@@ -105,7 +105,8 @@ def main() -> None:
                     found = tela.get("status") == "ok"
                     major = k.get("major_backtracks", 0)
                     tail = not found or major > args.long_tail
-                    row.update(tela=tela.get("status"), steps=k.get("steps"),
+                    row.update(tela=tela.get("status"), reason=tela.get("reason"),
+                               steps=k.get("steps"),
                                major_backtracks=major,
                                minor_backtracks=k.get("minor_backtracks"),
                                restarts=k.get("restarts"),
@@ -117,7 +118,7 @@ def main() -> None:
                     rows.append(row)
                 print(f"{kind} {n} {seed}: {dict(counts[kind])}", file=sys.stderr)
     fields = ["kind", "buffers", "seed", "factor", "capacity", "search", "tela",
-              "steps", "major_backtracks", "minor_backtracks", "restarts",
+              "reason", "steps", "major_backtracks", "minor_backtracks", "restarts",
               "seconds", "long_tail"]
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
