@@ -79,7 +79,17 @@
 //!   same offset while the one buffer that fitted the slot was not in the
 //!   list; with it, seeds 1 to 20 need at most 10,200 (seeds 1-100 with
 //!   `--seed` 0, 1 and 2: 90th percentile 845 steps instead of 2,826,
-//!   the slowest 34,176 instead of 64,123 and two not found in 100,000);
+//!   the slowest 34,176 instead of 64,123 and two not found in 100,000).
+//!   On `scripts/tela_population.py` (five kinds, 50, 200 and 500
+//!   buffers, seeds 1-10, 1.00-1.15 times the max load: 679 instances the
+//!   search proves feasible), runs without a plan in 100,000 steps or with
+//!   over 1,000 major backtracks fell from 14 to 4 and the total steps
+//!   from 1.16 to 0.67 million, but three random instances of 500 buffers
+//!   got worse (two no longer found). On the seven challenging instances
+//!   it is mixed: at 1.10, C and F take fewer steps, D (3,000-6,700
+//!   instead of 794) and G (1,400-2,500 instead of 318) more; at 1.02,
+//!   with `--seed` 0-2 and 200,000 steps, 14 of 21 runs find a plan
+//!   either way (A and E gain, F and G lose);
 //! - restarts: the §5.4 rule "a subtree with more than 100 backtracks is
 //!   abandoned" (kept: without it, fewer instances are solved at 1.02)
 //!   makes the search give up early; when the root runs out of candidates
