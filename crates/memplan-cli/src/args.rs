@@ -216,6 +216,11 @@ pub struct TelaArgs {
     /// not only at the lowest one (MiniMalloc's effective height).
     #[arg(long)]
     pub own_floors: bool,
+    /// Tela: after a candidate fails by raising other buffers' floors
+    /// into a failure, try those displaced buffers next at the same
+    /// decision point (default: the listed candidates only, §5.4).
+    #[arg(long)]
+    pub displaced_first: bool,
     /// Tela: steps of the first two runs; the budget doubles every second
     /// run.
     #[arg(long, default_value_t = TelaOptions::default().restart_steps)]
@@ -238,6 +243,7 @@ impl TelaArgs {
             bottom_row: !self.no_bottom_row,
             contention: !self.no_contention,
             own_floors: self.own_floors,
+            displaced_first: self.displaced_first,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
             warm_start: None,
@@ -578,6 +584,7 @@ mod tests {
             "--no-bottom-row",
             "--no-contention",
             "--own-floors",
+            "--displaced-first",
             "--subtree-backtracks",
             "7",
             "--max-candidates",
@@ -591,6 +598,7 @@ mod tests {
         ]);
         let o = args.tela.options();
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
+        assert!(o.displaced_first);
         assert_eq!(
             (
                 o.subtree_backtracks,

@@ -173,6 +173,9 @@ impl State<'_> {
                     // Minor backtrack: the next candidate of this point.
                     effort.minor_backtracks += 1;
                     self.unplace_last();
+                    if self.options.displaced_first {
+                        self.try_displaced_next(depth);
+                    }
                     self.blame(depth);
                     self.backtracked(subtree_limit);
                 }

@@ -35,7 +35,8 @@ impl State<'_> {
     /// neighbour still fits under the capacity and (2) every time section
     /// touched holds its unplaced buffers above their lowest floor
     /// (MiniMalloc §6.2). On failure, `self.conflict` holds the decision
-    /// levels of the placements responsible and the result is false.
+    /// levels of the placements responsible, `self.displaced` the buffers
+    /// whose raised floors failed, and the result is false.
     pub(super) fn propagate(&mut self, b: usize) -> bool {
         let m = self.m;
         let (o, e) = (self.offset[b], self.offset[b] + m.size[b]);
@@ -57,6 +58,8 @@ impl State<'_> {
             self.undo.push((j as u32, f));
             self.floor[j] = nf;
             if nf.saturating_add(m.size[j]) > self.capacity {
+                self.displaced.clear();
+                self.displaced.push(j as u32);
                 self.conflict.clear();
                 // Every slot with an end within the capacity is blocked.
                 self.explain_floor(j, self.capacity - m.size[j] + 1);
@@ -74,10 +77,28 @@ impl State<'_> {
             let s = self.dirty[k] as usize;
             if let Some(t) = self.section_fails(s) {
                 self.explain_section(s, t);
+                self.displaced_in(s);
                 return false;
             }
         }
         true
+    }
+
+    /// Sets `self.displaced` to the unplaced buffers alive in section `s`
+    /// whose floors the last placement raised (the undo log since its
+    /// point's mark): the buffers it pushed up when `s` failed.
+    pub(super) fn displaced_in(&mut self, s: usize) {
+        self.displaced.clear();
+        let Some(level) = self.trail.len().checked_sub(1) else {
+            return;
+        };
+        let mark = self.points[level].undo_mark.min(self.undo.len());
+        for &(j, _) in &self.undo[mark..] {
+            let (lo, hi) = self.m.span[j as usize];
+            if (lo as usize..hi as usize).contains(&s) && !self.displaced.contains(&j) {
+                self.displaced.push(j);
+            }
+        }
     }
 
     /// Marks the sections of buffer `i` for checking.

@@ -64,6 +64,9 @@ pub(super) struct State<'m> {
     /// Whether the deadline cut the last propagation short (its failure
     /// then proves nothing).
     pub(super) timed_out: bool,
+    /// The unplaced buffers whose floors, raised by the last placement,
+    /// made its propagation fail (see [`TelaOptions::displaced_first`]).
+    pub(super) displaced: Vec<u32>,
     /// Scratch: address ranges, dirty sections, conflict levels.
     pub(super) ranges: Vec<(u64, u64)>,
     pub(super) stamp: Vec<u32>,
@@ -115,6 +118,7 @@ impl<'m> State<'m> {
             backtracks: 0,
             abandoned: false,
             timed_out: false,
+            displaced: Vec::new(),
             ranges: Vec::new(),
             stamp: vec![0; m.alive.rows()],
             epoch: 0,
@@ -154,6 +158,21 @@ impl<'m> State<'m> {
                 if let Some((j, f)) = self.undo.pop() {
                     self.floor[j as usize] = f;
                 }
+            }
+        }
+    }
+
+    /// After the candidate of the point at `depth` failed and was undone:
+    /// the buffers it displaced ([`State::displaced`]), unplaced and not
+    /// yet listed there, become the point's next candidates
+    /// ([`TelaOptions::displaced_first`]).
+    pub(super) fn try_displaced_next(&mut self, depth: usize) {
+        let point = &mut self.points[depth];
+        let mut at = point.next;
+        for &j in &self.displaced {
+            if self.offset[j as usize] == UNPLACED && !point.candidates.contains(&j) {
+                point.candidates.insert(at, j);
+                at += 1;
             }
         }
     }

@@ -89,7 +89,11 @@ fn smart_backtracking_recovers() {
     ]);
     let opt = 162_837;
     assert_eq!(brute_force(&p), opt);
-    let s = solve(&p, Some(opt)).unwrap();
+    // The paper's backtracking (the default; the displaced buffers tried
+    // first find the plan in fewer steps, below).
+    let tela = Tela::default();
+    let tight = p.clone().with_capacity(Some(opt));
+    let s = tela.solve(&tight, &SolveOptions::default()).unwrap();
     assert_eq!(
         validate(&p.clone().with_capacity(Some(opt)), &s.plan),
         Ok(())
@@ -99,6 +103,15 @@ fn smart_backtracking_recovers() {
     assert_eq!(counter(&s, "minor_backtracks"), 7);
     assert_eq!(counter(&s, "major_backtracks"), 5);
     assert_eq!(counter(&s, "restarts"), 0);
+    let displaced = Tela {
+        options: TelaOptions {
+            displaced_first: true,
+            ..TelaOptions::default()
+        },
+    };
+    let s = displaced.solve(&tight, &SolveOptions::default()).unwrap();
+    assert_eq!(validate(&tight, &s.plan), Ok(()));
+    assert_eq!(counter(&s, "steps"), 10);
 }
 
 #[test]
@@ -287,7 +300,7 @@ proptest! {
     #[test]
     fn ablations_validate_and_never_beat_the_optimum(
         p in arb_problem(),
-        switches in 0u32..128,
+        switches in 0u32..256,
     ) {
         let bit = |k: u32| switches & (1 << k) != 0;
         let tela = Tela {
@@ -299,6 +312,7 @@ proptest! {
                 own_floors: bit(4),
                 restart_noise: if bit(5) { 10 } else { 0 },
                 max_candidates: if bit(6) { 3 } else { 8 },
+                displaced_first: bit(7),
                 ..Default::default()
             },
         };
@@ -318,16 +332,23 @@ fn restarts_are_seeded() {
     let p = crate::generate::generate(crate::generate::Kind::Perfect, 200, 4).problem;
     let c = p.max_load() * 102 / 100;
     let p = p.with_capacity(Some(c));
+    // Without the displaced buffers tried first, this instance needs
+    // restarts.
+    let tela = Tela {
+        options: TelaOptions {
+            displaced_first: false,
+            ..TelaOptions::default()
+        },
+    };
     let solve = |seed| {
-        Tela::default()
-            .solve(
-                &p,
-                &SolveOptions {
-                    seed,
-                    ..SolveOptions::default()
-                },
-            )
-            .unwrap()
+        tela.solve(
+            &p,
+            &SolveOptions {
+                seed,
+                ..SolveOptions::default()
+            },
+        )
+        .unwrap()
     };
     let (a, b) = (solve(3), solve(3));
     assert_eq!((&a.plan, &a.counters), (&b.plan, &b.counters));
@@ -335,6 +356,71 @@ fn restarts_are_seeded() {
     assert!(counter(&a, "restarts") > 0, "{:?}", a.counters);
     let others: Vec<Solution> = (0..4).map(solve).collect();
     assert!(others.iter().any(|s| s.counters != a.counters));
+}
+
+/// A generated perfect packing of 14 buffers at its max load (896), whose
+/// only plans put buffer 13 (alive at time 4 only, 161 bytes) where
+/// the short candidate lists never look: with three candidates per point
+/// and no noise, the search gave up (`NotFoundReason::Heuristic`) after 70
+/// steps. Trying the buffers a failed candidate displaced next
+/// ([`TelaOptions::displaced_first`]) finds a plan in 16 steps.
+#[test]
+fn displaced_buffers_are_tried_next() {
+    let p = problem(&[
+        (0, 63, 34),
+        (0, 224, 418),
+        (0, 52, 54),
+        (0, 41, 229),
+        (0, 4, 161),
+        (5, 224, 160),
+        (5, 110, 1),
+        (63, 224, 6),
+        (63, 224, 28),
+        (52, 224, 54),
+        (41, 224, 10),
+        (41, 224, 219),
+        (110, 224, 1),
+        (4, 5, 161),
+    ]);
+    assert_eq!(p.max_load(), 896);
+    let tight = p.clone().with_capacity(Some(896));
+    let tela = |displaced_first| Tela {
+        options: TelaOptions {
+            max_candidates: 3,
+            restart_noise: 0,
+            displaced_first,
+            ..TelaOptions::default()
+        },
+    };
+    let s = tela(true).solve(&tight, &SolveOptions::default()).unwrap();
+    assert_eq!(validate(&tight, &s.plan), Ok(()));
+    assert_eq!(s.makespan, 896);
+    assert_eq!(counter(&s, "steps"), 16);
+    let without = tela(false).solve(&tight, &SolveOptions::default());
+    assert_eq!(reason(without), NotFoundReason::Heuristic);
+}
+
+/// Generated perfect packings of 200 buffers at 1.10 times the max load,
+/// seeds 1 to 20, each within 20,000 steps with the displaced buffers
+/// tried first ([`TelaOptions::displaced_first`]; without it, some seeds
+/// need several times the budget).
+#[test]
+fn perfect_packings_at_1_10_are_found_within_a_budget() {
+    let tela = Tela {
+        options: TelaOptions {
+            step_limit: 20_000,
+            displaced_first: true,
+            ..TelaOptions::default()
+        },
+    };
+    for seed in 1..=20 {
+        let p = crate::generate::generate(crate::generate::Kind::Perfect, 200, seed).problem;
+        let c = p.max_load() * 110 / 100;
+        let p = p.with_capacity(Some(c));
+        let s = tela.solve(&p, &SolveOptions::default());
+        let s = s.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(validate(&p, &s.plan), Ok(()), "seed {seed}");
+    }
 }
 
 /// On seeded small random problems, the search finds the optimum in
@@ -507,13 +593,14 @@ fn switched(bits: u32, warm_start: &Plan) -> TelaOptions {
         subtree_backtracks: if bit(7) { 2 } else { 100 },
         restart_steps: if bit(8) { 5 } else { 1000 },
         warm_start: bit(9).then(|| warm_start.clone()),
+        displaced_first: bit(10),
         ..TelaOptions::default()
     }
 }
 
-/// Tela's switches: its five bools, and one other value each for its
+/// Tela's switches: its six bools, and one other value each for its
 /// numbers and the warm start.
-const SWITCHES: u32 = 10;
+const SWITCHES: u32 = 11;
 
 /// Every combination of the switches (MiniMalloc's solver tests run all
 /// combinations of its switches, not one at a time), on small seeded
