@@ -5,11 +5,11 @@ use std::ffi::{c_char, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use planner::request::{parse, Control, Request, RequestError};
+use planner::request::{parse, Control, Request, RequestError, RunError};
 use planner::solver::Cancel;
 
 use crate::status::{
-    from_mut_ptr, from_ptr, guard, memplan_status, write_out, Failure,
+    from_mut_ptr, from_ptr, guard, memplan_status, write_out, Failure, MEMPLAN_ERROR_INTERNAL,
     MEMPLAN_ERROR_INVALID_ARGUMENT,
 };
 
@@ -43,6 +43,18 @@ impl memplan_options {
 /// `MEMPLAN_ERROR_INVALID_ARGUMENT` for a request error.
 pub(crate) fn invalid(e: RequestError) -> Failure {
     Failure::new(MEMPLAN_ERROR_INVALID_ARGUMENT, e.to_string())
+}
+
+/// The status of a run that gave no report: an invalid request, or a
+/// plan the validator refused (a bug).
+pub(crate) fn run_failure(e: RunError) -> Failure {
+    match e {
+        RunError::Request(e) => invalid(e),
+        RunError::Internal(m) => Failure::new(
+            MEMPLAN_ERROR_INTERNAL,
+            format!("internal error (a bug, please report it): {m}"),
+        ),
+    }
 }
 
 /// A flag that stops a running solve when raised, from any thread. Created by

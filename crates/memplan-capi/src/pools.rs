@@ -7,15 +7,14 @@
 use std::ffi::{c_char, CStr};
 
 use planner::pools::{Pool, PoolSolution, PoolSolveError};
-use planner::request::RunError;
 use planner::NotFoundReason;
 
-use crate::options::{invalid, memplan_options};
+use crate::options::{memplan_options, run_failure};
 use crate::problem::memplan_problem;
 use crate::status::{
     from_mut_ptr, from_ptr, guard, memplan_status, slice_mut, write_out, Failure,
-    MEMPLAN_ERROR_BUFFER_TOO_SMALL, MEMPLAN_ERROR_INTERNAL, MEMPLAN_ERROR_INVALID_ARGUMENT,
-    MEMPLAN_ERROR_OUT_OF_RANGE, MEMPLAN_INFEASIBLE, MEMPLAN_NOT_FOUND,
+    MEMPLAN_ERROR_BUFFER_TOO_SMALL, MEMPLAN_ERROR_INVALID_ARGUMENT, MEMPLAN_ERROR_OUT_OF_RANGE,
+    MEMPLAN_INFEASIBLE, MEMPLAN_NOT_FOUND,
 };
 
 /// The pools of a pooled problem, fastest first, made by
@@ -136,13 +135,7 @@ pub unsafe extern "C" fn memplan_solve_pools(
         let report = options
             .request
             .run_pools(&pooled, &options.control())
-            .map_err(|e| match e {
-                RunError::Request(e) => invalid(e),
-                RunError::Internal(m) => Failure::new(
-                    MEMPLAN_ERROR_INTERNAL,
-                    format!("internal error (a bug, please report it): {m}"),
-                ),
-            })?;
+            .map_err(run_failure)?;
         let json = report.json(&pooled).to_string();
         let solution = report.outcome.map_err(|e| {
             let status = match &e {

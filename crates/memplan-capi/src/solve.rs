@@ -2,14 +2,14 @@
 
 use std::ffi::c_char;
 
-use planner::request::{Outcome, RunError};
+use planner::request::Outcome;
 use planner::{NotFoundReason, SolveError, Stopped};
 
-use crate::options::{invalid, memplan_options};
+use crate::options::{memplan_options, run_failure};
 use crate::problem::memplan_problem;
 use crate::status::{
     from_ptr, guard, memplan_status, slice_mut, write_out, write_str, Failure,
-    MEMPLAN_ERROR_BUFFER_TOO_SMALL, MEMPLAN_ERROR_INTERNAL, MEMPLAN_INFEASIBLE, MEMPLAN_NOT_FOUND,
+    MEMPLAN_ERROR_BUFFER_TOO_SMALL, MEMPLAN_INFEASIBLE, MEMPLAN_NOT_FOUND,
 };
 
 /// Bytes that hold the name of every solver and its NUL (see
@@ -73,13 +73,7 @@ fn solve(
     let report = options
         .request
         .run(&problem, &options.control())
-        .map_err(|e| match e {
-            RunError::Request(e) => invalid(e),
-            RunError::Internal(m) => Failure::new(
-                MEMPLAN_ERROR_INTERNAL,
-                format!("internal error (a bug, please report it): {m}"),
-            ),
-        })?;
+        .map_err(run_failure)?;
     let json = report.json().to_string();
     let solution = match report.outcome {
         Outcome::Planned(solution) => solution,

@@ -7,14 +7,14 @@ use memplan::generate::{generate, Kind};
 use memplan::plan::{read_plan, write_plan};
 use memplan::problem::{read_problem, write_problem};
 use memplan::quote::quoted;
-use memplan::request::{Control, Outcome, Report, RunError};
+use memplan::request::{Control, Outcome, Report};
 use memplan::solver::Cancel;
 use memplan::{validate, Lifetimes, Problem, Progress, Stats};
 use serde_json::json;
 
 use crate::args::{Cli, Command, GenerateArgs, InputArgs, SolveArgs, StatsArgs, ValidateArgs};
 use crate::output::{
-    bytes, report_stream, seconds, stopped_phrase, write_failure, write_output, Sink,
+    bytes, report_stream, run_failure, seconds, stopped_phrase, write_failure, write_output, Sink,
 };
 use crate::progress::Spinner;
 use crate::say;
@@ -73,10 +73,7 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     // How long the solver took to return after Ctrl-C or SIGTERM.
     let stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
     spinner.finish();
-    let mut report = result.map_err(|e| match e {
-        RunError::Request(e) => Failure::Input(e.to_string()),
-        RunError::Internal(m) => Failure::Internal(format!("internal error: {m}")),
-    })?;
+    let mut report = result.map_err(run_failure)?;
     report.stop_latency = stop_latency;
     let solution = match &report.outcome {
         Outcome::Planned(solution) => solution,

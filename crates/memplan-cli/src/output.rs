@@ -334,6 +334,17 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// The failure of a run that gave no report: an invalid request (bad
+/// usage), or a plan the validator refused (a bug).
+pub(crate) fn run_failure(e: memplan::request::RunError) -> Failure {
+    match e {
+        memplan::request::RunError::Request(e) => Failure::Input(e.to_string()),
+        memplan::request::RunError::Internal(m) => {
+            Failure::Internal(format!("internal error: {m}"))
+        }
+    }
+}
+
 /// What a summary says of a solve cut short.
 pub(crate) fn stopped_phrase(stopped: memplan::Stopped) -> &'static str {
     match stopped {

@@ -8,13 +8,15 @@ use memplan::pools::{
     read_pool_plan, read_pool_problem, read_pools, validate_pools, write_pool_plan, PoolProblem,
     PoolSolution, PoolUsage,
 };
-use memplan::request::{area_json, share, Control, PoolReport, RunError};
+use memplan::request::{area_json, share, Control, PoolReport};
 use memplan::solver::Cancel;
 use memplan::{Lifetimes, Progress};
 use serde_json::{json, Value};
 
 use crate::args::{SolveArgs, ValidateArgs};
-use crate::output::{bytes, report_stream, seconds, stopped_phrase, write_failure, Sink};
+use crate::output::{
+    bytes, report_stream, run_failure, seconds, stopped_phrase, write_failure, Sink,
+};
 use crate::say;
 use crate::signals;
 use crate::Failure;
@@ -56,10 +58,7 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),
     };
-    let mut report = request.run_pools(&problem, &control).map_err(|e| match e {
-        RunError::Request(e) => Failure::Input(e.to_string()),
-        RunError::Internal(m) => Failure::Internal(format!("internal error: {m}")),
-    })?;
+    let mut report = request.run_pools(&problem, &control).map_err(run_failure)?;
     report.stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
     let solution = match &report.outcome {
         Ok(solution) => solution,
