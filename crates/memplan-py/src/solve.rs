@@ -193,8 +193,10 @@ pub fn run<T: Send + 'static>(
 pub struct SolveResult {
     plan: Py<PyPlan>,
     offsets: Py<PyArray1<u64>>,
-    /// The request's report (its outcome is a plan).
+    /// The request's report (its outcome is a plan, whose offsets moved
+    /// into `plan`).
     report: Report,
+    /// The report's solution, for the getters (without its offsets).
     solution: memplan::Solution,
 }
 
@@ -360,12 +362,18 @@ pub fn solve(slf: &Bound<'_, PyProblem>, args: SolverArgs<'_>) -> PyResult<Solve
     let py = slf.py();
     let request = args.request(py)?;
     let problem = slf.get().problem.clone();
-    let report = run(py, move |control| request.run(&problem, control))?;
-    let solution = match &report.outcome {
-        Outcome::Planned(solution) => solution.clone(),
-        Outcome::NotFound(error) => return Err(not_found_error(py, &report, error)),
+    let mut report = run(py, move |control| request.run(&problem, control))?;
+    let solution = match &mut report.outcome {
+        Outcome::Planned(solution) => solution,
+        Outcome::NotFound(error) => {
+            let error = error.clone();
+            return Err(not_found_error(py, &report, &error));
+        }
     };
-    let plan = PyPlan::new(py, slf.clone().unbind(), solution.plan.clone())?;
+    // The offsets move to the plan once; the getters keep the figures.
+    let offsets = std::mem::take(&mut solution.plan);
+    let solution = solution.clone();
+    let plan = PyPlan::new(py, slf.clone().unbind(), offsets)?;
     let offsets = plan.offsets_array(py);
     Ok(SolveResult {
         plan: Py::new(py, plan)?,

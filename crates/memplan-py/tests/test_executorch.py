@@ -150,6 +150,18 @@ def same_outputs(got: Any, want: Any) -> bool:
     return bool(scale > 0 and torch.allclose(got, want, rtol=1e-4, atol=1e-4 * scale))
 
 
+def arenas_no_larger_than_greedy(comparison: Any, program: Any) -> List[int]:
+    """Asserts that memplan's arenas are no larger than greedy's, arena by
+    arena, and that `program` uses memplan's; returns its arena sizes."""
+    bufsizes = list(program.executorch_program.execution_plan[0].non_const_buffer_sizes)
+    assert comparison.memplan and len(comparison.memplan) == len(comparison.greedy)
+    for ours, theirs in zip(comparison.memplan, comparison.greedy):
+        assert len(ours) == len(theirs)
+        assert all(o <= t for o, t in zip(ours, theirs)), (ours, theirs)
+    assert bufsizes == comparison.memplan[-1]
+    return bufsizes
+
+
 @pytest.mark.parametrize("name", list(models()))
 def test_model_plans_run_and_beat_or_match_greedy(name: str) -> None:
     build, shape = models()[name]
@@ -158,15 +170,9 @@ def test_model_plans_run_and_beat_or_match_greedy(name: str) -> None:
     inputs = (torch.randn(*shape),)
     comparison = Comparison(mx.algorithm(time_limit=2.0))
     program = compile_with(model, inputs, comparison)
-    bufsizes = list(program.executorch_program.execution_plan[0].non_const_buffer_sizes)
-
     # (b) memplan's arenas are no larger than greedy's, arena by arena, and
     # the program uses memplan's.
-    assert comparison.memplan and len(comparison.memplan) == len(comparison.greedy)
-    for ours, theirs in zip(comparison.memplan, comparison.greedy):
-        assert len(ours) == len(theirs)
-        assert all(o <= t for o, t in zip(ours, theirs)), (ours, theirs)
-    assert bufsizes == comparison.memplan[-1]
+    bufsizes = arenas_no_larger_than_greedy(comparison, program)
     report = list(comparison.algo.reports)[-1]
     assert report and all(r.makespan >= r.max_load for r in report)
     assert sum(r.tensors for r in report) > 50

@@ -35,8 +35,9 @@ impl State<'_> {
     /// neighbour still fits under the capacity and (2) every time section
     /// touched holds its unplaced buffers above their lowest floor
     /// (MiniMalloc §6.2). On failure, `self.conflict` holds the decision
-    /// levels of the placements responsible, `self.displaced` the buffers
-    /// whose raised floors failed, and the result is false.
+    /// levels of the placements responsible, `self.displaced` (with
+    /// [`super::TelaOptions::displaced_first`]) the buffers whose raised floors
+    /// failed, and the result is false.
     pub(super) fn propagate(&mut self, b: usize) -> bool {
         let m = self.m;
         let (o, e) = (self.offset[b], self.offset[b] + m.size[b]);
@@ -58,8 +59,10 @@ impl State<'_> {
             self.undo.push((j as u32, f));
             self.floor[j] = nf;
             if nf.saturating_add(m.size[j]) > self.capacity {
-                self.displaced.clear();
-                self.displaced.push(j as u32);
+                if self.options.displaced_first {
+                    self.displaced.clear();
+                    self.displaced.push(j as u32);
+                }
                 self.conflict.clear();
                 // Every slot with an end within the capacity is blocked.
                 self.explain_floor(j, self.capacity - m.size[j] + 1);
@@ -77,7 +80,10 @@ impl State<'_> {
             let s = self.dirty[k] as usize;
             if let Some(t) = self.section_fails(s) {
                 self.explain_section(s, t);
-                self.displaced_in(s);
+                // Only read by the displaced-first switch.
+                if self.options.displaced_first {
+                    self.displaced_in(s);
+                }
                 return false;
             }
         }
