@@ -285,6 +285,7 @@ def test_one_request_one_report(
             solver=solver,
             time_limit=time_limit,
         )
+        result.plan.validate()  # the independent validator
         py: Dict[str, Any] = json.loads(result.to_json())
         py_offsets: Optional[List[int]] = result.offsets.tolist()
     except memplan.NotFound as e:
