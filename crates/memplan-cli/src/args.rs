@@ -311,6 +311,9 @@ pub struct SearchArgs {
     /// Search: no hatless pruning.
     #[arg(long)]
     pub no_hatless: bool,
+    /// Search: no exact fill (filling the skyline's lowest hole first at capacities with at most 1% slack).
+    #[arg(long)]
+    pub no_exact_fill: bool,
     /// Search: static preorders (T section total, W width, A area), each searched in its own thread in lockstep (or in turn with --round-robin); the first listed to decide wins.
     #[arg(long, value_parser = named::<Preorder>(), value_delimiter = ',', default_values = SearchOptions::default().preorders.iter().map(|p| p.name()).collect::<Vec<_>>())]
     pub preorders: Vec<Preorder>,
@@ -337,6 +340,7 @@ impl SearchArgs {
             decompose: !self.no_decompose,
             rerank_parts: !self.no_rerank_parts,
             hatless: !self.no_hatless,
+            exact_fill: !self.no_exact_fill,
             warm_start: None,
         }
     }

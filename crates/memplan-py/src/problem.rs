@@ -545,13 +545,13 @@ impl PyProblem {
         fit=None, step_limit=None, iterations=None, target_fragmentation=None,
         size_classes=None, preorders=None, round_robin=None, rerank_parts=None, canonical=None,
         section_inference=None, effective_height=None, dominance=None, dynamic_order=None,
-        decompose=None, hatless=None, ignore_hints=None, stable=None, stable_makespan=None),
+        decompose=None, hatless=None, exact_fill=None, ignore_hints=None, stable=None, stable_makespan=None),
         text_signature = "(self, /, *, solver=None, time_limit=None, effort=None, seed=None, \
             order=None, fit=None, step_limit=None, iterations=None, \
             target_fragmentation=None, size_classes=None, preorders=None, round_robin=None, \
             rerank_parts=None, canonical=None, section_inference=None, effective_height=None, \
             dominance=None, dynamic_order=None, decompose=None, hatless=None, \
-            ignore_hints=None, stable=None, stable_makespan=None)")]
+            exact_fill=None, ignore_hints=None, stable=None, stable_makespan=None)")]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         slf: &Bound<'_, Self>,
@@ -575,6 +575,7 @@ impl PyProblem {
         dynamic_order: Option<bool>,
         decompose: Option<bool>,
         hatless: Option<bool>,
+        exact_fill: Option<bool>,
         ignore_hints: Option<bool>,
         stable: Option<bool>,
         stable_makespan: Option<u64>,
@@ -600,6 +601,7 @@ impl PyProblem {
             dynamic_order,
             decompose,
             hatless,
+            exact_fill,
             ignore_hints,
             stable,
             stable_makespan,

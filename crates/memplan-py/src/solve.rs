@@ -51,6 +51,7 @@ pub struct SolverArgs<'a> {
     pub dynamic_order: Option<bool>,
     pub decompose: Option<bool>,
     pub hatless: Option<bool>,
+    pub exact_fill: Option<bool>,
     pub ignore_hints: Option<bool>,
     pub stable: Option<bool>,
     pub stable_makespan: Option<u64>,
@@ -114,6 +115,7 @@ impl SolverArgs<'_> {
         set(&mut r.search.dynamic_order, self.dynamic_order);
         set(&mut r.search.decompose, self.decompose);
         set(&mut r.search.hatless, self.hatless);
+        set(&mut r.search.exact_fill, self.exact_fill);
         set(&mut r.ignore_hints, self.ignore_hints);
         set(&mut r.stable, self.stable);
         r.stable_makespan = self.stable_makespan;

@@ -231,7 +231,8 @@ def test_every_cli_option_is_accepted():
     ] + [
         dict(solver="search", preorders=["wat", "area"], round_robin=True, rerank_parts=False, canonical=False,
              section_inference=False, effective_height=False, dominance=False,
-             dynamic_order=False, decompose=False, hatless=False, time_limit=0.2),
+             dynamic_order=False, decompose=False, hatless=False, exact_fill=False,
+             time_limit=0.2),
         dict(solver="boxing", iterations=3, target_fragmentation=5.0, size_classes=False, seed=9),
         dict(solver="tela", step_limit=1000, time_limit=0.2),
         dict(solver="auto", time_limit=0),

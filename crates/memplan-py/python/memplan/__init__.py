@@ -140,7 +140,8 @@ def solve(
             plan whatever the machine's load), ``preorders``,
             ``round_robin``, ``rerank_parts``, ``canonical``,
             ``section_inference``, ``effective_height``, ``dominance``,
-            ``dynamic_order``, ``decompose``, ``hatless`` (search),
+            ``dynamic_order``, ``decompose``, ``hatless``, ``exact_fill``
+            (search),
             ``ignore_hints``, ``stable``, ``stable_makespan`` (hints).
             See :meth:`Problem.solve`. ``None`` (the default of each)
             leaves the library's default.

@@ -119,6 +119,7 @@ class Problem:
         dynamic_order: Optional[bool] = None,
         decompose: Optional[bool] = None,
         hatless: Optional[bool] = None,
+        exact_fill: Optional[bool] = None,
         ignore_hints: Optional[bool] = None,
         stable: Optional[bool] = None,
         stable_makespan: Optional[int] = None,

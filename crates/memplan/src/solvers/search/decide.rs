@@ -49,6 +49,31 @@ impl Group {
         step_limit: u64,
         counters: &mut Counters,
     ) -> Probe {
+        if options.exact_fill && super::fill::applies(self, capacity, super::FILL_SLACK) {
+            let start = counters.steps;
+            let (d, limit) = match (step_limit, deadline.remaining()) {
+                (u64::MAX, Some(left)) => (deadline.within(left / 2), u64::MAX),
+                (limit, _) => (deadline.clone(), limit / 2),
+            };
+            let answer = self.decide_by_fill(capacity, &d, limit, counters);
+            let left = step_limit.saturating_sub(counters.steps - start);
+            if answer != Probe::Unknown || left == 0 || deadline.passed() {
+                return answer;
+            }
+            return self.decide_by_search(capacity, options, deadline, left, counters);
+        }
+        self.decide_by_search(capacity, options, deadline, step_limit, counters)
+    }
+
+    /// [`Group::decide`] by the canonical search alone.
+    fn decide_by_search(
+        &self,
+        capacity: u64,
+        options: &SearchOptions,
+        deadline: &Deadline,
+        step_limit: u64,
+        counters: &mut Counters,
+    ) -> Probe {
         let preorders = if options.preorders.is_empty() {
             vec![Preorder::Twa]
         } else {

@@ -145,6 +145,7 @@ use group::Groups;
 mod counters;
 mod decide;
 mod expand;
+mod fill;
 mod group;
 mod lockstep;
 mod options;
@@ -171,6 +172,12 @@ pub struct Search {
 /// (figures in `docs/benchmarks.md`). The budget counts work, not time, so
 /// the answer does not depend on the machine's load.
 const WORK_PER_EFFORT: u64 = 150_000_000;
+
+/// The largest slack, as a fraction of the capacity summed over a group's
+/// sections, at which the exact fill runs ([`SearchOptions::exact_fill`]):
+/// above it, declared waste makes the fill's tree grow past what the
+/// canonical search explores.
+pub const FILL_SLACK: f64 = 0.01;
 
 /// The step budget of `effort` on a problem of `n` buffers.
 fn step_budget(effort: Effort, n: usize) -> u64 {

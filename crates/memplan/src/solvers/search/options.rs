@@ -36,6 +36,12 @@ pub struct SearchOptions {
     /// buffer fails at a node without having raised any unplaced buffer's
     /// floor, the node fails.
     pub hatless: bool,
+    /// Exact fill ([`fill`](super::fill)): at a capacity with little slack
+    /// (at most [`FILL_SLACK`](super::FILL_SLACK) of the capacity over the
+    /// group's sections), a group without fixed buffers, gaps or
+    /// alignments is first searched by filling the lowest hole of the
+    /// skyline, with half of the group's step limit (or of its time).
+    pub exact_fill: bool,
     /// The plan to start from (a warm start, like boxing's §5.5
     /// bootstrap): the upper bound the minimisation improves on, and the
     /// plan returned when the search cannot better it. `None`: the
@@ -75,6 +81,7 @@ impl Default for SearchOptions {
             decompose: true,
             rerank_parts: true,
             hatless: true,
+            exact_fill: true,
             warm_start: None,
         }
     }

@@ -353,7 +353,7 @@ proptest! {
     fn every_combination_of_switches_agrees(
         spec in proptest::collection::vec((0u64..24, 1u64..10, 1u64..9), 6..14),
         slack in 0u64..3,
-        switches in proptest::collection::vec(any::<bool>(), 9),
+        switches in proptest::collection::vec(any::<bool>(), 10),
         preorders in proptest::sample::subsequence(Preorder::ALL.to_vec(), 1..=4),
     ) {
         let buffers = spec
@@ -367,6 +367,7 @@ proptest! {
             hatless: false,
             decompose: false,
             rerank_parts: false,
+            exact_fill: false,
             preorders: vec![Preorder::Twa],
             ..SearchOptions::default()
         };
@@ -379,6 +380,7 @@ proptest! {
             decompose: switches[5],
             rerank_parts: switches[6],
             hatless: switches[7],
+            exact_fill: switches[9],
             schedule: if switches[8] { Schedule::Lockstep } else { Schedule::RoundRobin },
             preorders,
             warm_start: None,

@@ -1,0 +1,944 @@
+//! Exact fill: a depth-first search over skylines for capacities with
+//! little or no slack, where every address at a peak instant is taken and
+//! a hole that no remaining buffer fills exactly is a dead end.
+//!
+//! Time is cut into the group's sections. The *skyline* gives, for each
+//! section, the height below which every address is taken, by a placed
+//! buffer or by declared waste. A node takes the lowest segment of the
+//! skyline, the leftmost of the lowest, sections `[k1, k2)` at height `h`:
+//! both its neighbours are higher (or the ends of the group). In every
+//! plan that extends the node, the `g` addresses from `h` at section `k1`
+//! (`g` the gcd of the sizes) are either
+//!
+//! - the bottom of an unplaced buffer placed at `h` that starts at `k1` and
+//!   ends by `k2` (it cannot start earlier or end later: the neighbours are
+//!   higher): one child per such buffer, one per class of identical buffers
+//!   (same sections, same size); or
+//! - empty: one child declares `[h, h + g)` waste over sections `[k1, s)`,
+//!   `s` the first section after `k1` where an unplaced buffer starts (or
+//!   `k2`): no buffer can start in between, so the strip is empty in that
+//!   plan too. Waste at a section is allowed up to its *slack*, the capacity
+//!   less its load.
+//!
+//! At zero slack no waste is ever declared: the lowest segment must be
+//! tiled exactly by buffers that start where it starts, which prunes far
+//! more than the offsets' floors do. Sound and complete for groups without
+//! fixed buffers, gaps or alignments (any plan lowers, buffer by buffer
+//! from the bottom, to one whose offsets are sums of sizes, multiples of
+//! `g`). States that failed are remembered by a 128-bit hash of the placed
+//! buffers and the waste declared (identical buffers are placed in index
+//! order, so their placed set is a prefix and interchangeable orders meet).
+//!
+//! ```text
+//! sections     0    1    2    3        the lowest segment is [1, 3) at 2:
+//! height  4  +----+              +     a buffer starting at section 1,
+//!            | b0 |    hole      |     ending by section 3, goes at 2;
+//!         2  |    +---------+----+     or, with slack, [2, 2 + g) over
+//!            |    |    b1   | b2 |     [1, s) is declared waste
+//!         0  +----+---------+----+
+//! ```
+
+use super::counters::Counters;
+use super::group::Group;
+use crate::plan::Plan;
+use crate::solver::{Deadline, Probe};
+use std::collections::HashSet;
+
+/// Failed states remembered at most by each direction (16 bytes each).
+const MEMO_CAPACITY: usize = 1 << 20;
+
+/// Steps between two looks at the clock.
+const CLOCK_EVERY: u64 = 256;
+
+/// Whether the exact fill applies to `group` at `capacity`: no fixed
+/// buffer, gap or alignment (the search's `plain` and `complete`), and
+/// the slack summed over the sections at most `max_slack` (a fraction) of
+/// the capacity summed over them.
+pub(super) fn applies(group: &Group, capacity: u64, max_slack: f64) -> bool {
+    if !(group.plain && group.complete && group.pieces.is_empty()) || group.size.is_empty() {
+        return false;
+    }
+    if group.section_load.iter().any(|&l| l > capacity) {
+        return false;
+    }
+    let slack: u128 = group
+        .section_load
+        .iter()
+        .map(|&l| u128::from(capacity - l))
+        .sum();
+    let whole = u128::from(capacity) * group.section_count as u128;
+    (slack as f64) <= max_slack * whole as f64
+}
+
+/// How one fill search ended.
+enum End {
+    Found,
+    Exhausted,
+    OutOfBudget,
+    OutOfTime,
+}
+
+/// A move made at a node, undone on backtracking.
+#[derive(Clone, Copy)]
+enum Move {
+    /// Buffer `i` placed at the segment's height.
+    Place(u32),
+    /// Waste of `g` declared over sections `[k1, s)`.
+    Waste(u32),
+}
+
+/// A range of sections `[a, b)` whose unplaced buffers lie within it and
+/// are solved on their own, created by the move of frame `split` (`None`:
+/// the root).
+#[derive(Clone, Copy)]
+struct Region {
+    a: u32,
+    b: u32,
+    split: Option<u32>,
+}
+
+/// A node on the path: its region and segment, and the next move to try.
+struct Frame {
+    region: Region,
+    /// Whether this node is the first of its region: when it fails, so does
+    /// the move of `region.split` (the other regions are independent).
+    root: bool,
+    k1: u32,
+    k2: u32,
+    h: u64,
+    /// State key (placed buffers and waste) before the node's move.
+    key: u128,
+    /// Next position in the candidates of `k1`; waste after them.
+    next: u32,
+    waste_tried: bool,
+    made: Option<Move>,
+    /// The agenda's length before the move, and the region it popped.
+    agenda_len: u32,
+    popped: Option<Region>,
+}
+
+/// The fill search of one group at one capacity.
+struct Fill<'g> {
+    group: &'g Group,
+    /// The capacity rounded down to a multiple of `g`.
+    capacity: u64,
+    g: u64,
+    /// Skyline: every address below `height[k]` at section `k` is taken.
+    height: Vec<u64>,
+    /// Each free buffer's sections `[lo, hi)`, in time or mirrored.
+    sections: Vec<(u32, u32)>,
+    /// Waste still allowed at each section.
+    slack: Vec<u64>,
+    /// Free buffers by start section (CSR), each list by end descending,
+    /// then size descending, then index: identical buffers are adjacent.
+    start_at: Vec<u32>,
+    by_start: Vec<u32>,
+    /// Each buffer's position in `by_start`: the order tried.
+    rank: Vec<u32>,
+    /// Free buffers by end section (CSR over `hi - 1`).
+    end_at: Vec<u32>,
+    by_end: Vec<u32>,
+    /// Scratch of [`Fill::supported`]: for each section, the next section
+    /// to the right that is higher, and one past the previous higher one
+    /// to the left; a stack.
+    next_higher: Vec<u32>,
+    after_higher: Vec<u32>,
+    stack: Vec<u32>,
+    /// Scratch of [`Fill::tiled`]: which boundaries of a segment a chain
+    /// of buffers (and waste) reaches from its start.
+    reach: Vec<bool>,
+    /// The placed buffer whose top is the skyline at each section
+    /// (`u32::MAX`: waste or the floor), and the owners it replaced.
+    owner: Vec<u32>,
+    owner_log: Vec<(u32, u32)>,
+    /// Placed buffers' offsets (`u64::MAX`: unplaced).
+    offset: Vec<u64>,
+    placed: usize,
+    /// Unplaced buffers starting at each section.
+    unplaced_starts: Vec<u32>,
+    /// Unplaced buffers alive at both `k - 1` and `k`: where it is 0, the
+    /// unplaced buffers split into independent ranges.
+    crossing: Vec<u32>,
+    /// Their sizes summed: they must all lie above both sections' heights.
+    crossing_load: Vec<u64>,
+    /// Regions waiting to be solved, the next last.
+    agenda: Vec<Region>,
+    /// The path of the search so far, the region of the node to expand
+    /// next (`None`: backtrack), and the frame to jump back to (frames
+    /// above it are popped without trying their other moves: a region
+    /// created by its move failed): kept between calls of `search`.
+    path: Vec<Frame>,
+    next: Option<Region>,
+    backjump: Option<usize>,
+    zobrist: Vec<u128>,
+    key: u128,
+    failed: HashSet<u128>,
+    counters: Counters,
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+impl<'g> Fill<'g> {
+    /// The search's state at the root.
+    fn new(group: &'g Group, capacity: u64, mirror: bool) -> Self {
+        let n = group.size.len();
+        let sections = group.section_count;
+        let last = sections as u32;
+        let spans: Vec<(u32, u32)> = if mirror {
+            group
+                .sections
+                .iter()
+                .map(|&(lo, hi)| (last - hi, last - lo))
+                .collect()
+        } else {
+            group.sections.clone()
+        };
+        let mut loads = group.section_load.clone();
+        if mirror {
+            loads.reverse();
+        }
+        let g = group.size.iter().fold(0, |a, &s| gcd(a, s)).max(1);
+        let capacity = capacity / g * g;
+        let mut start_at = vec![0u32; sections + 1];
+        let mut unplaced_starts = vec![0u32; sections];
+        let mut crossing = vec![0u32; sections + 1];
+        let mut crossing_load = vec![0u64; sections + 1];
+        for (i, &(lo, hi)) in spans.iter().enumerate() {
+            start_at[lo as usize + 1] += 1;
+            unplaced_starts[lo as usize] += 1;
+            for c in lo + 1..hi {
+                crossing[c as usize] += 1;
+                crossing_load[c as usize] += group.size[i];
+            }
+        }
+        for k in 0..sections {
+            start_at[k + 1] += start_at[k];
+        }
+        let mut end_at = vec![0u32; sections + 1];
+        for &(_, hi) in &spans {
+            end_at[hi as usize] += 1;
+        }
+        for k in 0..sections {
+            end_at[k + 1] += end_at[k];
+        }
+        let mut by_end: Vec<u32> = (0..n as u32).collect();
+        by_end.sort_unstable_by_key(|&i| (spans[i as usize].1, i));
+        let mut by_start: Vec<u32> = (0..n as u32).collect();
+        by_start.sort_unstable_by_key(|&i| {
+            let (lo, hi) = spans[i as usize];
+            let size = group.size[i as usize];
+            (lo, std::cmp::Reverse(hi), std::cmp::Reverse(size), i)
+        });
+        let mut rank = vec![0u32; n];
+        for (r, &i) in by_start.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let mut seed = 0x6D65_6D70_6C61_6E00;
+        let zobrist = (0..n + 2 * sections)
+            .map(|_| (u128::from(splitmix(&mut seed)) << 64) | u128::from(splitmix(&mut seed)))
+            .collect();
+        Fill {
+            group,
+            capacity,
+            g,
+            height: vec![0; sections],
+            sections: spans,
+            slack: loads.iter().map(|&l| capacity.saturating_sub(l)).collect(),
+            start_at,
+            by_start,
+            rank,
+            end_at,
+            by_end,
+            next_higher: vec![0; sections],
+            after_higher: vec![0; sections],
+            stack: Vec::with_capacity(sections),
+            reach: vec![false; sections + 1],
+            owner: vec![u32::MAX; sections],
+            owner_log: Vec::new(),
+            offset: vec![u64::MAX; n],
+            placed: 0,
+            unplaced_starts,
+            crossing,
+            crossing_load,
+            agenda: Vec::new(),
+            path: Vec::with_capacity(n + 1),
+            next: Some(Region {
+                a: 0,
+                b: sections as u32,
+                split: None,
+            }),
+            backjump: None,
+            zobrist,
+            key: 0,
+            failed: HashSet::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Whether buffer `i` may go at the skyline's height where it starts:
+    /// not directly on a buffer of the same lifetime with a higher rank
+    /// (stacked buffers of one lifetime swap freely; only increasing
+    /// ranks upwards are tried).
+    fn in_order(&self, i: usize) -> bool {
+        let (lo, _) = self.sections[i];
+        let p = self.owner[lo as usize];
+        p == u32::MAX
+            || self.rank[p as usize] <= self.rank[i]
+            || self.sections[p as usize] != self.sections[i]
+    }
+
+    /// The moves at the local minimum `[k1, k2)` at height `h` (both
+    /// neighbours higher or ends of the region), at most `cap` counted.
+    fn moves_at(&self, k1: u32, k2: u32, h: u64, cap: u32) -> u32 {
+        let from = self.start_at[k1 as usize] as usize;
+        let to = self.start_at[k1 as usize + 1] as usize;
+        let mut count = 0;
+        let mut last: Option<usize> = None;
+        for &i in &self.by_start[from..to] {
+            let i = i as usize;
+            if self.offset[i] != u64::MAX {
+                continue;
+            }
+            let (_, hi) = self.sections[i];
+            if hi > k2 || h + self.group.size[i] > self.capacity || !self.in_order(i) {
+                continue;
+            }
+            let same = last.is_some_and(|j| {
+                self.sections[j] == self.sections[i] && self.group.size[j] == self.group.size[i]
+            });
+            last = Some(i);
+            if !same {
+                count += 1;
+                if count >= cap {
+                    return count;
+                }
+            }
+        }
+        let s = self.waste_end(k1, k2);
+        if h + self.g <= self.capacity && (k1..s).all(|k| self.slack[k as usize] >= self.g) {
+            count += 1;
+        }
+        count
+    }
+
+    /// Whether every section of `[a, b)` without slack left has a buffer
+    /// that can take the bottom of its free space: the section's height is
+    /// the offset of an unplaced buffer alive there, whose lifetime stays
+    /// between the nearest higher sections on both sides; where the left
+    /// neighbour is higher it starts there, where the right one is higher
+    /// it ends there (checked at those sections only).
+    fn supported(&mut self, a: u32, b: u32) -> bool {
+        let (a, b) = (a as usize, b as usize);
+        self.stack.clear();
+        for k in (a..b).rev() {
+            while self
+                .stack
+                .last()
+                .is_some_and(|&t| self.height[t as usize] <= self.height[k])
+            {
+                self.stack.pop();
+            }
+            self.next_higher[k] = self.stack.last().map_or(b as u32, |&t| t);
+            self.stack.push(k as u32);
+        }
+        self.stack.clear();
+        for k in a..b {
+            while self
+                .stack
+                .last()
+                .is_some_and(|&t| self.height[t as usize] <= self.height[k])
+            {
+                self.stack.pop();
+            }
+            self.after_higher[k] = self.stack.last().map_or(a as u32, |&t| t + 1);
+            self.stack.push(k as u32);
+        }
+        for k in a..b {
+            let h = self.height[k];
+            if self.slack[k] >= self.g || h >= self.capacity {
+                continue;
+            }
+            let fits =
+                |i: usize| self.offset[i] == u64::MAX && h + self.group.size[i] <= self.capacity;
+            if k == a || self.height[k - 1] > h {
+                let list = &self.by_start[self.start_at[k] as usize..self.start_at[k + 1] as usize];
+                let nh = self.next_higher[k];
+                if !list
+                    .iter()
+                    .any(|&i| fits(i as usize) && self.sections[i as usize].1 <= nh)
+                {
+                    return false;
+                }
+            }
+            if k + 1 == b || self.height[k + 1] > h {
+                let list = &self.by_end[self.end_at[k] as usize..self.end_at[k + 1] as usize];
+                let ah = self.after_higher[k];
+                if !list
+                    .iter()
+                    .any(|&i| fits(i as usize) && self.sections[i as usize].0 >= ah)
+                {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether the flat run `[p, q)` of the skyline at height `h` can be
+    /// covered at `h`: by unplaced buffers placed at `h`, end to end or
+    /// apart, each within the sections around it that are no higher (from
+    /// [`Fill::supported`]'s scratch), with waste only at sections of the
+    /// run that have slack.
+    fn covered(&mut self, p: usize, q: usize, h: u64) -> bool {
+        let (ah, nh) = (self.after_higher[p] as usize, self.next_higher[p] as usize);
+        self.reach[ah..=p].iter_mut().for_each(|r| *r = true);
+        self.reach[p + 1..=nh].iter_mut().for_each(|r| *r = false);
+        for x in ah..nh {
+            if !self.reach[x] {
+                continue;
+            }
+            if x >= q {
+                return true;
+            }
+            if x < p || self.slack[x] >= self.g {
+                self.reach[x + 1] = true;
+            }
+            for &i in &self.by_start[self.start_at[x] as usize..self.start_at[x + 1] as usize] {
+                let i = i as usize;
+                let hi = self.sections[i].1 as usize;
+                if hi <= nh && self.offset[i] == u64::MAX && h + self.group.size[i] <= self.capacity
+                {
+                    self.reach[hi] = true;
+                }
+            }
+        }
+        self.reach[q..=nh].iter().any(|&r| r)
+    }
+
+    /// The hole to fill next in `[a, b)`: of the skyline's local minima
+    /// (segments whose neighbours are higher, or the region's ends), one
+    /// with the fewest moves, the lowest then leftmost of those; `None`
+    /// when one has no move (a dead end).
+    fn choose_segment(&mut self, a: u32, b: u32) -> Option<(u32, u32, u64)> {
+        if !self.supported(a, b) {
+            return None;
+        }
+        // The unplaced buffers alive on both sides of a boundary lie above
+        // the higher side.
+        for k in a as usize + 1..b as usize {
+            let high = self.height[k - 1].max(self.height[k]);
+            if high + self.crossing_load[k] > self.capacity {
+                return None;
+            }
+        }
+        let mut best: Option<(u32, u64, u32, u32)> = None;
+        let mut k = a as usize;
+        while k < b as usize {
+            let h = self.height[k];
+            let mut e = k + 1;
+            while e < b as usize && self.height[e] == h {
+                e += 1;
+            }
+            if h < self.capacity && !self.covered(k, e, h) {
+                return None;
+            }
+            let left_higher = k == a as usize || self.height[k - 1] > h;
+            let right_higher = e == b as usize || self.height[e] > h;
+            if left_higher && right_higher {
+                let cap = best.map_or(u32::MAX, |(c, ..)| c);
+                let moves = self.moves_at(k as u32, e as u32, h, cap);
+                if moves == 0 {
+                    return None;
+                }
+                let better = match best {
+                    None => true,
+                    Some((c, bh, _, _)) => moves < c || (moves == c && h < bh),
+                };
+                if better {
+                    best = Some((moves, h, k as u32, e as u32));
+                }
+            }
+            k = e;
+        }
+        best.map(|(_, h, k1, k2)| (k1, k2, h))
+    }
+
+    /// The key of a waste declaration over `[k1, s)` at height `h`.
+    fn waste_key(&self, k1: u32, s: u32, h: u64) -> u128 {
+        let n = self.group.size.len();
+        let a = self.zobrist[n + 2 * k1 as usize];
+        let b = self.zobrist[n + 2 * (s as usize - 1) + 1];
+        (a ^ b.rotate_left(17)).wrapping_mul(u128::from(h / self.g) | 1) ^ u128::from(h)
+    }
+
+    /// The end of a waste strip from `k1` in `[k1, k2)`: the first section
+    /// after `k1` where an unplaced buffer starts, or `k2`.
+    fn waste_end(&self, k1: u32, k2: u32) -> u32 {
+        ((k1 + 1)..k2)
+            .find(|&k| self.unplaced_starts[k as usize] > 0)
+            .unwrap_or(k2)
+    }
+
+    /// Makes move `m` of `frame`, then sets the region to solve next:
+    /// the parts of the frame's region that still hold unplaced buffers
+    /// (the first now, the others on the agenda), else the agenda's next.
+    /// Returns the region, `None` when every buffer is placed.
+    fn apply(&mut self, frame: &mut Frame, m: Move, me: u32) -> Option<Region> {
+        match m {
+            Move::Place(i) => {
+                let i = i as usize;
+                let (lo, hi) = self.sections[i];
+                let top = frame.h + self.group.size[i];
+                for k in lo..hi {
+                    self.height[k as usize] = top;
+                    self.owner_log.push((k, self.owner[k as usize]));
+                    self.owner[k as usize] = i as u32;
+                }
+                for c in lo + 1..hi {
+                    self.crossing[c as usize] -= 1;
+                    self.crossing_load[c as usize] -= self.group.size[i];
+                }
+                self.offset[i] = frame.h;
+                self.placed += 1;
+                self.unplaced_starts[lo as usize] -= 1;
+                self.key ^= self.zobrist[i];
+            }
+            Move::Waste(s) => {
+                for k in frame.k1..s {
+                    self.height[k as usize] += self.g;
+                    self.slack[k as usize] -= self.g;
+                    self.owner_log.push((k, self.owner[k as usize]));
+                    self.owner[k as usize] = u32::MAX;
+                }
+                self.key ^= self.waste_key(frame.k1, s, frame.h);
+            }
+        }
+        frame.agenda_len = self.agenda.len() as u32;
+        frame.popped = None;
+        // The parts of the region, split where no unplaced buffer crosses.
+        let Region { a, b, .. } = frame.region;
+        let mut parts = 0u32;
+        let mut first: Option<Region> = None;
+        let mut from = a;
+        let mut holds = 0u32;
+        for k in a..=b {
+            if k == b || (k > a && self.crossing[k as usize] == 0) {
+                if holds > 0 {
+                    let part = Region {
+                        a: from,
+                        b: k,
+                        split: Some(me),
+                    };
+                    parts += 1;
+                    match first {
+                        None => first = Some(part),
+                        Some(_) => self.agenda.push(part),
+                    }
+                }
+                from = k;
+                holds = 0;
+            }
+            if k < b {
+                holds += self.unplaced_starts[k as usize];
+            }
+        }
+        // Parts after the first, the next one last.
+        self.agenda[frame.agenda_len as usize..].reverse();
+        match (first, parts) {
+            // One part: the same region, narrowed (not a new root).
+            (Some(part), 1) => Some(Region {
+                split: None,
+                ..part
+            }),
+            (Some(part), _) => Some(part),
+            (None, _) => {
+                let next = self.agenda.pop();
+                frame.popped = next;
+                next
+            }
+        }
+    }
+
+    fn undo(&mut self, frame: &Frame, m: Move) {
+        self.agenda.truncate(frame.agenda_len as usize);
+        if let Some(r) = frame.popped {
+            self.agenda.push(r);
+        }
+        match m {
+            Move::Place(i) => {
+                let i = i as usize;
+                let (lo, hi) = self.sections[i];
+                for k in lo..hi {
+                    self.height[k as usize] = frame.h;
+                }
+                for _ in lo..hi {
+                    if let Some((k, o)) = self.owner_log.pop() {
+                        self.owner[k as usize] = o;
+                    }
+                }
+                for c in lo + 1..hi {
+                    self.crossing[c as usize] += 1;
+                    self.crossing_load[c as usize] += self.group.size[i];
+                }
+                self.offset[i] = u64::MAX;
+                self.placed -= 1;
+                self.unplaced_starts[lo as usize] += 1;
+                self.key ^= self.zobrist[i];
+            }
+            Move::Waste(s) => {
+                for k in frame.k1..s {
+                    self.height[k as usize] -= self.g;
+                    self.slack[k as usize] += self.g;
+                }
+                for _ in frame.k1..s {
+                    if let Some((k, o)) = self.owner_log.pop() {
+                        self.owner[k as usize] = o;
+                    }
+                }
+                self.key ^= self.waste_key(frame.k1, s, frame.h);
+            }
+        }
+    }
+
+    /// The next move of `frame` not yet tried, advancing its cursor.
+    fn next_move(&self, frame: &mut Frame) -> Option<Move> {
+        let from = self.start_at[frame.k1 as usize];
+        let to = self.start_at[frame.k1 as usize + 1];
+        let mut p = from + frame.next;
+        while p < to {
+            let i = self.by_start[p as usize] as usize;
+            p += 1;
+            if self.offset[i] != u64::MAX {
+                continue;
+            }
+            let (_, hi) = self.sections[i];
+            if hi > frame.k2 || frame.h + self.group.size[i] > self.capacity || !self.in_order(i) {
+                continue;
+            }
+            // One buffer per class of identical ones: skip it when the
+            // one before it in its class is unplaced (tried already here).
+            let same_class_before = p - 1 > from && {
+                let j = self.by_start[p as usize - 2] as usize;
+                self.sections[j] == self.sections[i]
+                    && self.group.size[j] == self.group.size[i]
+                    && self.offset[j] == u64::MAX
+            };
+            if same_class_before {
+                continue;
+            }
+            frame.next = p - from;
+            return Some(Move::Place(i as u32));
+        }
+        frame.next = to - from;
+        if !frame.waste_tried {
+            frame.waste_tried = true;
+            let s = self.waste_end(frame.k1, frame.k2);
+            let room = frame.h + self.g <= self.capacity;
+            if room && (frame.k1..s).all(|k| self.slack[k as usize] >= self.g) {
+                return Some(Move::Waste(s));
+            }
+        }
+        None
+    }
+
+    /// Searches on until `step_limit` steps in all (resumable: a search
+    /// that ran out of steps goes on where it stopped when called again).
+    fn search(&mut self, deadline: &Deadline, step_limit: u64) -> End {
+        let n = self.group.size.len();
+        if self.placed == n {
+            return End::Found;
+        }
+        let mut path = std::mem::take(&mut self.path);
+        let mut next = self.next.take();
+        let mut backjump = self.backjump.take();
+        let end = loop {
+            if let Some(region) = next {
+                if self.counters.steps >= step_limit {
+                    break End::OutOfBudget;
+                }
+                if self.counters.steps % CLOCK_EVERY == 0 && deadline.passed() {
+                    break End::OutOfTime;
+                }
+                next = None;
+                self.counters.steps += 1;
+                if self.failed.contains(&self.key) {
+                    self.counters.backtracks += 1;
+                    if let Some(x) = region.split {
+                        backjump = Some(x as usize);
+                    }
+                    continue;
+                }
+                let Some((k1, k2, h)) = self.choose_segment(region.a, region.b) else {
+                    if self.failed.len() < MEMO_CAPACITY {
+                        self.failed.insert(self.key);
+                    }
+                    self.counters.backtracks += 1;
+                    if let Some(x) = region.split {
+                        backjump = Some(x as usize);
+                    }
+                    continue;
+                };
+                self.counters.nodes += 1;
+                path.push(Frame {
+                    region,
+                    root: region.split.is_some(),
+                    k1,
+                    k2,
+                    h,
+                    key: self.key,
+                    next: 0,
+                    waste_tried: false,
+                    made: None,
+                    agenda_len: 0,
+                    popped: None,
+                });
+            }
+            let Some(mut frame) = path.pop() else {
+                break End::Exhausted;
+            };
+            if let Some(m) = frame.made.take() {
+                self.undo(&frame, m);
+            }
+            if backjump.is_some_and(|x| path.len() > x) {
+                // Skipped: not proven to fail, so not remembered.
+                continue;
+            }
+            backjump = None;
+            match self.next_move(&mut frame) {
+                Some(m) => {
+                    let me = path.len() as u32;
+                    let region = self.apply(&mut frame, m, me);
+                    frame.made = Some(m);
+                    path.push(frame);
+                    match region {
+                        Some(r) => next = Some(r),
+                        None => break End::Found,
+                    }
+                }
+                None => {
+                    if self.failed.len() < MEMO_CAPACITY {
+                        self.failed.insert(frame.key);
+                    }
+                    self.counters.backtracks += 1;
+                    if frame.root {
+                        if let Some(x) = frame.region.split {
+                            backjump = Some(x as usize);
+                        }
+                    }
+                }
+            }
+        };
+        self.path = path;
+        self.next = next;
+        self.backjump = backjump;
+        end
+    }
+}
+
+impl Group {
+    /// Decides the group at `capacity` by the exact fill within
+    /// `step_limit` steps (counted in `counters`): a plan, a proof that
+    /// none fits, or `Unknown`. Only for groups where [`applies`] holds
+    /// (no fixed buffer, gap or alignment).
+    pub(super) fn decide_by_fill(
+        &self,
+        capacity: u64,
+        deadline: &Deadline,
+        step_limit: u64,
+        counters: &mut Counters,
+    ) -> Probe {
+        // Two directions, forward in time and mirrored (bottom-left and
+        // bottom-right fill), in turns of doubling step slices: a dead end
+        // hard to see one way is often plain the other. Deterministic: the
+        // turns are counted in steps.
+        let mut lanes = [
+            Fill::new(self, capacity, false),
+            Fill::new(self, capacity, true),
+        ];
+        let mut slice = (4 * self.size.len() as u64).max(4096);
+        let mut spent = 0u64;
+        let (winner, end) = 'turns: loop {
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                let before = lane.counters.steps;
+                let budget = slice.min(step_limit.saturating_sub(spent));
+                let end = lane.search(deadline, before + budget);
+                spent += lane.counters.steps - before;
+                if !matches!(end, End::OutOfBudget) || spent >= step_limit {
+                    break 'turns (k, end);
+                }
+            }
+            slice = slice.saturating_mul(2);
+        };
+        for lane in &lanes {
+            counters.add(&lane.counters);
+        }
+        counters.timed_out |= matches!(end, End::OutOfTime);
+        let fill = &lanes[winner];
+        match end {
+            End::Found => {
+                let mut offsets: Vec<u64> =
+                    self.members.iter().map(|(_, o)| o.unwrap_or(0)).collect();
+                for (i, &m) in self.free.iter().enumerate() {
+                    offsets[m] = fill.offset[i];
+                }
+                Probe::Fits(Plan::from_offsets(offsets))
+            }
+            End::Exhausted => Probe::Infeasible,
+            End::OutOfBudget | End::OutOfTime => Probe::Unknown,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, Kind};
+    use crate::plan::validate;
+    use crate::problem::{Buffer, Problem};
+    use crate::solvers::search::group::Groups;
+    use proptest::prelude::*;
+
+    /// The one group of `p` (no decomposition).
+    fn group(p: &Problem) -> Group {
+        let mut groups = Groups::new(p, false, &Deadline::default()).unwrap();
+        groups.groups.remove(0)
+    }
+
+    /// One direction of the fill, run to the end.
+    fn run(group: &Group, capacity: u64, mirror: bool) -> (End, Vec<u64>) {
+        let mut fill = Fill::new(group, capacity, mirror);
+        let end = fill.search(&Deadline::default(), u64::MAX);
+        (end, fill.offset.clone())
+    }
+
+    /// A plan of the fill, checked by the validator at `capacity`.
+    fn check_plan(p: &Problem, g: &Group, capacity: u64, offsets: &[u64]) {
+        let mut plan = vec![0; p.len()];
+        for (i, &m) in g.free.iter().enumerate() {
+            plan[g.members[m].0.index()] = offsets[i];
+        }
+        let at = p.clone().with_capacity(Some(capacity));
+        assert_eq!(
+            validate(&at, &crate::plan::Plan::from_offsets(plan)),
+            Ok(())
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// Both directions decide exactly what brute force decides: a plan
+        /// at the optimum (waste declared where there is slack), none one
+        /// below it.
+        #[test]
+        fn both_directions_agree_with_brute_force(
+            spec in proptest::collection::vec((0u64..10, 1u64..7, 1u64..9), 1..8)
+        ) {
+            let buffers = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size))| Buffer::new(format!("b{i}"), s, s + len, size))
+                .collect();
+            let p = Problem::new(buffers, None).unwrap();
+            let opt = crate::testutil::brute_force(&p);
+            let g = group(&p);
+            for mirror in [false, true] {
+                let (end, offsets) = run(&g, opt, mirror);
+                prop_assert!(matches!(end, End::Found), "mirror {mirror}: not found at {opt}");
+                check_plan(&p, &g, opt, &offsets);
+                let (below, _) = run(&g, opt - 1, mirror);
+                prop_assert!(matches!(below, End::Exhausted), "mirror {mirror}: fits below {opt}");
+            }
+            // Through the group's decision, both directions in turns.
+            let mut counters = Counters::default();
+            let d = g.decide_by_fill(opt, &Deadline::default(), u64::MAX, &mut counters);
+            prop_assert!(matches!(d, Probe::Fits(_)));
+            let d = g.decide_by_fill(opt - 1, &Deadline::default(), u64::MAX, &mut counters);
+            prop_assert_eq!(d, Probe::Infeasible);
+        }
+    }
+
+    /// Guillotine packings at their max load, zero slack everywhere: the
+    /// fill applies, finds a plan of exactly the max load, and the same
+    /// plan twice.
+    #[test]
+    fn perfect_packings_are_filled_at_their_max_load() {
+        for seed in 1..=12 {
+            let p = generate(Kind::Perfect, 80, seed).problem;
+            let load = p.max_load();
+            let g = group(&p);
+            assert!(applies(&g, load, 0.0), "seed {seed}");
+            let mut counters = Counters::default();
+            let first = g.decide_by_fill(load, &Deadline::default(), 1 << 22, &mut counters);
+            let Probe::Fits(plan) = first.clone() else {
+                panic!("seed {seed}: {first:?} after {counters:?}");
+            };
+            assert_eq!(
+                validate(&p.clone().with_capacity(Some(load)), &plan),
+                Ok(())
+            );
+            assert_eq!(plan.makespan(&p), load);
+            let again = g.decide_by_fill(
+                load,
+                &Deadline::default(),
+                1 << 22,
+                &mut Counters::default(),
+            );
+            assert_eq!(again, first, "seed {seed}");
+        }
+    }
+
+    /// The fill runs only where it is complete and the slack is small.
+    #[test]
+    fn applies_only_to_plain_groups_with_little_slack() {
+        let p = generate(Kind::Perfect, 40, 3).problem;
+        let load = p.max_load();
+        let g = group(&p);
+        assert!(applies(&g, load, 0.01));
+        assert!(!applies(&g, load * 11 / 10, 0.01));
+        assert!(!applies(&g, load - 1, 0.01), "a section above the capacity");
+        let aligned: Vec<Buffer> = p.buffers().iter().map(|b| b.clone().aligned(8)).collect();
+        let aligned = Problem::new(aligned, None).unwrap();
+        assert!(!applies(&group(&aligned), load, 0.01));
+    }
+
+    /// A step budget leaves the answer unknown, and the search resumes
+    /// where it stopped: the same answer in slices as in one go.
+    #[test]
+    fn a_search_cut_by_steps_resumes() {
+        let p = generate(Kind::Perfect, 120, 5).problem;
+        let load = p.max_load();
+        let g = group(&p);
+        let (whole, offsets) = run(&g, load, false);
+        assert!(matches!(whole, End::Found));
+        let mut fill = Fill::new(&g, load, false);
+        let mut limit = 1;
+        let end = loop {
+            match fill.search(&Deadline::default(), limit) {
+                End::OutOfBudget => limit += 7,
+                other => break other,
+            }
+        };
+        assert!(matches!(end, End::Found));
+        assert_eq!(fill.offset, offsets);
+        let mut counters = Counters::default();
+        assert_eq!(
+            g.decide_by_fill(load, &Deadline::default(), 1, &mut counters),
+            Probe::Unknown
+        );
+        assert_eq!(counters.steps, 1);
+    }
+}
