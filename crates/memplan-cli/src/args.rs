@@ -111,10 +111,14 @@ pub struct SolveArgs {
     /// auto, which always has one) only a safety cap, reported when hit
     /// (auto and the guided pool strategy: 30 without a limit; auto with
     /// 0: its greedy plans only, uncut; a greedy solver cut by the limit
-    /// completes its plan by a fast fallback and says so).
+    /// completes its plan by a fast fallback and says so). Without
+    /// --effort, auto's effort is 1 per second of the limit (a fixed
+    /// conversion, never measured: the same limit and seed give the same
+    /// plan unless the clock cuts the run first).
     #[arg(long, value_parser = parse_seconds)]
     pub time_limit: Option<f64>,
-    /// Work budget, a multiple of the default (auto: 1; on the idle 2-core
+    /// Work budget, a multiple of the default (auto: 1 per second of
+    /// --time-limit, else 1; the effort given wins; on the idle 2-core
     /// development machine, under a second on the public challenging files
     /// and real models, 3 to 5 s on 1,000 to 5,000 buffers the search
     /// cannot close): search nodes, boxing
@@ -446,7 +450,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "F1,F2,...", value_parser = parse_fractions, conflicts_with = "solvers")]
     pub pool_fractions: Vec<Fractions>,
     /// Work budget given to each solver run (with --solvers), as
-    /// `solve --effort`; auto uses 1 without it.
+    /// `solve --effort`; auto uses 1 per second of --time-limit without
+    /// it.
     #[arg(long, value_parser = parse_factor)]
     pub effort: Option<f64>,
     /// Without --solvers: time every order × fit instead of size/first-fit only.

@@ -761,7 +761,9 @@ impl Guided<'_> {
             seed: self.options.seed,
             cancel: self.options.cancel.clone(),
             progress: Default::default(),
-            effort: None,
+            // auto's default budget, not one derived from this probe's
+            // share of the clock (which varies from run to run).
+            effort: Some(crate::solver::Effort::DEFAULT),
             ignore_hints: self.options.ignore_hints,
             prepared: None,
         };

@@ -528,6 +528,15 @@ pub trait Solver: Send + Sync {
         false
     }
 
+    /// The work budget this solver runs with, from the caller's options as
+    /// given to [`Solver::solve`] (before it shortens the time limit by its
+    /// own preparation): the caller's effort by default; `auto` derives one
+    /// from the time limit when none is given
+    /// ([`crate::solvers::auto::budget`]).
+    fn effort(&self, options: &SolveOptions) -> Option<Effort> {
+        options.effort
+    }
+
     /// Plans `problem`: its zero-size buffers get offset 0 (or their fixed
     /// offset) and the others are planned by [`Solver::solve_positive`]
     /// (their hulls, if the problem has gaps and the solver is not
@@ -537,6 +546,17 @@ pub trait Solver: Send + Sync {
         // The limit counts from here: the passes below take tens of
         // milliseconds at millions of buffers.
         let started = Instant::now();
+        let budgeted;
+        let effort = self.effort(options);
+        let options = if effort == options.effort {
+            options
+        } else {
+            budgeted = SolveOptions {
+                effort,
+                ..options.clone()
+            };
+            &budgeted
+        };
         if options.ignore_hints && problem.hints().is_some() {
             let bare = problem.clone().without_hints();
             return crate::solver::zero_size::solve_apart(&bare, |positive| {

@@ -1,7 +1,8 @@
 //! The portfolio users run by default: every greedy variant, then the
 //! exact search, boxing and (with a capacity) tela in parallel, each with
-//! the whole work budget ([`SolveOptions::effort`], default
-//! [`Effort::DEFAULT`]), as if it ran alone. Reports the best plan, who
+//! the whole work budget ([`SolveOptions::effort`]; without one,
+//! [`EFFORT_PER_SECOND`] times the time limit, else [`Effort::DEFAULT`]:
+//! [`budget`]), as if it ran alone. Reports the best plan, who
 //! found it, and the best proven lower bound.
 //!
 //! Determinism: every member is deterministic for a seed and a work
@@ -50,7 +51,8 @@ impl Default for AutoOptions {
 }
 
 /// The `auto` portfolio solver. Its work budget is
-/// [`SolveOptions::effort`] (default [`Effort::DEFAULT`]); its time limit
+/// [`SolveOptions::effort`], else derived from the time limit ([`budget`]:
+/// [`EFFORT_PER_SECOND`] per second), else [`Effort::DEFAULT`]; its time limit
 /// (default [`DEFAULT_TIME_LIMIT`]) is a safety cap, and 0 means greedy
 /// only.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -74,6 +76,29 @@ const SKYLINE_ALL_ORDERS_BUFFERS_PER_EFFORT: u64 = 20_000;
 /// The safety cap of `auto` when the caller gives no time limit: well
 /// above what the default effort takes on a loaded machine.
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(30);
+
+/// Units of effort (multiples of [`Effort::DEFAULT`]) per second of a
+/// time limit given without an effort ([`budget`]): a fixed constant for
+/// the reference machine (the 2-core development machine, on which
+/// [`Effort::DEFAULT`] is about one second of the members' work), never
+/// measured at run time, so that the same limit and seed give the same
+/// plan on any machine and any load (unless the clock, still a safety cap,
+/// cuts the run).
+pub const EFFORT_PER_SECOND: f64 = 1.0;
+
+/// The work budget of `auto`: the caller's effort when given; else, with a
+/// positive time limit, [`EFFORT_PER_SECOND`] times the limit (a 60 s limit
+/// buys about 60 s of work; saturating); else (no
+/// limit, or 0, which runs the greedy plans only) [`Effort::DEFAULT`].
+pub fn budget(time_limit: Option<Duration>, effort: Option<Effort>) -> Effort {
+    match (effort, time_limit) {
+        (Some(effort), _) => effort,
+        (None, Some(limit)) if !limit.is_zero() => {
+            Effort::new(limit.as_secs_f64() * EFFORT_PER_SECOND).unwrap_or(Effort::DEFAULT)
+        }
+        (None, _) => Effort::DEFAULT,
+    }
+}
 
 /// The stop flags of members by priority: a member's conclusive answer
 /// raises the flags of the members after it.
@@ -117,13 +142,19 @@ impl Solver for Auto {
         true
     }
 
+    /// [`budget`], from the time limit as the caller gave it (the same
+    /// limit gives the same budget however long the preparation took).
+    fn effort(&self, options: &SolveOptions) -> Option<Effort> {
+        Some(budget(options.time_limit, options.effort))
+    }
+
     fn solve_positive(
         &self,
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         let limit = options.time_limit.unwrap_or(DEFAULT_TIME_LIMIT);
-        let effort = options.effort.unwrap_or(Effort::DEFAULT);
+        let effort = budget(options.time_limit, options.effort);
         // The one safety cap of the portfolio, from now: the bounds, the
         // greedy plans and every member end by it, and the answer says it
         // was cut when it passed. The bounds, once for every member; at
@@ -659,17 +690,104 @@ mod tests {
     use crate::solvers::greedy::Greedy;
     use std::time::Instant;
 
+    /// A safety cap of `seconds` at the default effort (what a limit
+    /// without an effort meant before the effort came from the limit).
     fn options(seconds: f64) -> SolveOptions {
+        SolveOptions {
+            time_limit: Some(Duration::from_secs_f64(seconds)),
+            effort: Some(Effort::DEFAULT),
+            ..SolveOptions::default()
+        }
+    }
+
+    /// A time limit of `seconds` and no effort: auto derives its own.
+    fn limit_only(seconds: f64) -> SolveOptions {
         SolveOptions {
             time_limit: Some(Duration::from_secs_f64(seconds)),
             ..SolveOptions::default()
         }
     }
 
+    #[test]
+    fn the_effort_of_a_time_limit_is_the_constant_times_the_limit() {
+        assert_eq!(EFFORT_PER_SECOND, 1.0);
+        for seconds in [0.001, 0.05, 0.5, 1.0, 20.0, 60.0, 3600.0] {
+            let limit = Some(Duration::from_secs_f64(seconds));
+            let derived = budget(limit, None);
+            assert_eq!(derived, Effort::new(seconds * EFFORT_PER_SECOND).unwrap());
+            assert_eq!(derived.factor(), seconds, "{seconds} s");
+            // Through the solver, from the limit as the caller gave it.
+            assert_eq!(Auto::default().effort(&limit_only(seconds)), Some(derived));
+        }
+        // 60 s buy 60 default budgets: 60 times the search steps.
+        let sixty = budget(Some(Duration::from_secs(60)), None);
+        assert_eq!(sixty.scale(150_000_000), 9_000_000_000);
+        // An explicit effort wins; no limit, or 0 (greedy only): the default.
+        let half = Effort::new(0.5).unwrap();
+        assert_eq!(budget(Some(Duration::from_secs(60)), Some(half)), half);
+        assert_eq!(budget(None, Some(half)), half);
+        assert_eq!(budget(None, None), Effort::DEFAULT);
+        assert_eq!(budget(Some(Duration::ZERO), None), Effort::DEFAULT);
+        assert_eq!(
+            Auto::default().effort(&SolveOptions::default()),
+            Some(Effort::DEFAULT)
+        );
+        // No limit too long: it saturates.
+        assert!(budget(Some(Duration::MAX), None) > Effort::new(1e12).unwrap());
+    }
+
     /// Perfect instance (zero-fragmentation plan exists) where no greedy
     /// variant reaches the max load.
     fn hard_perfect() -> Problem {
         generate(Kind::Perfect, 60, 2).problem
+    }
+
+    /// A random instance of 60 buffers, the first fixed at offset 777:
+    /// the search is not complete with fixed buffers, so auto does not
+    /// prove its plan optimal and stops when its budget is spent (boxing's
+    /// iterations), in about a sixth of a second per unit of effort on
+    /// the loaded 2-core development machine.
+    fn spends_its_budget() -> Problem {
+        let p = generate(Kind::Random, 60, 5).problem;
+        let mut buffers = p.buffers().to_vec();
+        buffers[0] = buffers[0].clone().fixed(777);
+        Problem::new(buffers, None).unwrap()
+    }
+
+    #[test]
+    fn the_same_seed_and_limit_give_the_same_plan() {
+        let p = spends_its_budget();
+        // 1 s of limit: effort 1, spent long before the clock passes.
+        let first = plan(&p, &limit_only(1.0)).unwrap();
+        let second = plan(&p, &limit_only(1.0)).unwrap();
+        for s in [&first, &second] {
+            assert_eq!(validate(&p, &s.plan), Ok(()));
+            assert_eq!(s.stopped, None, "cut by the clock, not by the effort");
+            assert!(!s.optimal);
+        }
+        assert_eq!(first.plan, second.plan);
+        assert_eq!(first.makespan, 1_096_477);
+        assert_eq!(first.found_by.as_deref(), Some("auto/search"));
+        // The same plan as the effort the limit converts to, without a
+        // limit: the limit set the budget, the clock did not cut.
+        let by_effort = plan(
+            &p,
+            &SolveOptions {
+                effort: Effort::new(EFFORT_PER_SECOND),
+                ..SolveOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(by_effort.plan, first.plan);
+        // Another seed, the same limit, twice: the same plan again.
+        let seeded = SolveOptions {
+            seed: 7,
+            ..limit_only(1.0)
+        };
+        let a = plan(&p, &seeded).unwrap();
+        let b = plan(&p, &seeded).unwrap();
+        assert_eq!((a.stopped, b.stopped), (None, None));
+        assert_eq!(a.plan, b.plan);
     }
 
     #[test]
