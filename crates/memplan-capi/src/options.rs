@@ -174,8 +174,9 @@ pub unsafe extern "C" fn memplan_options_set_time_limit(
 }
 
 /// Sets a work budget, `factor` times the default effort (default: none;
-/// `auto` then uses 1): search steps, boxing iterations and tela steps
-/// scaled to it, so that the plan is the same whatever the machine's load.
+/// `auto` then uses 1 per second of the time limit, else 1): search
+/// steps, boxing iterations and tela steps scaled to it, so that the plan
+/// is the same whatever the machine's load.
 /// With a budget, the time limit is only a safety cap
 /// (the result's `stopped` field says when it was hit).
 ///

@@ -129,7 +129,8 @@ def solve(
         time_limit: seconds (``None``, the default: no limit; ``auto`` then
             uses a 30 s safety cap; ``0`` with ``auto``: the greedy variants
             only). The defaults are the command line's and the C API's.
-            With an ``effort`` (``auto`` always has one) only a safety cap:
+            With an ``effort`` (``auto`` always has one: without ``effort``,
+            1 per second of the limit) only a safety cap:
             :attr:`Result.stopped` says when it cut the solve short.
         seed: seed of every random choice (``None``: 0; same seed, same
             plan unless a solver is cut short by the clock).
