@@ -26,7 +26,7 @@ use std::time::Duration;
 use crate::plan::Measured;
 use crate::problem::Problem;
 use crate::solver::{
-    Deadline, Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
+    Stop, Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
 };
 use crate::solvers::boxing::{Boxing, BoxingOptions};
 use crate::solvers::greedy::{self, First, Fit, Greedy, Order};
@@ -133,12 +133,12 @@ impl Solver for Auto {
             time_limit: Some(limit),
             ..options.clone()
         }
-        .deadline();
+        .stop();
         let stop = || {
             if limit.is_zero() {
                 options.cancel.is_raised()
             } else {
-                cap.passed()
+                cap.is_cut()
             }
         };
         // At scale under the caller's time limit, the default greedy plan
@@ -211,7 +211,7 @@ impl Auto {
         problem: &Problem,
         options: &SolveOptions,
         limit: Duration,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<Solution, SolveError> {
         let prepared = options.prepared(problem);
         let max_load = prepared.max_load;
@@ -221,7 +221,7 @@ impl Auto {
             if limit.is_zero() {
                 options.cancel.is_raised()
             } else {
-                deadline.passed()
+                deadline.is_cut()
             }
         });
         options.progress.improve(greedy_plan.makespan(problem));
@@ -239,7 +239,7 @@ impl Auto {
         if conclusive(problem, &best) || problem.is_empty() {
             return best;
         }
-        if limit.is_zero() || deadline.passed() {
+        if limit.is_zero() || deadline.is_cut() {
             return best.map_err(|e| clock_miss(e, options));
         }
         // The members start from the greedy plan (search, once more, does
@@ -285,7 +285,7 @@ impl Auto {
         problem: &Problem,
         options: &SolveOptions,
         effort: Effort,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<Solution, SolveError> {
         let boxing = Boxing {
             options: BoxingOptions {
@@ -377,7 +377,7 @@ impl Solver for Skylines {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.deadline();
+        let deadline = options.stop();
         let stopped = || SolveError::NotFound {
             capacity: problem.capacity.unwrap_or(0),
             reason: NotFoundReason::TimeLimit,
@@ -389,7 +389,7 @@ impl Solver for Skylines {
         // earlier order); an optimal plan ends the run, since the later
         // orders could only tie with it. A run cut by the safety cap keeps
         // the best plan of the orders done.
-        let stop = || deadline.passed();
+        let stop = || deadline.is_cut();
         let run = || {
             let mut best: Option<(Greedy, Measured)> = None;
             for &order in self.orders {
@@ -456,7 +456,7 @@ fn run_by_priority(
     problem: &Problem,
     options: &SolveOptions,
     members: &[&dyn Solver],
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Vec<Result<Solution, SolveError>> {
     let priorities = Priorities::new(members.len());
     std::thread::scope(|scope| {

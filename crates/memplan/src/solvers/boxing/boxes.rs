@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::dispose::drop_later;
-use crate::solver::Deadline;
+use crate::solver::Stop;
 
 use super::elementary::interval_coloring;
 use super::jobs::Job;
@@ -36,12 +36,12 @@ const POLL: usize = 1 << 16;
 fn partition_until(
     jobs: Vec<Job>,
     small: impl Fn(&Job) -> bool,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Option<(Vec<Job>, Vec<Job>)> {
     let n = jobs.len();
     let mut yes_count = 0;
     for (k, job) in jobs.iter().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if k % POLL == POLL - 1 && deadline.is_cut() {
             drop_later(jobs, n);
             return None;
         }
@@ -50,7 +50,7 @@ fn partition_until(
     let (mut yes, mut no) = (Vec::with_capacity(yes_count), Vec::with_capacity(n));
     let mut jobs = jobs.into_iter();
     for (k, job) in jobs.by_ref().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if k % POLL == POLL - 1 && deadline.is_cut() {
             drop_later((jobs, yes, no), n);
             return None;
         }
@@ -69,7 +69,7 @@ fn partition_until(
 /// at a time with `deadline` checked in between; false once it has passed
 /// (the rest of `from` freed on the disposal thread). Gathering boxes moves
 /// millions of jobs, tenths of a second in one go.
-fn append_until(to: &mut Vec<Job>, from: Vec<Job>, deadline: &Deadline) -> bool {
+fn append_until(to: &mut Vec<Job>, from: Vec<Job>, deadline: &Stop) -> bool {
     let n = from.len();
     to.reserve(n);
     let mut from = from.into_iter();
@@ -79,7 +79,7 @@ fn append_until(to: &mut Vec<Job>, from: Vec<Job>, deadline: &Deadline) -> bool 
         if to.len() == before {
             break;
         }
-        if deadline.passed() {
+        if deadline.is_cut() {
             drop_later(from, n);
             return false;
         }
@@ -96,7 +96,7 @@ pub(super) fn theorem_16(
     mut jobs: Vec<Job>,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Vec<Job> {
     let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
     let n = jobs.len();
@@ -135,7 +135,7 @@ fn corollary_15(
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Vec<Job> {
     let base = (1.0 + epsilon).ln();
     let rounded = |h: u64| -> u64 {
@@ -143,12 +143,12 @@ fn corollary_15(
         let r = (i * base).exp().floor() as u64;
         r.max(h)
     };
-    if deadline.passed() {
+    if deadline.is_cut() {
         let len = jobs.len();
         drop_later(jobs, len);
         return Vec::new();
     }
-    let Some(jobs) = sort_by_size_until(jobs, &|| deadline.passed()) else {
+    let Some(jobs) = sort_by_size_until(jobs, &|| deadline.is_cut()) else {
         return Vec::new();
     };
     // Split into size classes (consecutive after the sort).
@@ -156,7 +156,7 @@ fn corollary_15(
     let n = jobs.len();
     let mut jobs = jobs.into_iter();
     for (k, job) in jobs.by_ref().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if k % POLL == POLL - 1 && deadline.is_cut() {
             drop_later((jobs, classes), n);
             return Vec::new();
         }
@@ -181,7 +181,7 @@ fn corollary_15(
         .collect();
     // Stopped: the caller discards the boxes; gathering them would cost a
     // copy of millions of jobs.
-    if deadline.passed() {
+    if deadline.is_cut() {
         drop_later(per_class, usize::MAX);
         return Vec::new();
     }
@@ -255,13 +255,13 @@ fn theorem_2(
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
-    deadline: &Deadline,
+    deadline: &Stop,
     out: &mut Vec<Job>,
 ) {
     if jobs.is_empty() {
         return;
     }
-    if deadline.passed() {
+    if deadline.is_cut() {
         let len = jobs.len();
         drop_later(jobs, len);
         return;
@@ -271,7 +271,7 @@ fn theorem_2(
     // Counted first, then allocated once (see `partition_until`).
     let (mut live_count, mut before_count) = (0, 0);
     for (k, job) in jobs.iter().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if k % POLL == POLL - 1 && deadline.is_cut() {
             drop_later(jobs, n);
             return;
         }
@@ -283,7 +283,7 @@ fn theorem_2(
     let mut after = Vec::with_capacity(n - live_count - before_count);
     let mut jobs = jobs.into_iter();
     for (k, job) in jobs.by_ref().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if k % POLL == POLL - 1 && deadline.is_cut() {
             drop_later((jobs, live, before, after), n);
             return;
         }
@@ -321,7 +321,7 @@ fn theorem_2(
         // Stopped: the caller discards what was boxed, and gathering it
         // (a copy at every level of the recursion) would take tenths of a
         // second at millions of jobs.
-        if deadline.passed() {
+        if deadline.is_cut() {
             drop_later((a, b), usize::MAX);
             return;
         }
@@ -475,15 +475,15 @@ mod tests {
     fn append_and_partition_keep_order_or_stop() {
         let n = 2 * POLL + 3;
         let mut to = jobs(5);
-        assert!(append_until(&mut to, jobs(n), &Deadline::default()));
+        assert!(append_until(&mut to, jobs(n), &Stop::default()));
         let want: Vec<_> = key(&jobs(5)).into_iter().chain(key(&jobs(n))).collect();
         assert_eq!(key(&to), want);
-        let passed = Deadline::default().within(std::time::Duration::ZERO);
+        let passed = Stop::default().within(std::time::Duration::ZERO);
         let mut to = jobs(5);
         assert!(!append_until(&mut to, jobs(n), &passed));
         assert_eq!(to.len(), 5 + POLL);
         let small = |j: &Job| j.size < 40;
-        let (yes, no) = partition_until(jobs(n), small, &Deadline::default()).unwrap();
+        let (yes, no) = partition_until(jobs(n), small, &Stop::default()).unwrap();
         let (want_yes, want_no): (Vec<Job>, Vec<Job>) = jobs(n).into_iter().partition(small);
         assert_eq!((key(&yes), key(&no)), (key(&want_yes), key(&want_no)));
         assert!(no.capacity() >= n);
@@ -506,7 +506,7 @@ mod tests {
             }
             small(j)
         };
-        assert!(partition_until(jobs(n), raising, &options.deadline()).is_none());
+        assert!(partition_until(jobs(n), raising, &options.stop()).is_none());
         // Stopped at the second pass's first poll after the flag.
         assert_eq!(calls.load(Ordering::Relaxed), n + POLL - 1);
     }

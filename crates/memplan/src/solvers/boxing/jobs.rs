@@ -2,7 +2,7 @@
 //! height and a lifetime.
 
 use crate::dispose::drop_later;
-use crate::solver::Deadline;
+use crate::solver::Stop;
 
 /// What a job holds (idealloc §5.2: buffers and boxes are both jobs).
 #[derive(Clone, Debug)]
@@ -51,8 +51,8 @@ impl Job {
 /// what is left goes to the disposal thread ([`drop_later`]). (At
 /// millions of buffers, freeing the boxes of an iteration takes longer
 /// than a stop may wait.) Returns how many jobs it freed here.
-pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
-    if deadline.passed() {
+pub(super) fn free_until(jobs: Vec<Job>, deadline: &Stop) -> usize {
+    if deadline.is_cut() {
         drop_later(jobs, usize::MAX);
         return 0;
     }
@@ -69,7 +69,7 @@ pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
         drop(jobs);
         if unpolled >= FREE_POLL {
             unpolled = 0;
-            if deadline.passed() {
+            if deadline.is_cut() {
                 drop_later(stack, usize::MAX);
                 return freed;
             }
@@ -87,10 +87,10 @@ const FREE_POLL: usize = 1 << 14;
 /// once it has passed (the partial copy goes to the disposal thread). At
 /// 5M buffers the copy is a quarter of a gigabyte of fresh pages, a tenth
 /// of a second.
-pub(super) fn clone_until(jobs: &[Job], deadline: &Deadline) -> Option<Vec<Job>> {
+pub(super) fn clone_until(jobs: &[Job], deadline: &Stop) -> Option<Vec<Job>> {
     let mut copy = Vec::with_capacity(jobs.len());
     for chunk in jobs.chunks(FREE_POLL) {
-        if deadline.passed() {
+        if deadline.is_cut() {
             drop_later(copy, usize::MAX);
             return None;
         }
@@ -106,9 +106,9 @@ mod tests {
     #[test]
     fn clone_until_copies_unless_the_deadline_passed() {
         let jobs = tree(1, 3);
-        let copy = clone_until(&jobs, &Deadline::default()).unwrap();
+        let copy = clone_until(&jobs, &Stop::default()).unwrap();
         assert_eq!(format!("{copy:?}"), format!("{jobs:?}"));
-        let passed = Deadline::default().within(std::time::Duration::ZERO);
+        let passed = Stop::default().within(std::time::Duration::ZERO);
         assert!(clone_until(&jobs, &passed).is_none());
         // None, exactly one chunk, and across chunk boundaries.
         for len in [0, FREE_POLL, FREE_POLL + 1, 2 * FREE_POLL + 7] {
@@ -120,7 +120,7 @@ mod tests {
                     contents: Contents::Buffer(i as u32),
                 })
                 .collect();
-            let copy = clone_until(&jobs, &Deadline::default()).unwrap();
+            let copy = clone_until(&jobs, &Stop::default()).unwrap();
             assert_eq!(copy.len(), len);
             assert!(copy.iter().zip(&jobs).all(|(a, b)| a.size == b.size
                 && a.start == b.start
@@ -153,13 +153,13 @@ mod tests {
     fn freeing_a_tree_of_boxes_before_or_after_the_deadline() {
         use crate::solver::SolveOptions;
         let all = 16 + 16 * 16 + 16 * 16 * 16 + 16 * 16 * 16 * 16;
-        let never = SolveOptions::default().deadline();
+        let never = SolveOptions::default().stop();
         assert_eq!(free_until(tree(3, 16), &never), all);
         let passed = SolveOptions {
             time_limit: Some(std::time::Duration::ZERO),
             ..SolveOptions::default()
         }
-        .deadline();
+        .stop();
         assert_eq!(free_until(tree(3, 16), &passed), 0);
     }
 }

@@ -52,7 +52,7 @@ use crate::dispose::drop_later;
 use crate::geometry::sort::sort_until;
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
-use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{Stop, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 
 use boxes::theorem_16;
@@ -120,9 +120,9 @@ impl Solver for Boxing {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         // A cut leaves time to measure the plan.
-        let own = options.deadline();
+        let own = options.stop();
         let deadline = greedy::reserved(problem, &own);
-        let stop = || deadline.passed();
+        let stop = || deadline.is_cut();
         let settle = || greedy::settled(problem, &own);
         // How many iterations were abandoned is not counted: it depends on the
         // threads' timing (the shared best makespan), and a report says the
@@ -203,12 +203,12 @@ impl Solver for Boxing {
             Some(load) => load,
             // No time left for it: a weaker bound (the largest size, from
             // the pass that measures the plan).
-            None if deadline.passed() => 0,
+            None if deadline.is_cut() => 0,
             None => problem.max_load(),
         };
         // A plan over the capacity when the clock ran out: more time might
         // have found one.
-        let reason = if deadline.passed() {
+        let reason = if deadline.is_cut() {
             NotFoundReason::TimeLimit
         } else {
             NotFoundReason::Heuristic
@@ -235,7 +235,7 @@ impl Boxing {
         &self,
         problem: &Problem,
         options: &SolveOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
         placer: &Placer,
         mut best: Plan,
         max_load: u64,
@@ -252,14 +252,14 @@ impl Boxing {
         if best_makespan <= target || iterations == 0 {
             return best;
         }
-        let Some(prelude) = Prelude::new_until(problem, &|| deadline.passed()) else {
+        let Some(prelude) = Prelude::new_until(problem, &|| deadline.is_cut()) else {
             return best;
         };
         let shared_best = AtomicU64::new(best_makespan);
         let mut stopped = 0u64;
         let mut done = 0u32;
         while done < iterations && best_makespan > target {
-            if deadline.passed() {
+            if deadline.is_cut() {
                 break;
             }
             let round = (iterations - done).min(ROUND as u32);
@@ -348,9 +348,9 @@ fn iteration(
     seed: u64,
     size_classes: bool,
     best: &AtomicU64,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Outcome {
-    if deadline.passed() {
+    if deadline.is_cut() {
         return Outcome::Stopped;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -359,7 +359,7 @@ fn iteration(
     };
     let boxes = theorem_16(jobs, prelude.epsilon, &mut rng, deadline);
     // Also true when Theorem 2 gave up midway: `boxes` is then partial.
-    if deadline.passed() {
+    if deadline.is_cut() {
         drop_later(boxes, problem.len());
         return Outcome::Stopped;
     }
@@ -367,7 +367,7 @@ fn iteration(
     unbox_all(&boxes, 0, &mut sparse, &mut Halt::new(deadline));
     // Freeing the boxes takes a tenth of the iteration at 5M buffers.
     free_until(boxes, deadline);
-    if deadline.passed() {
+    if deadline.is_cut() {
         return Outcome::Stopped;
     }
     // Squeeze (§4): first-fit in increasing sparse offset, ties at random
@@ -394,17 +394,17 @@ fn iteration(
             )
         })
         .collect();
-    if !sort_until(&mut keyed, &|| deadline.passed()) {
+    if !sort_until(&mut keyed, &|| deadline.is_cut()) {
         return Outcome::Stopped;
     }
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
-    match placer.place_until(&order, Some(limit), &|| deadline.passed()) {
+    match placer.place_until(&order, Some(limit), &|| deadline.is_cut()) {
         Some(plan) => {
             best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
             Outcome::Placed(plan)
         }
-        None if deadline.passed() => Outcome::Stopped,
+        None if deadline.is_cut() => Outcome::Stopped,
         None => Outcome::Abandoned,
     }
 }
@@ -591,14 +591,14 @@ mod tests {
         let placer = Placer::new(p, Fit::FirstFit);
         let prelude = Prelude::new(p);
         let best = AtomicU64::new(u64::MAX);
-        let run = |deadline: &Deadline| iteration(&placer, p, &prelude, 9, true, &best, deadline);
-        assert!(matches!(run(&Deadline::default()), Outcome::Placed(_)));
+        let run = |deadline: &Stop| iteration(&placer, p, &prelude, 9, true, &best, deadline);
+        assert!(matches!(run(&Stop::default()), Outcome::Placed(_)));
         let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
         let cancelled = SolveOptions {
             cancel: crate::solver::Cancel::new(flag),
             ..SolveOptions::default()
         }
-        .deadline();
+        .stop();
         assert!(matches!(run(&cancelled), Outcome::Stopped));
         let order = greedy::order(p, greedy::Order::Size);
         assert!(placer.place_until(&order, None, &|| true).is_none());

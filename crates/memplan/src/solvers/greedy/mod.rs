@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use crate::plan::{Measured, Plan};
 use crate::solver::{
-    Deadline, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
+    Stop, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
 };
 
 /// The order in which buffers are placed. Ties always end on input order.
@@ -160,14 +160,14 @@ impl Solver for Greedy {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let own = options.deadline();
+        let own = options.stop();
         let deadline = reserved(problem, &own);
         let hurried = hurried(problem, &deadline);
-        let within = if own.can_pass() {
+        let within = if own.can_cut() {
             plan_within_beside(
                 problem,
                 *self,
-                &|| deadline.passed(),
+                &|| deadline.is_cut(),
                 &|| settled(problem, &own),
                 hurried,
             )
@@ -188,7 +188,7 @@ impl Solver for Greedy {
 /// of `problem`, estimated at 2 µs a buffer (the rate measured on random
 /// instances, in `docs/benchmarks.md`), so that [`plan_within_beside`]
 /// computes the bucketed plan beside it.
-pub(crate) fn hurried(problem: &Problem, deadline: &Deadline) -> bool {
+pub(crate) fn hurried(problem: &Problem, deadline: &Stop) -> bool {
     let need = std::time::Duration::from_nanos(2000u64.saturating_mul(problem.len() as u64));
     deadline.remaining().is_some_and(|left| left < need)
 }
@@ -206,7 +206,7 @@ pub const IMPROVE_AFTER_INTERRUPT_MAX: usize = 1 << 20;
 /// must return the plan in hand ([`plan_within_beside`]'s `settle`): the
 /// time limit has passed, or an interrupt came on more than
 /// [`IMPROVE_AFTER_INTERRUPT_MAX`] buffers.
-pub fn settled(problem: &Problem, deadline: &Deadline) -> bool {
+pub fn settled(problem: &Problem, deadline: &Stop) -> bool {
     settles(problem.len(), deadline.stopped())
 }
 
@@ -234,7 +234,7 @@ pub fn reserve(problem: &Problem) -> std::time::Duration {
 /// `deadline` brought forward by [`reserve`]: the deadline of work that
 /// must leave the time to answer after it (greedy's placement, the exact
 /// solvers' variants and setup).
-pub fn reserved(problem: &Problem, deadline: &Deadline) -> Deadline {
+pub fn reserved(problem: &Problem, deadline: &Stop) -> Stop {
     deadline.ahead(reserve(problem))
 }
 
@@ -245,12 +245,12 @@ pub fn reserved(problem: &Problem, deadline: &Deadline) -> Deadline {
 fn solution_of(
     problem: &Problem,
     within: Within,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Result<Solution, SolveError> {
     let (plan, fallback) = (within.plan, within.fallback);
     let max_load = match within.max_load {
         Some(load) => load,
-        None if deadline.passed() => 0,
+        None if deadline.is_cut() => 0,
         None => problem.max_load(),
     };
     let reason = if fallback > 0 {
@@ -301,7 +301,7 @@ pub enum First {
 /// whole of a second at 5M buffers, and a stop then had only the stacked
 /// plan, 30,000 times the max load). Without a deadline, or on smaller
 /// problems, [`First::Usual`].
-pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Deadline) -> First {
+pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Stop) -> First {
     greedy_first_from(problem, options, deadline, GREEDY_FIRST_MIN)
 }
 
@@ -309,14 +309,14 @@ pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Deadli
 fn greedy_first_from(
     problem: &Problem,
     options: &SolveOptions,
-    deadline: &Deadline,
+    deadline: &Stop,
     min: usize,
 ) -> First {
     if problem.len() < min || options.prepared.is_some() || deadline.remaining().is_none() {
         return First::Usual;
     }
     let ahead = reserved(problem, deadline);
-    let stop = || ahead.passed();
+    let stop = || ahead.is_cut();
     let settle = || settled(problem, deadline);
     let hurried = hurried(problem, &ahead);
     let within = plan_within_beside(problem, Greedy::default(), &stop, &settle, hurried);
@@ -353,7 +353,7 @@ fn greedy_first_from(
 pub fn exact_start(
     problem: &Problem,
     options: &SolveOptions,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
     exact_start_from(problem, options, deadline, GREEDY_FIRST_MIN)
 }
@@ -362,7 +362,7 @@ pub fn exact_start(
 fn exact_start_from(
     problem: &Problem,
     options: &SolveOptions,
-    deadline: &Deadline,
+    deadline: &Stop,
     min: usize,
 ) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
     match greedy_first_from(problem, options, deadline, min) {
@@ -386,18 +386,18 @@ fn exact_start_from(
             // beside the bounds: their sorts take long at millions of
             // buffers, and the plan's pass made after a stop would take
             // most of what a stop may wait.
-            let prestack = deadline.can_pass()
+            let prestack = deadline.can_cut()
                 && options.prepared.is_none()
                 && problem.len() > fallback::BUCKETED_MAX;
             // The stacked plan first, on this thread (see `plan_within`).
             let (prestacked, prepared) = rayon::join(
                 || prestack.then(|| fallback::stacked_measured(problem)),
-                || options.prepared_until(problem, &|| deadline.passed()),
+                || options.prepared_until(problem, &|| deadline.is_cut()),
             );
             match prepared {
                 // Done before the stop (or nothing made ahead): the solver
                 // goes on.
-                Some(prepared) if prestacked.is_none() || !deadline.passed() => {
+                Some(prepared) if prestacked.is_none() || !deadline.is_cut() => {
                     crate::dispose::drop_later(prestacked, problem.len());
                     Ok((prepared, None))
                 }
@@ -423,7 +423,7 @@ pub fn at_least(
     problem: &Problem,
     floor: Option<Plan>,
     max_load: u64,
-    deadline: &Deadline,
+    deadline: &Stop,
     result: Result<Solution, SolveError>,
 ) -> Result<Solution, SolveError> {
     let Some(floor) = floor.filter(|_| deadline.stopped().is_some()) else {
@@ -466,7 +466,7 @@ pub fn at_least(
 /// bounds (millions of buffers): the default greedy's plan within that
 /// deadline (next to none left), with the weakest bound (the largest size,
 /// from the pass that measures the plan) and the stop recorded.
-pub fn plan_of_no_time(problem: &Problem, deadline: &Deadline) -> Result<Solution, SolveError> {
+pub fn plan_of_no_time(problem: &Problem, deadline: &Stop) -> Result<Solution, SolveError> {
     plan_of_no_time_given(problem, deadline, 0, None)
 }
 
@@ -476,13 +476,13 @@ pub fn plan_of_no_time(problem: &Problem, deadline: &Deadline) -> Result<Solutio
 /// buffers).
 fn plan_of_no_time_given(
     problem: &Problem,
-    deadline: &Deadline,
+    deadline: &Stop,
     max_load: u64,
     prestacked: Option<fallback::Stacked>,
 ) -> Result<Solution, SolveError> {
     let within = match prestacked {
         Some(stacked) => Within::stacked(stacked),
-        None => plan_within(problem, Greedy::default(), &|| deadline.passed()),
+        None => plan_within(problem, Greedy::default(), &|| deadline.is_cut()),
     };
     // The stacked plan comes measured: no second pass over the buffers.
     let best = Measured {
@@ -529,12 +529,12 @@ mod tests {
             let free = Greedy::default()
                 .solve(&p, &SolveOptions::default())
                 .unwrap();
-            assert!(!SolveOptions::default().deadline().can_pass());
+            assert!(!SolveOptions::default().stop().can_cut());
             let flag = SolveOptions {
                 cancel: crate::solver::Cancel::new(Arc::new(AtomicBool::new(false))),
                 ..SolveOptions::default()
             };
-            assert!(flag.deadline().can_pass());
+            assert!(flag.stop().can_cut());
             let watched = Greedy::default().solve(&p, &flag).unwrap();
             assert_eq!(free.plan, watched.plan);
             assert_eq!(free.lower_bound, p.max_load());
@@ -765,7 +765,7 @@ mod tests {
         use std::time::Duration;
         let p = mixed(crate::generate::Kind::Random, 3000);
         let first =
-            |options: &SolveOptions, min| greedy_first_from(&p, options, &options.deadline(), min);
+            |options: &SolveOptions, min| greedy_first_from(&p, options, &options.stop(), min);
         let limited = |seconds| SolveOptions {
             time_limit: Some(Duration::from_secs(seconds)),
             ..SolveOptions::default()
@@ -816,7 +816,7 @@ mod tests {
             time_limit: Some(Duration::from_secs(100)),
             ..SolveOptions::default()
         };
-        let deadline = limited.deadline();
+        let deadline = limited.stop();
         // A trace: greedy reaches the max load on it.
         let perfect = crate::generate::generate(crate::generate::Kind::Trace, 2000, 1).problem;
         let greedy = Greedy::default().solve(&perfect, &limited).unwrap();
@@ -875,13 +875,13 @@ mod tests {
             cancel: raised,
             ..SolveOptions::default()
         };
-        assert!(!settled(&p, &interrupted.deadline()));
+        assert!(!settled(&p, &interrupted.stop()));
         let passed = SolveOptions {
             time_limit: Some(std::time::Duration::ZERO),
             ..SolveOptions::default()
         };
-        assert!(settled(&p, &passed.deadline()));
-        assert!(!settled(&p, &SolveOptions::default().deadline()));
+        assert!(settled(&p, &passed.stop()));
+        assert!(!settled(&p, &SolveOptions::default().stop()));
     }
 
     /// The floor replaces a result only once the deadline has passed, and
@@ -903,8 +903,8 @@ mod tests {
             time_limit: Some(Duration::ZERO),
             ..SolveOptions::default()
         }
-        .deadline();
-        let open = SolveOptions::default().deadline();
+        .stop();
+        let open = SolveOptions::default().stop();
         let floor = Some(good.plan.clone());
         // Not cut: untouched.
         let kept = at_least(&p, floor.clone(), load, &open, Ok(worse.clone())).unwrap();

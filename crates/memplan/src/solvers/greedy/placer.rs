@@ -1224,7 +1224,7 @@ fn placer_and_order<'p>(
 /// has the bucketed one instead, orders of magnitude lower on random
 /// instances. The bucketed plan gives up
 /// once the greedy plan is done, or at the stop. `stop` is the caller's
-/// deadline brought forward ([`Deadline::ahead`](crate::solver::Deadline::ahead)),
+/// deadline brought forward ([`Stop::ahead`](crate::solver::Stop::ahead)),
 /// `settle` its own: a cut placement may use the time between them to
 /// improve on the fallback's plan (see [`Placer::place_within`]).
 pub fn plan_within_beside<'p>(

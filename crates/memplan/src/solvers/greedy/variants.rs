@@ -9,7 +9,7 @@ use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
 use crate::plan::{Measured, Plan};
 use crate::problem::{Buffer, Problem};
-use crate::solver::Deadline;
+use crate::solver::Stop;
 
 use crate::geometry::sort::{collect_until, sort_until};
 
@@ -149,10 +149,10 @@ fn best_variant_from(
 pub fn best_variant_plan(
     problem: &Problem,
     default: Option<&Plan>,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Measured {
     let ahead = super::reserved(problem, deadline);
-    let stop = || ahead.passed();
+    let stop = || ahead.is_cut();
     match default {
         Some(plan) => best_variant_from(problem, plan.clone(), &stop).1,
         None => best_variant_measured(problem, &stop).1,
@@ -288,7 +288,7 @@ mod tests {
             // Compared with the others, the best plan comes measured.
             let makespan = plan.makespan(&p);
             assert_eq!(from.makespan, Some(makespan), "{kind:?}");
-            let never_deadline = crate::solver::SolveOptions::default().deadline();
+            let never_deadline = crate::solver::SolveOptions::default().stop();
             for default in [Some(&default), None] {
                 let best = best_variant_plan(&p, default, &never_deadline);
                 assert_eq!(best, Measured::new(plan.clone(), makespan), "{kind:?}");

@@ -20,7 +20,7 @@ impl State<'_> {
         self.steps += 1;
         // Steps cost O(buffers): look at the clock at every step of large
         // groups, every 256 steps of small ones.
-        if (self.steps % 256 == 0 || self.g.size.len() > 2048) && self.deadline.passed() {
+        if (self.steps % 256 == 0 || self.g.size.len() > 2048) && self.deadline.is_cut() {
             self.timed_out = true;
             return Some(Outcome::OutOfTime);
         }
@@ -105,7 +105,7 @@ impl State<'_> {
         if opts.section_inference && !candidates.is_empty() {
             let feasible = self.sections_feasible(lo, hi, top, candidates, opts.dynamic_order);
             // On large groups one node can take a while: look at the clock.
-            if self.g.size.len() > 2048 && self.deadline.passed() {
+            if self.g.size.len() > 2048 && self.deadline.is_cut() {
                 self.timed_out = true;
                 return Outcome::OutOfTime;
             }

@@ -7,7 +7,7 @@ use crate::buffer::BufferIdx;
 use crate::geometry::groups::TimeGroups;
 use crate::geometry::sweep::{overlap_csr, section_loads, section_spans_until, MaxTree};
 use crate::problem::{Buffer, Problem};
-use crate::solver::Deadline;
+use crate::solver::Stop;
 
 /// The independent time groups of a problem, each searched on its own.
 pub(super) struct Groups {
@@ -20,13 +20,13 @@ pub(super) struct Groups {
 impl Groups {
     /// The groups' data; `None` when the deadline passes first (instances
     /// of many thousands of buffers).
-    pub(super) fn new(problem: &Problem, decompose: bool, deadline: &Deadline) -> Option<Self> {
+    pub(super) fn new(problem: &Problem, decompose: bool, deadline: &Stop) -> Option<Self> {
         // The greedy plan before may have used the whole budget.
-        if deadline.passed() {
+        if deadline.is_cut() {
             return None;
         }
         let members = if decompose {
-            TimeGroups::new_until(problem.buffers(), 1, &|| deadline.passed())?
+            TimeGroups::new_until(problem.buffers(), 1, &|| deadline.is_cut())?
         } else {
             TimeGroups::single(problem.len())
         };
@@ -117,7 +117,7 @@ impl Group {
     pub(super) fn new(
         problem: &Problem,
         members: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Option<Self> {
         if problem.has_gaps() {
             return Self::with_gaps(problem, members, deadline);
@@ -125,7 +125,7 @@ impl Group {
         let buffers = problem.buffers();
         let (members, free) = split_members(buffers, members);
         let buf = |i: usize| &buffers[members[free[i]].0.index()];
-        let stop = || deadline.passed();
+        let stop = || deadline.is_cut();
         // Sections of every member (fixed ones too), kept for free buffers
         // (their sort polls the clock: tens of milliseconds at 1M buffers).
         let (spans, section_count) =
@@ -174,7 +174,7 @@ impl Group {
     pub(super) fn with_gaps(
         problem: &Problem,
         members: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Option<Self> {
         let buffers = problem.buffers();
         let (members, free) = split_members(buffers, members);
@@ -369,7 +369,7 @@ fn meeting_pieces(
     n: usize,
     piece_start: &[u32],
     pieces: &[(u32, u32, u64, u64)],
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Option<(Vec<u32>, Vec<u32>, Vec<u64>)> {
     // Meeting pieces, by a sweep in start order: (i, j, effective size
     // of i below j), both ways, the highest per pair.
@@ -382,7 +382,7 @@ fn meeting_pieces(
     by_start.sort_unstable();
     let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
     for (a, &(_, i, k)) in by_start.iter().enumerate() {
-        if a % 128 == 0 && deadline.passed() {
+        if a % 128 == 0 && deadline.is_cut() {
             return None;
         }
         let (_, end, ilo, ihi) = pieces[k as usize];

@@ -266,7 +266,7 @@ fn propagation_never_cuts_off_a_plan(p: &Problem, order_seed: u64) -> Result<(),
     use rand::seq::SliceRandom;
     let (opt, plan) = brute_force_plan(p);
     let p = p.clone().with_capacity(Some(opt));
-    let deadline = SolveOptions::default().deadline();
+    let deadline = SolveOptions::default().stop();
     for own_floors in [false, true] {
         let options = TelaOptions {
             own_floors,
