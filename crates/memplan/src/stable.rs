@@ -204,7 +204,7 @@ impl Neighbourhood {
         for b in keep {
             chosen[b.index()] = true;
         }
-        let occ = Occupancy::of_buffers(buffers, usize::MAX);
+        let occ = crate::stop::uncut(|never| Occupancy::of_buffers(buffers, usize::MAX, never));
         let mut stamps = occ.stamps();
         for b in keep {
             stamps[occ.position(b.0) as usize].1 = 0;

@@ -43,7 +43,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
-use crate::solver::{Stop, NotFoundReason, SolveError, SolveOptions, Stopped};
+use crate::solver::{NotFoundReason, SolveError, SolveOptions, Stop, Stopped};
 use crate::solvers::auto::Auto;
 
 use super::bounds::Infeasible;

@@ -3,12 +3,11 @@
 pub mod hulls;
 mod prepared;
 mod solution;
-mod stop;
 pub mod zero_size;
 
+pub use crate::stop::{uncut, Cancel, Cut, Poll, Stop, Stopped};
 pub use prepared::{starting_plan, Prepared};
-pub use solution::{NotFoundReason, Solution, SolveError, Stopped};
-pub use stop::{Cancel, Cut, Poll, Stop};
+pub use solution::{NotFoundReason, Solution, SolveError};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -51,24 +50,11 @@ pub struct SolveOptions {
 
 impl SolveOptions {
     /// The prepared facts of `problem`: the caller's, else computed now
-    /// (bounds only).
-    pub fn prepared(&self, problem: &Problem) -> Arc<Prepared> {
+    /// (bounds only; `Err` once `stop` cuts while computing them).
+    pub fn prepared(&self, problem: &Problem, stop: &Stop) -> Result<Arc<Prepared>, Cut> {
         match &self.prepared {
-            Some(p) => p.clone(),
-            None => Arc::new(Prepared::bounds(problem)),
-        }
-    }
-
-    /// [`SolveOptions::prepared`] that gives up (`None`) once `stop()`
-    /// holds while computing them.
-    pub fn prepared_until(
-        &self,
-        problem: &Problem,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Arc<Prepared>> {
-        match &self.prepared {
-            Some(p) => Some(p.clone()),
-            None => Prepared::bounds_until(problem, stop).map(Arc::new),
+            Some(p) => Ok(p.clone()),
+            None => Prepared::bounds(problem, stop).map(Arc::new),
         }
     }
 
@@ -512,7 +498,7 @@ mod tests {
             seen: Mutex::new(Vec::new()),
         };
         let options = SolveOptions {
-            prepared: Some(Arc::new(Prepared::bounds(problem))),
+            prepared: Some(Arc::new(Prepared::bounds(problem, &Stop::never()).unwrap())),
             ignore_hints,
             ..SolveOptions::default()
         };

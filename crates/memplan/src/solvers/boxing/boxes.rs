@@ -148,7 +148,7 @@ fn corollary_15(
         drop_later(jobs, len);
         return Vec::new();
     }
-    let Some(jobs) = sort_by_size_until(jobs, &|| deadline.is_cut()) else {
+    let Some(jobs) = sort_by_size_until(jobs, &deadline) else {
         return Vec::new();
     };
     // Split into size classes (consecutive after the sort).
@@ -200,18 +200,18 @@ fn corollary_15(
 /// own (tenths of a second at millions of jobs).
 const SORT_APART_JOBS: usize = 1 << 16;
 
-/// How often [`sort_by_size_until`] polls `stop()` while the sort runs.
+/// How often [`sort_by_size_until`] polls `stop.is_cut()` while the sort runs.
 const SORT_POLL: Duration = Duration::from_millis(2);
 
-/// `jobs` by size (`sort_unstable_by_key`), or `None` once `stop()` holds.
+/// `jobs` by size (`sort_unstable_by_key`), or `None` once `stop.is_cut()` holds.
 /// The plans depend on the order of jobs of equal size, which is that
 /// unstable sort's own, so the sort cannot be swapped for one that polls
 /// ([`crate::geometry::sort::sort_until`] orders ties otherwise): from
 /// [`SORT_APART_JOBS`] jobs, it runs on a thread of its own while this one
-/// polls `stop()`, and a stop abandons it (the thread ends with its sort,
+/// polls `stop.is_cut()`, and a stop abandons it (the thread ends with its sort,
 /// its result dropped). Below, or if no thread can be started, it runs
 /// here.
-fn sort_by_size_until(mut jobs: Vec<Job>, stop: &(dyn Fn() -> bool + Sync)) -> Option<Vec<Job>> {
+fn sort_by_size_until(mut jobs: Vec<Job>, stop: &Stop) -> Option<Vec<Job>> {
     if jobs.len() < SORT_APART_JOBS {
         jobs.sort_unstable_by_key(|j| j.size);
         return Some(jobs);
@@ -237,7 +237,7 @@ fn sort_by_size_until(mut jobs: Vec<Job>, stop: &(dyn Fn() -> bool + Sync)) -> O
     loop {
         match receive.recv_timeout(SORT_POLL) {
             Ok(jobs) => return Some(jobs),
-            Err(RecvTimeoutError::Timeout) if !stop() => continue,
+            Err(RecvTimeoutError::Timeout) if !stop.is_cut() => continue,
             Err(_) => return None,
         }
     }
@@ -450,7 +450,6 @@ fn box_rows(jobs: Vec<Job>, per_box: u64, box_height: u64, out: &mut Vec<Job>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Jobs with many equal sizes, so that the order of ties shows.
     fn jobs(n: usize) -> Vec<Job> {
@@ -519,11 +518,10 @@ mod tests {
         for n in [100, SORT_APART_JOBS + 5] {
             let mut want = jobs(n);
             want.sort_unstable_by_key(|j| j.size);
-            let got = sort_by_size_until(jobs(n), &|| false).unwrap();
+            let got = sort_by_size_until(jobs(n), &Stop::never()).unwrap();
             assert_eq!(key(&got), key(&want), "{n}");
             for cut in 0..3 {
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let stop = Stop::after_looks(cut as u64);
                 if let Some(got) = sort_by_size_until(jobs(n), &stop) {
                     assert_eq!(key(&got), key(&want), "{n} cut {cut}");
                 }

@@ -49,10 +49,10 @@ use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
-use crate::geometry::sort::sort_until;
+use crate::geometry::sort::sort;
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
-use crate::solver::{Stop, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stop};
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 
 use boxes::theorem_16;
@@ -122,8 +122,8 @@ impl Solver for Boxing {
         // A cut leaves time to measure the plan.
         let own = options.stop();
         let deadline = greedy::reserved(problem, &own);
-        let stop = || deadline.is_cut();
-        let settle = || greedy::settled(problem, &own);
+        let stop = deadline.clone();
+        let settle = greedy::settle(problem, &own);
         // How many iterations were abandoned is not counted: it depends on the
         // threads' timing (the shared best makespan), and a report says the
         // same for the same options and seed.
@@ -252,7 +252,7 @@ impl Boxing {
         if best_makespan <= target || iterations == 0 {
             return best;
         }
-        let Some(prelude) = Prelude::new_until(problem, &|| deadline.is_cut()) else {
+        let Some(prelude) = Prelude::new_until(problem, &deadline) else {
             return best;
         };
         let shared_best = AtomicU64::new(best_makespan);
@@ -394,12 +394,12 @@ fn iteration(
             )
         })
         .collect();
-    if !sort_until(&mut keyed, &|| deadline.is_cut()) {
+    if sort(&mut keyed, deadline).is_err() {
         return Outcome::Stopped;
     }
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
-    match placer.place_until(&order, Some(limit), &|| deadline.is_cut()) {
+    match placer.place_until(&order, Some(limit), &deadline) {
         Some(plan) => {
             best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
             Outcome::Placed(plan)
@@ -600,10 +600,12 @@ mod tests {
         }
         .stop();
         assert!(matches!(run(&cancelled), Outcome::Stopped));
-        let order = greedy::order(p, greedy::Order::Size);
-        assert!(placer.place_until(&order, None, &|| true).is_none());
+        let order = greedy::order(p, greedy::Order::Size, &Stop::never()).unwrap();
+        assert!(placer
+            .place_until(&order, None, &Stop::after_looks(0))
+            .is_none());
         assert_eq!(
-            placer.place_until(&order, None, &|| false),
+            placer.place_until(&order, None, &Stop::never()),
             placer.place(&order, None)
         );
     }

@@ -2,12 +2,13 @@
 //! calibration of ε by simulating Theorem 16's rounds on the heights.
 
 use crate::dispose::drop_later;
-use crate::geometry::sort::{collect_until, sort_until};
+use crate::geometry::sort::{collect, sort};
 use crate::problem::Problem;
+use crate::stop::Stop;
 
 use super::jobs::{Contents, Job};
 
-/// Buffers between two polls of `stop()` in [`Prelude::new_until`].
+/// Buffers between two polls of `stop.is_cut()` in [`Prelude::new_until`].
 const POLL: usize = 1 << 16;
 
 /// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
@@ -29,25 +30,22 @@ impl Prelude {
     /// Inequality 12 and calibrates ε (§5.6).
     #[cfg(test)]
     pub(super) fn new(problem: &Problem) -> Prelude {
-        Self::new_until(problem, &|| false).unwrap_or(Prelude {
+        Self::new_until(problem, &Stop::never()).unwrap_or(Prelude {
             jobs: Vec::new(),
             epsilon: 1.0,
         })
     }
 
-    /// [`Prelude::new`] that gives up (`None`) once `stop()` holds (polled
+    /// [`Prelude::new`] that gives up (`None`) once `stop.is_cut()` holds (polled
     /// every `POLL` buffers of the jobs, in the collect and the sort of
     /// the heights).
-    pub(super) fn new_until(
-        problem: &Problem,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Prelude> {
-        // In chunks that poll `stop()`: at millions of buffers the jobs
+    pub(super) fn new_until(problem: &Problem, stop: &Stop) -> Option<Prelude> {
+        // In chunks that poll `stop.is_cut()`: at millions of buffers the jobs
         // take a tenth of a second (and a stop must be answered within it).
         let buffers = problem.buffers();
         let mut jobs: Vec<Job> = Vec::new();
         for (k, chunk) in buffers.chunks(POLL).enumerate() {
-            if stop() {
+            if stop.is_cut() {
                 drop_later(jobs, buffers.len());
                 return None;
             }
@@ -79,11 +77,11 @@ impl Prelude {
                 contents: Contents::Dummy,
             });
         }
-        let Some(mut heights) = collect_until(jobs.len(), |i| jobs[i].size, stop) else {
+        let Ok(mut heights) = collect(jobs.len(), |i| jobs[i].size, stop) else {
             drop_later(jobs, buffers.len());
             return None;
         };
-        if !sort_until(&mut heights, stop) {
+        if sort(&mut heights, stop).is_err() {
             drop_later((jobs, heights), buffers.len());
             return None;
         }
@@ -201,7 +199,6 @@ mod tests {
     /// and the jobs of an uncut prelude are the free buffers, in order.
     #[test]
     fn stops_at_any_poll_of_the_jobs() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         let n = 2 * POLL + 5;
         let buffers: Vec<crate::Buffer> = (0..n as u64)
             .map(|i| {
@@ -214,18 +211,13 @@ mod tests {
             })
             .collect();
         let p = Problem::new(buffers, None).unwrap();
-        let counted = AtomicUsize::new(0);
-        let full = Prelude::new_until(&p, &|| {
-            counted.fetch_add(1, Ordering::Relaxed);
-            false
-        })
-        .unwrap();
-        let polls = counted.load(Ordering::Relaxed);
+        let counted = Stop::after_looks(u64::MAX);
+        let full = Prelude::new_until(&p, &counted).unwrap();
+        let polls = (u64::MAX - counted.looks_left().unwrap()) as usize;
         // Three chunks of jobs, then the heights' collect and sort.
         assert!(polls > 3, "{polls}");
         for cut in 0..polls {
-            let seen = AtomicUsize::new(0);
-            let stop = || seen.fetch_add(1, Ordering::Relaxed) >= cut;
+            let stop = Stop::after_looks(cut as u64);
             assert!(Prelude::new_until(&p, &stop).is_none(), "cut at poll {cut}");
         }
         let free: Vec<u32> = (0..n as u32).filter(|i| i % 1000 != 0).collect();

@@ -99,7 +99,10 @@ fn place_job(job: &Job, w: u64, sparse: &mut [u64], halt: &mut Halt) {
 /// Fig. 6 line 5, Overlap(J): true when two of `jobs` are alive at the
 /// same time.
 fn any_overlap(jobs: &[Job]) -> bool {
-    overlapping(jobs.iter().map(|j| (j.start, j.end)).collect(), &|| false)
+    overlapping(
+        jobs.iter().map(|j| (j.start, j.end)).collect(),
+        &Stop::never(),
+    )
 }
 
 #[cfg(test)]

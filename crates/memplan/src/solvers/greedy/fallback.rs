@@ -14,7 +14,8 @@
 //! wrong: the first-fit placement it completes is the real plan.
 
 use crate::dispose::drop_later;
-use std::time::{Duration, Instant};
+use crate::stop::{Cancel, Stop};
+use std::time::Duration;
 
 use rayon::prelude::*;
 
@@ -26,17 +27,6 @@ use crate::problem::Problem;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
-
-/// Buffers handled between two polls of `stop()` in the passes of
-/// [`bucketed_until`].
-const POLL: usize = 1 << 16;
-
-/// Positions coloured between two polls of `stop()` in [`colour`]: each
-/// costs a few cache misses at millions of buffers, so they are polled
-/// more often than the other passes: with [`POLL`] positions between
-/// polls, a stop waited a large share of what it may wait (figures in
-/// `docs/benchmarks.md`).
-const COLOUR_POLL: usize = 1 << 13;
 
 /// The slots of one size class.
 struct Class {
@@ -102,21 +92,16 @@ enum Coloured {
     Done(Colouring),
     /// Absurdly many classes.
     TooManyClasses,
-    /// `stop()` held at a poll.
+    /// `stop.is_cut()` held at a poll.
     Stopped,
 }
 
 /// Interval colouring by size class of the `n` positions that `item`
 /// gives (`None`: left out), visited in non-decreasing start: a slot
 /// freed at an item's end is reused by an item starting at or after it.
-/// Ends are at most `times`. `stop()` is polled every [`COLOUR_POLL`]
+/// Ends are at most `times`. The token is checked every [`Stop::EVERY_COSTLY`]
 /// positions.
-fn colour(
-    times: usize,
-    n: usize,
-    item: impl Fn(usize) -> Option<Item>,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Coloured {
+fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>, stop: &Stop) -> Coloured {
     // Positions ending at each time (linked through `next`), to free their
     // slots when the sweep reaches it.
     let mut ending = vec![NONE; times + 1];
@@ -131,7 +116,9 @@ fn colour(
     let mut by_log = [u16::MAX; 64];
     let (mut released, mut count) = (0usize, 0usize);
     for p in 0..n {
-        if p % COLOUR_POLL == 0 && stop() {
+        // A position costs a few cache misses at millions of buffers: a
+        // costly unit.
+        if stop.every_costly(p).is_err() {
             // Freeing a hundred megabytes at millions of buffers takes
             // tens of milliseconds: not on the stop's path.
             drop_later((ending, next, class_of, slot_of, classes), n);
@@ -217,17 +204,17 @@ pub fn complete(
     alignment: &dyn Fn(u32) -> u64,
 ) -> usize {
     // Unreachable: nothing stops it.
-    complete_until(occupancy, ranges, placed, alignment, &|| false).unwrap_or(0)
+    complete_until(occupancy, ranges, placed, alignment, &Stop::never()).unwrap_or(0)
 }
 
-/// [`complete`] that gives up (`None`, `ranges` unchanged) once `stop()`
-/// holds, polled every `COLOUR_POLL` (8,192) buffers of its colouring.
+/// [`complete`] that gives up (`None`, `ranges` unchanged) once `stop.is_cut()`
+/// holds, checked every [`Stop::EVERY_COSTLY`] buffers of its colouring.
 pub fn complete_until(
     occupancy: &Occupancy,
     ranges: &mut [(u64, u64)],
     placed: &[bool],
     alignment: &dyn Fn(u32) -> u64,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<usize> {
     let n = ranges.len();
     let base = ranges
@@ -237,7 +224,7 @@ pub fn complete_until(
         .map(|(r, _)| r.1)
         .max()
         .unwrap_or(0);
-    if stop() {
+    if stop.is_cut() {
         return None;
     }
     // Absurdly many classes, or columns past 2^64 (sizes near the limit
@@ -279,7 +266,7 @@ impl Columns {
 /// [`complete_until`] with no buffer placed but the fixed ones, from the
 /// sizes by position of `occupancy` (`fixed[p]`: left out) and the
 /// highest fixed end `fixed_end`: the same offsets, as [`Columns`].
-/// `None` once `stop()` holds (polled every [`COLOUR_POLL`] positions);
+/// `None` once `stop.is_cut()` holds (checked every [`Stop::EVERY_COSTLY`] positions);
 /// `Some(None)` where [`complete_until`] stacks instead (absurdly many
 /// classes, columns past 2^64).
 pub(crate) fn columns_until(
@@ -288,7 +275,7 @@ pub(crate) fn columns_until(
     fixed: &[bool],
     alignment: &dyn Fn(u32) -> u64,
     fixed_end: u64,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<Option<Columns>> {
     let size = |p: usize| (!fixed[p]).then(|| sizes[p]);
     columns_of(occupancy, sizes.len(), size, alignment, fixed_end, stop)
@@ -296,7 +283,7 @@ pub(crate) fn columns_until(
 
 /// The colouring of the `n` positions of `occupancy` that `size` gives a
 /// size (`None`: left out), its columns stacked from `base`: `None` once
-/// `stop()` holds, `Some(None)` with absurdly many classes or columns
+/// `stop.is_cut()` holds, `Some(None)` with absurdly many classes or columns
 /// past 2^64.
 fn columns_of(
     occupancy: &Occupancy,
@@ -304,7 +291,7 @@ fn columns_of(
     size: impl Fn(usize) -> Option<u64>,
     alignment: &dyn Fn(u32) -> u64,
     base: u64,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<Option<Columns>> {
     let item = |p: usize| {
         size(p).map(|size| {
@@ -348,16 +335,13 @@ struct Record {
 /// ones).
 pub fn bucketed(problem: &Problem) -> (Plan, usize) {
     // Nothing stops it: always a plan.
-    bucketed_until(problem, &|| false).unwrap_or_else(|| stacked(problem))
+    bucketed_until(problem, &Stop::never()).unwrap_or_else(|| stacked(problem))
 }
 
-/// [`bucketed`] that gives up (`None`) once `stop()` holds, polled between
-/// its passes and every `POLL` (65,536) buffers within them.
-pub fn bucketed_until(
-    problem: &Problem,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Plan, usize)> {
-    if stop() {
+/// [`bucketed`] that gives up (`None`) once `stop.is_cut()` holds, polled between
+/// its passes and every [`Stop::EVERY`] buffers within them.
+pub fn bucketed_until(problem: &Problem, stop: &Stop) -> Option<(Plan, usize)> {
+    if stop.is_cut() {
         return None;
     }
     let buffers = problem.buffers();
@@ -397,7 +381,7 @@ pub fn bucketed_until(
     let mut low = vec![0u32; digits + 1];
     let mut high = vec![0u32; digits + 1];
     for (i, b) in buffers.iter().enumerate() {
-        if i % POLL == 0 && stop() {
+        if stop.every(i).is_err() {
             return None;
         }
         if b.fixed_offset.is_none() {
@@ -411,7 +395,7 @@ pub fn bucketed_until(
     let count = low[digits] as usize;
     let mut by_low = vec![Record::default(); count];
     for (i, b) in buffers.iter().enumerate() {
-        if i % POLL == 0 && stop() {
+        if stop.every(i).is_err() {
             return None;
         }
         if let Some(o) = b.fixed_offset {
@@ -433,7 +417,7 @@ pub fn bucketed_until(
     }
     let mut records = vec![Record::default(); count];
     for (k, r) in by_low.iter().enumerate() {
-        if k % POLL == 0 && stop() {
+        if stop.every(k).is_err() {
             return None;
         }
         let at = &mut high[(r.item.start >> bits) as usize];
@@ -479,8 +463,7 @@ pub fn bucketed_or_stacked(problem: &Problem) -> (Plan, usize) {
 
 /// [`bucketed_or_stacked`] with `grace` for the bucketed plan.
 pub(crate) fn bucketed_within(problem: &Problem, grace: Duration) -> (Plan, usize) {
-    let started = Instant::now();
-    let give_up = || started.elapsed() >= grace;
+    let give_up = Stop::after(Some(grace), Cancel::default());
     // Both cores are free after a stop: the stacked plan beside.
     let (bucketed, stacked) = rayon::join(
         || bucketed_until(problem, &give_up),
@@ -676,7 +659,7 @@ mod tests {
     /// Completes `offsets` (by buffer) where `placed` (by buffer) is false.
     fn complete_plan(p: &Problem, placed: &[bool], offsets: &[u64]) -> (Plan, usize) {
         let spans: Vec<Span> = p.buffers().iter().map(Span::from).collect();
-        let occupancy = Occupancy::new(&spans, usize::MAX);
+        let occupancy = Occupancy::new(&spans, usize::MAX, &Stop::never()).unwrap();
         let at = |q: u32| occupancy.buffer_at(q) as usize;
         let mut ranges: Vec<(u64, u64)> = (0..p.len() as u32)
             .map(|q| (offsets[at(q)], offsets[at(q)] + p.buffers()[at(q)].size))
@@ -697,7 +680,12 @@ mod tests {
             let p = generate(kind, 600, 4).problem;
             let full = crate::solvers::greedy::place(
                 &p,
-                &crate::solvers::greedy::order(&p, crate::solvers::greedy::Order::Size),
+                &crate::solvers::greedy::order(
+                    &p,
+                    crate::solvers::greedy::Order::Size,
+                    &Stop::never(),
+                )
+                .unwrap(),
                 crate::solvers::greedy::Fit::FirstFit,
                 None,
             )
@@ -834,13 +822,11 @@ mod tests {
     /// stacked plan beside is the same function.
     #[test]
     fn a_stop_at_any_poll_of_the_bucketed_plan_gives_a_valid_plan() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         let p = crate::solvers::greedy::tests::mixed(Kind::Trace, 3000);
         let whole = bucketed(&p);
         let mut cuts = 0;
         for cut in 0..12 {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let stop = Stop::after_looks(cut as u64);
             match bucketed_until(&p, &stop) {
                 Some(plan) => assert_eq!(plan, whole, "cut {cut}"),
                 None => cuts += 1,

@@ -14,7 +14,6 @@ mod variants;
 
 pub use fallback::{bucketed, stacked};
 pub use orders::order;
-pub use orders::order_until;
 pub use placer::{place, plan_within, plan_within_beside, Placer, Within};
 pub use variants::{best_of, best_variant, best_variant_plan, is_dense};
 
@@ -23,7 +22,7 @@ use std::sync::Arc;
 
 use crate::plan::{Measured, Plan};
 use crate::solver::{
-    Stop, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
+    NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
 
 /// The order in which buffers are placed. Ties always end on input order.
@@ -164,13 +163,7 @@ impl Solver for Greedy {
         let deadline = reserved(problem, &own);
         let hurried = hurried(problem, &deadline);
         let within = if own.can_cut() {
-            plan_within_beside(
-                problem,
-                *self,
-                &|| deadline.is_cut(),
-                &|| settled(problem, &own),
-                hurried,
-            )
+            plan_within_beside(problem, *self, &deadline, &settle(problem, &own), hurried)
         } else {
             placer::plan_unstoppable(problem, *self)
         };
@@ -210,6 +203,18 @@ pub fn settled(problem: &Problem, deadline: &Stop) -> bool {
     settles(problem.len(), deadline.stopped())
 }
 
+/// The token whose cut settles a greedy placement cut ahead of `own`
+/// (the caller's own token; see [`settled`]): on more than
+/// [`IMPROVE_AFTER_INTERRUPT_MAX`] buffers `own` itself, else its clock
+/// alone (an interrupt does not settle there).
+pub fn settle(problem: &Problem, own: &Stop) -> Stop {
+    if problem.len() > IMPROVE_AFTER_INTERRUPT_MAX {
+        own.clone()
+    } else {
+        own.clock_only()
+    }
+}
+
 /// [`settled`] on `len` buffers, stopped as `stopped` says.
 fn settles(len: usize, stopped: Option<Stopped>) -> bool {
     match stopped {
@@ -242,11 +247,7 @@ pub fn reserved(problem: &Problem, deadline: &Stop) -> Stop {
 /// counter `fallback` when the clock left buffers to the fallback, and
 /// without the time to compute the max load, a weaker bound (the largest
 /// size, from the pass that measures the plan).
-fn solution_of(
-    problem: &Problem,
-    within: Within,
-    deadline: &Stop,
-) -> Result<Solution, SolveError> {
+fn solution_of(problem: &Problem, within: Within, deadline: &Stop) -> Result<Solution, SolveError> {
     let (plan, fallback) = (within.plan, within.fallback);
     let max_load = match within.max_load {
         Some(load) => load,
@@ -316,8 +317,8 @@ fn greedy_first_from(
         return First::Usual;
     }
     let ahead = reserved(problem, deadline);
-    let stop = || ahead.is_cut();
-    let settle = || settled(problem, deadline);
+    let stop = ahead.clone();
+    let settle = settle(problem, deadline);
     let hurried = hurried(problem, &ahead);
     let within = plan_within_beside(problem, Greedy::default(), &stop, &settle, hurried);
     let bounds = match within.max_load {
@@ -327,7 +328,7 @@ fn greedy_first_from(
             lower_bound: max_load.max(problem.fixed_end()),
             greedy: None,
         }),
-        None => Prepared::bounds_until(problem, &stop),
+        None => Prepared::bounds(problem, &stop).ok(),
     };
     match bounds {
         Some(prepared) => First::Done {
@@ -392,7 +393,7 @@ fn exact_start_from(
             // The stacked plan first, on this thread (see `plan_within`).
             let (prestacked, prepared) = rayon::join(
                 || prestack.then(|| fallback::stacked_measured(problem)),
-                || options.prepared_until(problem, &|| deadline.is_cut()),
+                || options.prepared(problem, deadline).ok(),
             );
             match prepared {
                 // Done before the stop (or nothing made ahead): the solver
@@ -482,7 +483,7 @@ fn plan_of_no_time_given(
 ) -> Result<Solution, SolveError> {
     let within = match prestacked {
         Some(stacked) => Within::stacked(stacked),
-        None => plan_within(problem, Greedy::default(), &|| deadline.is_cut()),
+        None => plan_within(problem, Greedy::default(), &deadline),
     };
     // The stacked plan comes measured: no second pass over the buffers.
     let best = Measured {
@@ -555,7 +556,10 @@ mod tests {
         assert_eq!(s.plan.offsets(), &[12, 28, 0, 33, 22, 0]);
         assert_eq!(s.makespan, 37);
         assert_eq!(s.lower_bound, p.max_load());
-        assert_eq!(order(&p, Order::Size), [5, 0, 2, 4, 1, 3].map(BufferIdx));
+        assert_eq!(
+            order(&p, Order::Size, &Stop::never()).unwrap(),
+            [5, 0, 2, 4, 1, 3].map(BufferIdx)
+        );
     }
 
     #[test]
@@ -669,7 +673,7 @@ mod tests {
     fn early_stopping_limit() {
         let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive)
             .unwrap();
-        let o = order(&p, Order::Size);
+        let o = order(&p, Order::Size, &Stop::never()).unwrap();
         assert!(place(&p, &o, Fit::FirstFit, Some(36)).is_none());
         assert_eq!(
             place(&p, &o, Fit::FirstFit, Some(37)).unwrap().makespan(&p),
@@ -788,7 +792,7 @@ mod tests {
         let First::Done { prepared, plan } = first(&limited(100), 0) else {
             panic!("cut");
         };
-        assert_eq!(*prepared, Prepared::bounds(&p));
+        assert_eq!(*prepared, Prepared::bounds(&p, &Stop::never()).unwrap());
         assert_eq!(
             plan,
             Greedy::default()
@@ -799,7 +803,7 @@ mod tests {
         assert!(matches!(first(&limited(100), p.len() + 1), First::Usual));
         assert!(matches!(first(&SolveOptions::default(), 0), First::Usual));
         let given = SolveOptions {
-            prepared: Some(Arc::new(Prepared::bounds(&p))),
+            prepared: Some(Arc::new(Prepared::bounds(&p, &Stop::never()).unwrap())),
             ..limited(100)
         };
         assert!(matches!(first(&given, 0), First::Usual));
@@ -850,7 +854,7 @@ mod tests {
         let Ok((prepared, Some(floor))) = exact_start_from(&p, &limited, &deadline, 0) else {
             panic!("no floor");
         };
-        assert_eq!(*prepared, Prepared::bounds(&p));
+        assert_eq!(*prepared, Prepared::bounds(&p, &Stop::never()).unwrap());
         assert_eq!(floor, greedy.plan);
         // Below the threshold: the usual bounds, no floor.
         let Ok((_, None)) = exact_start_from(&perfect, &limited, &deadline, perfect.len() + 1)

@@ -2,7 +2,9 @@
 //! one, in independent time groups ([`Placer`]); within a deadline, the
 //! [`fallback`] completes a placement cut short.
 
+use crate::stop::{uncut, Stop};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -11,15 +13,15 @@ use crate::dispose::drop_later;
 use crate::geometry::fit::align_up;
 use crate::geometry::gaps::{best_free, first_free, PieceConflicts};
 use crate::geometry::occupancy::Occupancy;
-use crate::geometry::sort::sort_until;
-use crate::geometry::sweep::dense_max_load_until;
+use crate::geometry::sort::sort;
+use crate::geometry::sweep::dense_max_load;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 
 use super::fallback;
-use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS, STOP_CHECK};
-use super::orders::order_until;
+use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS};
+use super::orders::order;
 use super::{Fit, Greedy, Order};
 
 /// Places the fixed buffers, then the buffers of `order` one by one with
@@ -75,23 +77,20 @@ impl<'p> Placer<'p> {
         Self::with_min_group(problem, fit, 4096)
     }
 
-    /// [`Placer::new`] that gives up (`None`) once `stop()` holds, polled
+    /// [`Placer::new`] that gives up (`None`) once `stop.is_cut()` holds, polled
     /// while the index is built ([`Occupancy::of_buffers_until`]) and
     /// between the trees of dense groups.
-    pub fn new_until(
-        problem: &'p Problem,
-        fit: Fit,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
+    pub fn new_until(problem: &'p Problem, fit: Fit, stop: &Stop) -> Option<Self> {
         Self::with_min_group_until(problem, fit, 4096, stop)
     }
 
     fn with_min_group(problem: &'p Problem, fit: Fit, min_group: usize) -> Self {
-        match Self::with_min_group_until(problem, fit, min_group, &|| false) {
+        match Self::with_min_group_until(problem, fit, min_group, &Stop::never()) {
             Some(placer) => placer,
             // Unreachable: nothing stops it.
             None => {
-                let occupancy = Occupancy::of_buffers(problem.buffers(), min_group);
+                let occupancy =
+                    uncut(|never| Occupancy::of_buffers(problem.buffers(), min_group, never));
                 Placer {
                     problem,
                     fit,
@@ -108,19 +107,15 @@ impl<'p> Placer<'p> {
         problem: &'p Problem,
         fit: Fit,
         min_group: usize,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<Self> {
-        if stop() {
+        if stop.is_cut() {
             return None;
         }
         let buffers = problem.buffers();
         // With gaps, first-fit and best-fit place pieces.
         let pieces = if problem.has_gaps() && fit != Fit::Skyline {
-            Some(PieceConflicts::new_until(
-                problem.buffers(),
-                problem.gaps(),
-                stop,
-            )?)
+            Some(PieceConflicts::new(problem.buffers(), problem.gaps(), stop).ok()?)
         } else {
             None
         };
@@ -128,7 +123,7 @@ impl<'p> Placer<'p> {
         let occupancy = if fit == Fit::Skyline || pieces.is_some() {
             Occupancy::default()
         } else {
-            Occupancy::of_buffers_until(buffers, min_group, stop)?
+            Occupancy::of_buffers(buffers, min_group, stop).ok()?
         };
         // A tree cut by the stop is left out (`None`, as for a sparse
         // group): the placer is given up just below.
@@ -137,7 +132,7 @@ impl<'p> Placer<'p> {
             .par_iter()
             .map(|&(from, to)| {
                 (fit == Fit::FirstFit
-                    && !stop()
+                    && !stop.is_cut()
                     && occupancy.mean_conflicts(from, to) > DENSE_CONFLICTS)
                     .then(|| group_tree(buffers, &occupancy, from, to, stop))
                     .flatten()
@@ -147,9 +142,9 @@ impl<'p> Placer<'p> {
         // parallel chunks that poll the stop.
         let aligned = buffers
             .par_chunks(SETUP_POLL)
-            .map(|chunk| (!stop()).then(|| chunk.iter().any(|b| b.alignment != 1)))
+            .map(|chunk| (!stop.is_cut()).then(|| chunk.iter().any(|b| b.alignment != 1)))
             .try_reduce(|| false, |a, b| Some(a || b))?;
-        if stop() {
+        if stop.is_cut() {
             return None;
         }
         Some(Placer {
@@ -167,21 +162,21 @@ impl<'p> Placer<'p> {
         if self.occupancy.len() == self.problem.len() && !self.problem.has_gaps() {
             let buffers = self.problem.buffers();
             let occ = &self.occupancy;
-            occ.max_load(|b| buffers[b as usize].size)
+            uncut(|never| occ.max_load(|b| buffers[b as usize].size, never))
         } else {
             self.problem.max_load()
         }
     }
 
-    /// [`Placer::max_load`] from the index, or `None` once `stop()` holds
+    /// [`Placer::max_load`] from the index, or `None` once `stop.is_cut()` holds
     /// (polled between its passes) or without an index.
-    pub fn max_load_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
-        if self.occupancy.len() != self.problem.len() || self.problem.has_gaps() || stop() {
+    pub fn max_load_until(&self, stop: &Stop) -> Option<u64> {
+        if self.occupancy.len() != self.problem.len() || self.problem.has_gaps() || stop.is_cut() {
             return None;
         }
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
-        occ.max_load_until(|b| buffers[b as usize].size, stop)
+        occ.max_load(|b| buffers[b as usize].size, stop).ok()
     }
 
     /// Places the fixed buffers, then the buffers of `order` one by one. With
@@ -189,16 +184,16 @@ impl<'p> Placer<'p> {
     /// it (idealloc §5.5 early stopping). Buffers that are neither fixed nor
     /// in `order` get offset 0.
     pub fn place(&self, order: &[BufferIdx], limit: Option<u64>) -> Option<Plan> {
-        self.place_until(order, limit, &|| false)
+        self.place_until(order, limit, &Stop::never())
     }
 
-    /// [`Placer::place`] that also gives up (`None`) once `stop()` holds,
-    /// checked every `STOP_CHECK` buffers (a time limit, a cancel flag).
+    /// [`Placer::place`] that also gives up (`None`) once `stop.is_cut()` holds,
+    /// checked every [`Stop::EVERY_COSTLY`] buffers (a time limit, a cancel flag).
     pub fn place_until(
         &self,
         order: &[BufferIdx],
         limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<Plan> {
         if self.fit == Fit::Skyline {
             // Not one buffer at a time: each row takes the buffers that fit.
@@ -220,16 +215,12 @@ impl<'p> Placer<'p> {
         Some(Plan::from_offsets(offsets))
     }
 
-    /// [`Placer::place`] within a deadline: once `stop()` holds (checked
-    /// every `STOP_CHECK` buffers), the buffers not placed yet are placed
+    /// [`Placer::place`] within a deadline: once `stop.is_cut()` holds (checked
+    /// every [`Stop::EVERY_COSTLY`] buffers), the buffers not placed yet are placed
     /// by [`fallback::complete`] above the others, in linear time. Returns
     /// the plan, always complete and valid, and how many buffers the
     /// fallback placed (0 when the placement finished).
-    pub fn place_within(
-        &self,
-        order: &[BufferIdx],
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> (Plan, usize) {
+    pub fn place_within(&self, order: &[BufferIdx], stop: &Stop) -> (Plan, usize) {
         let (plan, count, _) = self.place_within_or(order, stop, stop, None);
         (plan, count)
     }
@@ -240,25 +231,21 @@ impl<'p> Placer<'p> {
     /// wait), then [`Placer::place_within`] that order: a cut finds its
     /// fallback ready. Cut before the order is known, that fallback's plan
     /// (or [`Placer::place_none`]'s).
-    pub fn place_order_within(
-        &self,
-        order: Order,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> (Plan, usize) {
+    pub fn place_order_within(&self, order: Order, stop: &Stop) -> (Plan, usize) {
         let placed = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN, None);
         (placed.plan, placed.count)
     }
 
     /// [`Placer::place_order_within`], the fallback computed beside the
     /// order from `early_min` buffers on (and the max load, always), a
-    /// cut's improvement on it abandoned once `settle()` holds
+    /// cut's improvement on it abandoned once `settle.is_cut()` holds
     /// ([`Placer::place_within_or`]); `prestacked`, the stacked plan
     /// computed ahead, is the plan when the fallback is cut.
     fn place_order_within_from(
         &self,
         order: Order,
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
         early_min: usize,
         prestacked: Option<fallback::Stacked>,
     ) -> OrderPlaced {
@@ -271,7 +258,7 @@ impl<'p> Placer<'p> {
         // ([`Placer::columns_until`]), so the peak of memory stays where
         // it was.
         let (sorted, (fallback, max_load)) = rayon::join(
-            || order_until(self.problem, order, stop),
+            || super::orders::order(self.problem, order, stop).ok(),
             || {
                 rayon::join(
                     || early.then(|| self.fallback_plan(stop)),
@@ -292,8 +279,8 @@ impl<'p> Placer<'p> {
         sorted: Option<Vec<BufferIdx>>,
         max_load: Option<u64>,
         prestacked: Option<fallback::Stacked>,
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
     ) -> OrderPlaced {
         let max_load = max_load.or_else(|| self.max_load_until(stop));
         OrderPlaced {
@@ -311,8 +298,8 @@ impl<'p> Placer<'p> {
         sorted: Option<Vec<BufferIdx>>,
         fallback: Option<Option<Option<FallbackPlan>>>,
         prestacked: Option<fallback::Stacked>,
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
     ) -> OrderPlaced {
         let problem = self.problem;
         // Not needed once a better plan is in hand: freed off the path.
@@ -379,8 +366,8 @@ impl<'p> Placer<'p> {
 
     /// The fallback for every free buffer as a plan, when the placer has
     /// the index it needs (`Some(None)` with the skyline or gaps); `None`
-    /// once `stop()` holds (polled in its colouring).
-    fn fallback_plan(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Option<FallbackPlan>> {
+    /// once `stop.is_cut()` holds (polled in its colouring).
+    fn fallback_plan(&self, stop: &Stop) -> Option<Option<FallbackPlan>> {
         if !self.has_fallback_plan() {
             return Some(None);
         }
@@ -405,7 +392,7 @@ impl<'p> Placer<'p> {
     /// them but with the sizes by position gathered (8 bytes a buffer)
     /// instead of address ranges (16): at millions of buffers, the memory
     /// the stacked plan made ahead takes while the fallback runs.
-    fn columns_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Option<fallback::Columns>> {
+    fn columns_until(&self, stop: &Stop) -> Option<Option<fallback::Columns>> {
         let buffers = self.problem.buffers();
         let occupancy = &self.occupancy;
         let (sizes, fixed) = self.gather_by_position_until(occupancy, |b| b.size, stop);
@@ -416,7 +403,7 @@ impl<'p> Placer<'p> {
                 1
             }
         };
-        let columns = (!stop())
+        let columns = (!stop.is_cut())
             .then(|| {
                 let fixed_end = self.problem.fixed_end();
                 fallback::columns_until(occupancy, &sizes, &fixed, &alignment, fixed_end, stop)
@@ -428,12 +415,12 @@ impl<'p> Placer<'p> {
     }
 
     /// The fallback's plan from its `columns` and its makespan, in chunks
-    /// that poll `stop()` (`None` once it holds): a random gather, longer
+    /// that poll `stop.is_cut()` (`None` once it holds): a random gather, longer
     /// than a stop may wait at millions of buffers.
     fn columns_by_buffer_until(
         &self,
         columns: &fallback::Columns,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<(Plan, u64)> {
         let buffers = self.problem.buffers();
         let mut offsets = vec![0u64; buffers.len()];
@@ -442,7 +429,7 @@ impl<'p> Placer<'p> {
             .zip(buffers.par_chunks(GATHER_CHUNK))
             .enumerate()
             .map(|(k, (offsets, chunk))| {
-                if stop() {
+                if stop.is_cut() {
                     return None;
                 }
                 let mut top = 0;
@@ -464,14 +451,14 @@ impl<'p> Placer<'p> {
         }
     }
 
-    /// [`Placer::by_buffer`] in chunks that poll `stop()`: `None` once it
+    /// [`Placer::by_buffer`] in chunks that poll `stop.is_cut()`: `None` once it
     /// holds (at millions of buffers the gather takes longer than a stop
     /// may wait).
     fn by_buffer_until(
         &self,
         occupancy: &Occupancy,
         ranges: &[(u64, u64)],
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<Plan> {
         let mut offsets = vec![0u64; self.problem.len()];
         // Whether a chunk was left out (a complete gather is kept).
@@ -480,7 +467,7 @@ impl<'p> Placer<'p> {
             .par_chunks_mut(GATHER_CHUNK)
             .enumerate()
             .for_each(|(k, offsets)| {
-                if stop() {
+                if stop.is_cut() {
                     cut.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -506,15 +493,15 @@ impl<'p> Placer<'p> {
     /// buffer already computed (or not). Cut with it in hand, the work
     /// that could only improve on it (the fallback above the placed
     /// buffers, a pass over them all)
-    /// is abandoned once `settle()` holds (the caller's own deadline, past
+    /// is abandoned once `settle.is_cut()` holds (the caller's own deadline, past
     /// at once on an interrupt, so that a signal is answered promptly),
     /// and the plan in hand returned. The plan's
     /// makespan comes with it when known without a pass (the fallback's).
     fn place_within_or(
         &self,
         order: &[BufferIdx],
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
         mut fallback: Option<FallbackPlan>,
     ) -> (Plan, usize, Option<u64>) {
         let problem = self.problem;
@@ -544,7 +531,7 @@ impl<'p> Placer<'p> {
         // Stopped already, the fallback in hand and no time to improve on
         // it: the run would be cut at once, after setting up its arrays
         // (tens of milliseconds at millions of buffers).
-        if fallback.is_some() && stop() && settle() {
+        if fallback.is_some() && stop.is_cut() && settle.is_cut() {
             if let Some(fallback) = fallback.take() {
                 return fallback.measured();
             }
@@ -560,7 +547,9 @@ impl<'p> Placer<'p> {
                 let (plan, count) = fallback::bucketed_or_stacked(problem);
                 return (plan, count, None);
             }
-            std::borrow::Cow::Owned(Occupancy::of_buffers(buffers, usize::MAX))
+            std::borrow::Cow::Owned(uncut(|never| {
+                Occupancy::of_buffers(buffers, usize::MAX, never)
+            }))
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
@@ -569,7 +558,7 @@ impl<'p> Placer<'p> {
         } else {
             self.run(order, None, stop)
         };
-        if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle() {
+        if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle.is_cut() {
             if let Some(fallback) = fallback.take() {
                 // The run's arrays (tens of bytes a buffer) are freed off
                 // the stop's path.
@@ -667,7 +656,9 @@ impl<'p> Placer<'p> {
             return fallback::bucketed_or_stacked(problem);
         }
         let occupancy = if self.fit == Fit::Skyline {
-            std::borrow::Cow::Owned(Occupancy::of_buffers(problem.buffers(), usize::MAX))
+            std::borrow::Cow::Owned(uncut(|never| {
+                Occupancy::of_buffers(problem.buffers(), usize::MAX, never)
+            }))
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
@@ -680,20 +671,20 @@ impl<'p> Placer<'p> {
     /// buffers the fallback placed.
     fn fallback_for_all(&self, occupancy: &Occupancy) -> (Vec<(u64, u64)>, usize) {
         // Unreachable: nothing stops it.
-        self.fallback_for_all_until(occupancy, &|| false)
+        self.fallback_for_all_until(occupancy, &Stop::never())
             .unwrap_or_default()
     }
 
     /// By position of `occupancy`: `value` of each buffer and whether it
     /// is fixed. A random gather (tenths of a second at millions of
-    /// buffers on a busy machine), so in chunks that poll `stop()`: once it
-    /// holds, the chunks left are not filled, and the caller polls `stop()`
+    /// buffers on a busy machine), so in chunks that poll `stop.is_cut()`: once it
+    /// holds, the chunks left are not filled, and the caller polls `stop.is_cut()`
     /// before using them.
     fn gather_by_position_until<T: Copy + Default + Send>(
         &self,
         occupancy: &Occupancy,
         value: impl Fn(&Buffer) -> T + Sync,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> (Vec<T>, Vec<bool>) {
         let buffers = self.problem.buffers();
         let mut values = vec![T::default(); buffers.len()];
@@ -703,7 +694,7 @@ impl<'p> Placer<'p> {
             .zip(fixed.par_chunks_mut(GATHER_CHUNK))
             .enumerate()
             .for_each(|(k, (values, fixed))| {
-                if stop() {
+                if stop.is_cut() {
                     return;
                 }
                 let from = k * GATHER_CHUNK;
@@ -716,12 +707,12 @@ impl<'p> Placer<'p> {
         (values, fixed)
     }
 
-    /// [`Placer::fallback_for_all`] that gives up (`None`) once `stop()`
+    /// [`Placer::fallback_for_all`] that gives up (`None`) once `stop.is_cut()`
     /// holds, polled in the colouring of [`fallback::complete_until`].
     fn fallback_for_all_until(
         &self,
         occupancy: &Occupancy,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<(Vec<(u64, u64)>, usize)> {
         let buffers = self.problem.buffers();
         let (mut ranges, skip) = self.gather_by_position_until(
@@ -734,7 +725,7 @@ impl<'p> Placer<'p> {
         );
         // Cut, the arrays are freed off the stop's path (tens of
         // milliseconds at millions of buffers).
-        let count = match (!stop())
+        let count = match (!stop.is_cut())
             .then(|| self.complete_until(occupancy, &mut ranges, &skip, stop))
             .flatten()
         {
@@ -750,17 +741,17 @@ impl<'p> Placer<'p> {
     /// [`fallback::complete`] of the positions `skip` leaves out.
     fn complete(&self, occupancy: &Occupancy, ranges: &mut [(u64, u64)], skip: &[bool]) -> usize {
         // Unreachable: nothing stops it.
-        self.complete_until(occupancy, ranges, skip, &|| false)
+        self.complete_until(occupancy, ranges, skip, &Stop::never())
             .unwrap_or(0)
     }
 
-    /// [`Placer::complete`] that gives up (`None`) once `stop()` holds.
+    /// [`Placer::complete`] that gives up (`None`) once `stop.is_cut()` holds.
     fn complete_until(
         &self,
         occupancy: &Occupancy,
         ranges: &mut [(u64, u64)],
         skip: &[bool],
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<usize> {
         let buffers = self.problem.buffers();
         let alignment = |p: u32| {
@@ -783,7 +774,7 @@ impl<'p> Placer<'p> {
         pieces: &PieceConflicts,
         order: &[BufferIdx],
         limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> (Vec<Option<u64>>, GroupEnd) {
         let buffers = self.problem.buffers();
         let mut offsets: Vec<Option<u64>> = buffers.iter().map(|b| b.fixed_offset).collect();
@@ -793,7 +784,7 @@ impl<'p> Placer<'p> {
             if buf.fixed_offset.is_some() {
                 continue;
             }
-            if k % STOP_CHECK == 0 && stop() {
+            if stop.every_costly(k).is_err() {
                 return (offsets, GroupEnd::Stopped(k));
             }
             pieces.forbidden(b, &offsets, &mut forbidden);
@@ -812,12 +803,7 @@ impl<'p> Placer<'p> {
     /// Places the groups in parallel: the address ranges by position, the
     /// work of each group (positions and buffers in the order) and how each
     /// ended. A group over the limit stops the others.
-    fn run(
-        &self,
-        order: &[BufferIdx],
-        limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Run> {
+    fn run(&self, order: &[BufferIdx], limit: Option<u64>, stop: &Stop) -> Option<Run> {
         self.run_batched(order, limit, stop).map(|(run, _)| run)
     }
 
@@ -827,7 +813,7 @@ impl<'p> Placer<'p> {
         &self,
         order: &[BufferIdx],
         limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<(Run, usize)> {
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
@@ -835,7 +821,7 @@ impl<'p> Placer<'p> {
         // Each buffer's rank in the order, from 1 (u32::MAX: not in it).
         let mut rank = vec![u32::MAX; n];
         for (r, b) in order.iter().enumerate() {
-            if r % SETUP_POLL == 0 && stop() {
+            if r % SETUP_POLL == 0 && stop.is_cut() {
                 return None;
             }
             rank[b.index()] = r as u32 + 1;
@@ -850,7 +836,7 @@ impl<'p> Placer<'p> {
             .zip(ranges.par_chunks_mut(SETUP_POLL))
             .enumerate()
             .try_for_each(|(k, (stamps, ranges))| {
-                if stop() {
+                if stop.is_cut() {
                     return None;
                 }
                 let from = (k * SETUP_POLL) as u32;
@@ -878,7 +864,7 @@ impl<'p> Placer<'p> {
             let chunks: Option<Vec<Vec<(u32, u32)>>> = order
                 .par_chunks(SETUP_POLL)
                 .map(|chunk| {
-                    (!stop()).then(|| {
+                    (!stop.is_cut()).then(|| {
                         chunk
                             .iter()
                             .filter(|b| free(b))
@@ -897,7 +883,7 @@ impl<'p> Placer<'p> {
                 .map(|&(from, to)| {
                     let mut keyed: Vec<(u32, u32)> = Vec::new();
                     for p in from..to {
-                        if p % SETUP_POLL as u32 == 0 && stop() {
+                        if p % SETUP_POLL as u32 == 0 && stop.is_cut() {
                             return None;
                         }
                         let rank = stamps[p as usize].1;
@@ -905,9 +891,7 @@ impl<'p> Placer<'p> {
                             keyed.push((rank, p));
                         }
                     }
-                    if !sort_until(&mut keyed, stop) {
-                        return None;
-                    }
+                    sort(&mut keyed, stop).ok()?;
                     // In place: (rank, position) becomes (position, buffer).
                     for item in &mut keyed {
                         *item = (item.1, occ.buffer_at(item.1));
@@ -924,8 +908,9 @@ impl<'p> Placer<'p> {
             slices.push(slice);
             rest = tail;
         }
-        let over = AtomicBool::new(false);
-        let stop = || over.load(Ordering::Relaxed) || stop();
+        // A group over the limit raises `over`, which cuts the others.
+        let over = Arc::new(AtomicBool::new(false));
+        let stop = stop.with(over.clone());
         let context = GroupContext {
             buffers,
             occupancy: occ,
@@ -988,7 +973,7 @@ const GATHER_CHUNK: usize = 1 << 14;
 
 /// How many buffers the setup of [`Placer::place_until`] (ranks, address
 /// ranges, work lists) and [`Placer::new_until`]'s alignment pass handle
-/// between two `stop()` checks.
+/// between two `stop.is_cut()` checks.
 const SETUP_POLL: usize = 1 << 16;
 
 /// Beyond this many buffers, a skyline cut by the clock is not completed
@@ -1067,7 +1052,7 @@ impl Within<'_> {
     }
 }
 
-/// The plan of `greedy` on `problem` with `stop()` polled throughout, the
+/// The plan of `greedy` on `problem` with `stop.is_cut()` polled throughout, the
 /// setup included: the placer first (cut there, the plan is
 /// [`fallback::bucketed_or_stacked`]'s, which needs no index),
 /// then the order (cut there, the fallback places every buffer), then the
@@ -1075,18 +1060,15 @@ impl Within<'_> {
 /// Cut with the fallback's plan in hand on more than
 /// [`IMPROVE_AFTER_INTERRUPT_MAX`](super::IMPROVE_AFTER_INTERRUPT_MAX)
 /// buffers, that plan is returned at once (`stop` may be an interrupt).
-pub fn plan_within<'p>(
-    problem: &'p Problem,
-    greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Within<'p> {
+pub fn plan_within<'p>(problem: &'p Problem, greedy: Greedy, stop: &Stop) -> Within<'p> {
     let large = problem.len() > super::IMPROVE_AFTER_INTERRUPT_MAX;
+    let settle = if large { stop.clone() } else { Stop::never() };
     plan_within_unless(
         problem,
         greedy,
         stop,
-        &|| large && stop(),
-        &|| false,
+        &settle,
+        &AtomicBool::new(false),
         EARLY_FALLBACK_MIN,
         false,
     )
@@ -1097,13 +1079,14 @@ pub fn plan_within<'p>(
 /// order for a stop that cannot come (work on both cores that grows with
 /// the buffers).
 pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
-    let never = || false;
-    plan_within_unless(problem, greedy, &never, &never, &never, usize::MAX, false)
+    let never = Stop::never();
+    let ready = AtomicBool::new(false);
+    plan_within_unless(problem, greedy, &never, &never, &ready, usize::MAX, false)
 }
 
 /// [`plan_within`], except that cut before the index on more than
-/// [`fallback::BUCKETED_MAX`] buffers when `ready()` (a better plan is
-/// ready elsewhere), the plan is left empty (`stacked` said, for the
+/// [`fallback::BUCKETED_MAX`] buffers when `ready` is raised (a better
+/// plan is ready elsewhere), the plan is left empty (`stacked` said, for the
 /// caller to replace): the stacked plan would cost a pass for nothing.
 ///
 /// The fallback is computed beside the order from `early_min` buffers on
@@ -1124,9 +1107,9 @@ pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
 fn plan_within_unless<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-    settle: &(dyn Fn() -> bool + Sync),
-    ready: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
+    settle: &Stop,
+    ready: &AtomicBool,
     early_min: usize,
     beside: bool,
 ) -> Within<'p> {
@@ -1139,7 +1122,7 @@ fn plan_within_unless<'p>(
         || placer_and_order(problem, greedy, stop, early_min),
     );
     let Some(placer) = placer else {
-        if problem.len() > fallback::BUCKETED_MAX && ready() {
+        if problem.len() > fallback::BUCKETED_MAX && ready.load(Ordering::Acquire) {
             drop_later(prestacked, problem.len());
             return Within {
                 plan: Plan::default(),
@@ -1175,7 +1158,7 @@ fn plan_within_unless<'p>(
         fallback: placed.count,
         // As when it was computed after the placement: unknown once the
         // stop has come (callers read a known max load as time to spare).
-        max_load: placed.max_load.filter(|_| !stop()),
+        max_load: placed.max_load.filter(|_| !stop.is_cut()),
         placer: Some(placer),
         makespan: placed.makespan,
         stacked: placed.stacked,
@@ -1188,7 +1171,7 @@ fn plan_within_unless<'p>(
 fn placer_and_order<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
     early_min: usize,
 ) -> (
     Option<Placer<'p>>,
@@ -1205,9 +1188,9 @@ fn placer_and_order<'p>(
         let (placer, sorted) = rayon::join(
             || Placer::new_until(problem, greedy.fit, stop),
             || {
-                let sorted = order_until(problem, greedy.order, stop);
+                let sorted = order(problem, greedy.order, stop).ok();
                 let dense = (!problem.has_gaps())
-                    .then(|| dense_max_load_until(problem.buffers(), stop))
+                    .then(|| dense_max_load(problem.buffers(), stop).ok().flatten())
                     .flatten();
                 (sorted, dense)
             },
@@ -1230,8 +1213,8 @@ fn placer_and_order<'p>(
 pub fn plan_within_beside<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-    settle: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
+    settle: &Stop,
     beside: bool,
 ) -> Within<'p> {
     plan_within_beside_from(
@@ -1248,27 +1231,26 @@ pub fn plan_within_beside<'p>(
 fn plan_within_beside_from<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-    settle: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
+    settle: &Stop,
     beside: bool,
     min: usize,
 ) -> Within<'p> {
     if !beside || problem.len() < min {
-        let never = || false;
         return plan_within_unless(
             problem,
             greedy,
             stop,
             settle,
-            &never,
+            &AtomicBool::new(false),
             EARLY_FALLBACK_MIN,
             false,
         );
     }
-    let (done, ready) = (AtomicBool::new(false), AtomicBool::new(false));
+    // The greedy plan done raises `done`, which cuts the bucketed plan.
+    let (done, ready) = (Arc::new(AtomicBool::new(false)), AtomicBool::new(false));
     let (within, bucketed) = rayon::join(
         || {
-            let ready = || ready.load(Ordering::Acquire);
             let within = plan_within_unless(
                 problem,
                 greedy,
@@ -1282,8 +1264,7 @@ fn plan_within_beside_from<'p>(
             within
         },
         || {
-            let bucketed =
-                fallback::bucketed_until(problem, &|| done.load(Ordering::Relaxed) || stop());
+            let bucketed = fallback::bucketed_until(problem, &stop.with(done.clone()));
             ready.store(bucketed.is_some(), Ordering::Release);
             bucketed
         },
@@ -1348,7 +1329,7 @@ mod tests {
             let huge = Problem::new(huge, None).unwrap();
             for p in [&low, &p, &huge] {
                 for fit in [Fit::FirstFit, Fit::BestFit] {
-                    let o = order(p, Order::Size);
+                    let o = order(p, Order::Size, &Stop::never()).unwrap();
                     let plan = Placer::with_min_group(p, fit, 64).place(&o, None).unwrap();
                     validate(p, &plan).unwrap();
                     assert_eq!(
@@ -1386,13 +1367,13 @@ mod tests {
             .collect();
         let p = Problem::new(buffers, None).unwrap();
         for fit in [Fit::FirstFit, Fit::BestFit] {
-            let o = order(&p, Order::Size);
+            let o = order(&p, Order::Size, &Stop::never()).unwrap();
             let placer = Placer::with_min_group(&p, fit, usize::MAX);
             let plan = placer.place(&o, None).unwrap();
             validate(&p, &plan).unwrap();
             assert_eq!(plan.offsets(), &plain_pass(&p, &o, fit)[..], "{fit:?}");
             // The placement's own pass, measured: batches of the longest.
-            let (run, longest_batch) = placer.run_batched(&o, None, &|| false).unwrap();
+            let (run, longest_batch) = placer.run_batched(&o, None, &Stop::never()).unwrap();
             assert!(run.ends.iter().all(|end| *end == GroupEnd::Done));
             assert_eq!(longest_batch, 1024, "{fit:?}");
         }
@@ -1400,18 +1381,16 @@ mod tests {
 
     #[test]
     fn a_placement_cut_midway_is_completed() {
-        use std::sync::atomic::AtomicUsize;
         let mut partial = 0;
         for kind in [crate::generate::Kind::Layered, crate::generate::Kind::Trace] {
             let p = mixed(kind, 6000);
             for fit in [Fit::FirstFit, Fit::BestFit] {
-                let o = order(&p, Order::Size);
+                let o = order(&p, Order::Size, &Stop::never()).unwrap();
                 let full = Placer::new(&p, fit).place(&o, None).unwrap();
                 // Stop at the fifth poll (a few in the setup, then one per
-                // group and per `STOP_CHECK` buffers): some buffers are
+                // group and per `Stop::EVERY_COSTLY` buffers): some buffers are
                 // placed first.
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 4;
+                let stop = Stop::after_looks(4 as u64);
                 let placer = Placer::with_min_group(&p, fit, 512);
                 let (plan, fallback) = placer.place_within(&o, &stop);
                 assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
@@ -1442,24 +1421,21 @@ mod tests {
     /// guesses or commits, gives a valid plan that keeps what was placed.
     #[test]
     fn long_fits_poll_by_the_positions_they_scan() {
-        use std::sync::atomic::AtomicUsize;
         let n = 3000u64;
         let buffers: Vec<Buffer> = (0..n)
             .map(|i| Buffer::new(format!("b{i}"), i, i + 2000, 1 + (i * 7919) % 4096))
             .collect();
         let p = Problem::new(buffers, None).unwrap();
-        let o = order(&p, Order::Size);
+        let o = order(&p, Order::Size, &Stop::never()).unwrap();
         let placer = Placer::with_min_group(&p, Fit::BestFit, usize::MAX);
         let full = placer.place(&o, None).unwrap();
-        let polls = AtomicUsize::new(0);
-        let counted = || polls.fetch_add(1, Ordering::Relaxed) == usize::MAX;
+        let counted = Stop::after_looks(u64::MAX);
         assert_eq!(placer.place_until(&o, None, &counted), Some(full.clone()));
-        let total = polls.into_inner();
+        let total = (u64::MAX - counted.looks_left().unwrap()) as usize;
         assert!(total > 3 * n as usize / 64, "{total} polls");
         let mut fallbacks = std::collections::BTreeSet::new();
         for cut in (0..total).step_by(total / 40 + 1) {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let stop = Stop::after_looks(cut as u64);
             let (plan, fallback) = placer.place_within(&o, &stop);
             assert_eq!(validate(&p, &plan), Ok(()), "cut {cut}");
             let kept = (0..p.len())
@@ -1475,7 +1451,6 @@ mod tests {
     /// plan is valid, and the fallback count says how many buffers it left.
     #[test]
     fn a_stop_at_any_poll_gives_a_valid_plan() {
-        use std::sync::atomic::AtomicUsize;
         let p = mixed(crate::generate::Kind::Random, 3000);
         let free = p
             .buffers()
@@ -1485,8 +1460,7 @@ mod tests {
         for g in Greedy::all() {
             let mut fallbacks = Vec::new();
             for cut in 0..12 {
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let stop = Stop::after_looks(cut as u64);
                 let within = plan_within(&p, g, &stop);
                 assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
                 assert!(within.fallback <= free);
@@ -1494,11 +1468,11 @@ mod tests {
             }
             // Cut at the first poll: nothing placed by the greedy.
             assert_eq!(fallbacks[0], free, "{}", g.name());
-            let full = plan_within(&p, g, &|| false);
+            let full = plan_within(&p, g, &Stop::never());
             assert_eq!(full.fallback, 0);
             assert_eq!(
                 Some(full.plan),
-                Placer::new(&p, g.fit).place(&order(&p, g.order), None)
+                Placer::new(&p, g.fit).place(&order(&p, g.order, &Stop::never()).unwrap(), None)
             );
         }
     }
@@ -1508,19 +1482,17 @@ mod tests {
     /// is done), and uncut, greedy's own plan.
     #[test]
     fn a_stop_at_any_poll_with_the_bucketed_plan_beside_gives_a_valid_plan() {
-        use std::sync::atomic::AtomicUsize;
         let p = mixed(crate::generate::Kind::Random, 3000);
         let g = Greedy::default();
         let (stacked, _) = fallback::stacked(&p);
         for cut in 0..30 {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let stop = Stop::after_looks(cut as u64);
             let within = plan_within_beside_from(&p, g, &stop, &stop, true, 0);
             assert_eq!(validate(&p, &within.plan), Ok(()), "cut {cut}");
             assert_eq!(within.stacked, within.plan == stacked, "cut {cut}");
         }
-        let whole = plan_within_beside_from(&p, g, &|| false, &|| false, true, 0);
-        assert_eq!(whole.plan, plan_within(&p, g, &|| false).plan);
+        let whole = plan_within_beside_from(&p, g, &Stop::never(), &Stop::never(), true, 0);
+        assert_eq!(whole.plan, plan_within(&p, g, &Stop::never()).plan);
         assert_eq!(whole.fallback, 0);
     }
 
@@ -1537,21 +1509,22 @@ mod tests {
     /// makespan that comes with the plan is its makespan.
     #[test]
     fn the_fallback_ready_beside_the_order_is_never_worse() {
-        use std::sync::atomic::AtomicUsize;
         let p = mixed(crate::generate::Kind::Layered, 6000);
         let stacked = fallback::stacked(&p);
         for fit in [Fit::FirstFit, Fit::BestFit] {
             let placer = Placer::with_min_group(&p, fit, 512);
             let (none, none_count) = placer.place_none();
             let full = placer
-                .place(&crate::solvers::greedy::order(&p, Order::Size), None)
+                .place(
+                    &crate::solvers::greedy::order(&p, Order::Size, &Stop::never()).unwrap(),
+                    None,
+                )
                 .unwrap();
             let (mut improved, mut in_hand) = (0, 0);
             for (settled, prestack) in [(false, false), (true, false), (false, true)] {
                 for cut in 0..40 {
-                    let polls = AtomicUsize::new(0);
-                    let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-                    let settle = || settled && stop();
+                    let stop = Stop::after_looks(cut as u64);
+                    let settle = if settled { stop.clone() } else { Stop::never() };
                     let prestacked = prestack.then(|| fallback::stacked_measured(&p));
                     let placed =
                         placer.place_order_within_from(Order::Size, &stop, &settle, 0, prestacked);
@@ -1586,7 +1559,13 @@ mod tests {
             assert!(improved > 0 && in_hand > 0, "{fit:?}: {improved} {in_hand}");
             let never = |early_min| {
                 placer
-                    .place_order_within_from(Order::Size, &|| false, &|| false, early_min, None)
+                    .place_order_within_from(
+                        Order::Size,
+                        &Stop::never(),
+                        &Stop::never(),
+                        early_min,
+                        None,
+                    )
                     .plan
             };
             assert_eq!(never(0), never(usize::MAX));
@@ -1600,22 +1579,20 @@ mod tests {
     #[test]
     fn the_columns_fallback_is_the_ranges_fallback() {
         use crate::generate::Kind;
-        use std::sync::atomic::AtomicUsize;
         for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
             let p = mixed(kind, 5000);
             assert!(p.fixed_end() > 0, "{kind:?}");
             for fit in [Fit::FirstFit, Fit::BestFit] {
                 let placer = Placer::with_min_group(&p, fit, 512);
                 let (none, none_count) = placer.place_none();
-                let fallback = placer.fallback_plan(&|| false).flatten().unwrap();
+                let fallback = placer.fallback_plan(&Stop::never()).flatten().unwrap();
                 assert_eq!(validate(&p, &fallback.plan), Ok(()), "{kind:?} {fit:?}");
                 assert_eq!(fallback.plan, none, "{kind:?} {fit:?}");
                 assert_eq!(fallback.count, none_count, "{kind:?} {fit:?}");
                 assert_eq!(fallback.top, none.makespan(&p), "{kind:?} {fit:?}");
                 let mut cut_before_done = 0;
                 for cut in 0..12 {
-                    let polls = AtomicUsize::new(0);
-                    let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                    let stop = Stop::after_looks(cut as u64);
                     match placer.fallback_plan(&stop) {
                         None => cut_before_done += 1,
                         Some(plan) => assert_eq!(plan.unwrap().plan, none, "cut {cut}"),
@@ -1630,7 +1607,6 @@ mod tests {
     /// a valid plan: the bucketed fallback's before the conflicts exist.
     #[test]
     fn a_stop_at_any_poll_with_gaps_gives_a_valid_plan() {
-        use std::sync::atomic::AtomicUsize;
         let base = crate::generate::generate(crate::generate::Kind::Trace, 2000, 5).problem;
         let buffers = base.buffers().to_vec();
         let gaps = crate::testutil::idle_in_second_step(&buffers);
@@ -1644,13 +1620,12 @@ mod tests {
             },
         ] {
             for cut in 0..8 {
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let stop = Stop::after_looks(cut as u64);
                 let within = plan_within(&p, g, &stop);
                 assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
             }
             // Cut at once: every buffer to the bucketed fallback.
-            let within = plan_within(&p, g, &|| true);
+            let within = plan_within(&p, g, &Stop::after_looks(0));
             assert_eq!(within.fallback, p.len());
             assert!(within.placer.is_none());
         }
@@ -1661,7 +1636,7 @@ mod tests {
         fn grouped_placement_equals_a_plain_pass(p in arb_problem(), min_group in 1usize..8) {
             // The skyline is not a pass over the order (see `skyline`).
             for g in Greedy::all().filter(|g| g.fit != Fit::Skyline) {
-                let o = order(&p, g.order);
+                let o = order(&p, g.order, &Stop::never()).unwrap();
                 let grouped = Placer::with_min_group(&p, g.fit, min_group).place(&o, None).unwrap();
                 prop_assert_eq!(grouped.offsets(), &plain_pass(&p, &o, g.fit)[..]);
             }

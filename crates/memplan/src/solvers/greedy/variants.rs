@@ -11,21 +11,21 @@ use crate::plan::{Measured, Plan};
 use crate::problem::{Buffer, Problem};
 use crate::solver::Stop;
 
-use crate::geometry::sort::{collect_until, sort_until};
+use crate::geometry::sort::{collect, sort};
 
 use super::groups::DENSE_CONFLICTS;
 
-use super::{order_until, plan_within, Fit, Greedy, Order, Placer};
+use super::{order, plan_within, Fit, Greedy, Order, Placer};
 
 /// True when buffers meet more than `DENSE_CONFLICTS` others on average:
 /// first-fit is then fast (the [`TimeTree`](crate::geometry::time_tree::TimeTree)) but best-fit sorts thousands
 /// of conflicts per buffer.
 pub fn is_dense(problem: &Problem) -> bool {
-    is_dense_until(problem, &|| false).unwrap_or(false)
+    is_dense_until(problem, &Stop::never()).unwrap_or(false)
 }
 
-/// [`is_dense`] that gives up (`None`) once `stop()` holds.
-fn is_dense_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option<bool> {
+/// [`is_dense`] that gives up (`None`) once `stop.is_cut()` holds.
+fn is_dense_until(problem: &Problem, stop: &Stop) -> Option<bool> {
     Some(mean_conflicts(problem.buffers(), stop)? > DENSE_CONFLICTS)
 }
 
@@ -33,9 +33,9 @@ fn is_dense_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option
 /// overlapping pair has its later start inside the other's lifetime. By
 /// start order, the starts inside a lifetime follow its own, so they are
 /// counted by a search outwards from there (lifetimes are mostly short).
-fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
+fn mean_conflicts(buffers: &[Buffer], stop: &Stop) -> Option<u64> {
     // Stopped already: not even the pass that gathers the lifetimes.
-    if stop() {
+    if stop.is_cut() {
         return None;
     }
     let n = buffers.len();
@@ -43,8 +43,8 @@ fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Optio
     // stop waiting up to a tenth of a second), and the lifetimes are freed
     // off the caller's path.
     let mut spans: Vec<(u64, u64)> =
-        collect_until(n, |i| (buffers[i].start, buffers[i].end), stop)?;
-    if !sort_until(&mut spans, stop) {
+        collect(n, |i| (buffers[i].start, buffers[i].end), stop).ok()?;
+    if sort(&mut spans, stop).is_err() {
         drop_later(spans, n);
         return None;
     }
@@ -53,7 +53,7 @@ fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Optio
         .par_chunks(CONFLICTS_CHUNK)
         .enumerate()
         .map(|(k, chunk)| {
-            if stop() {
+            if stop.is_cut() {
                 cut.store(true, Ordering::Relaxed);
                 return 0;
             }
@@ -78,7 +78,7 @@ fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Optio
     (!cut.into_inner()).then(|| pairs / n.max(1) as u64)
 }
 
-/// Buffers counted between two polls of `stop()` in [`mean_conflicts`]
+/// Buffers counted between two polls of `stop.is_cut()` in [`mean_conflicts`]
 /// (a search each, longer where lifetimes are long).
 const CONFLICTS_CHUNK: usize = 1 << 13;
 
@@ -87,19 +87,16 @@ const CONFLICTS_CHUNK: usize = 1 << 13;
 /// it weighs every gap where first-fit takes the first, so there it costs
 /// far more than first-fit and the skyline, and the budget is better spent
 /// elsewhere. Once
-/// `stop()` holds, unfinished variants are dropped; the default one
+/// `stop.is_cut()` holds, unfinished variants are dropped; the default one
 /// (size/first-fit) always returns a plan, completed by the fallback when
 /// cut short ([`Placer::place_within`]).
-pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
+pub fn best_variant(problem: &Problem, stop: &Stop) -> (Greedy, Plan) {
     let (greedy, best) = best_variant_measured(problem, stop);
     (greedy, best.plan)
 }
 
 /// [`best_variant`] with the plan's makespan when a pass measured it.
-fn best_variant_measured(
-    problem: &Problem,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> (Greedy, Measured) {
+fn best_variant_measured(problem: &Problem, stop: &Stop) -> (Greedy, Measured) {
     let default = Greedy::default();
     // The variants' density check (a sort) beside the default plan, whose
     // start makes the plan a stop takes at scale (the stacked plan).
@@ -112,9 +109,9 @@ fn best_variant_measured(
 }
 
 /// The variants [`best_variant`] runs: all but best-fit on dense problems
-/// (and when `stop()` cut the density check: only the default variant
+/// (and when `stop.is_cut()` cut the density check: only the default variant
 /// runs then anyway).
-fn variants(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Vec<Greedy> {
+fn variants(problem: &Problem, stop: &Stop) -> Vec<Greedy> {
     let dense = is_dense_until(problem, stop).unwrap_or(true);
     Greedy::all()
         .filter(|g| !dense || g.fit != Fit::BestFit)
@@ -125,11 +122,7 @@ fn variants(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Vec<Greedy> 
 /// made (by [`greedy_first`](super::greedy_first), at scale under a time
 /// limit): the same plan, without placing the default variant again.
 /// `default` must be complete (not cut by a stop) for that to hold.
-fn best_variant_from(
-    problem: &Problem,
-    default: Plan,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> (Greedy, Measured) {
+fn best_variant_from(problem: &Problem, default: Plan, stop: &Stop) -> (Greedy, Measured) {
     let variants = variants(problem, stop);
     best_of_given(
         problem,
@@ -146,13 +139,9 @@ fn best_variant_from(
 /// deadline so that the work after them (measuring, the search's first
 /// poll) ends within `deadline`. The makespan comes with the plan when a
 /// pass measured it (every variant's, compared; the stacked plan's).
-pub fn best_variant_plan(
-    problem: &Problem,
-    default: Option<&Plan>,
-    deadline: &Stop,
-) -> Measured {
+pub fn best_variant_plan(problem: &Problem, default: Option<&Plan>, deadline: &Stop) -> Measured {
     let ahead = super::reserved(problem, deadline);
-    let stop = || ahead.is_cut();
+    let stop = ahead.clone();
     match default {
         Some(plan) => best_variant_from(problem, plan.clone(), &stop).1,
         None => best_variant_measured(problem, &stop).1,
@@ -160,7 +149,7 @@ pub fn best_variant_plan(
 }
 
 /// The best plan of `variants` (run in parallel), ties to the first listed,
-/// with its makespan when a pass measured it. Once `stop()` holds,
+/// with its makespan when a pass measured it. Once `stop.is_cut()` holds,
 /// unfinished variants are dropped, except `finish`, which
 /// [`Placer::place_within`] completes; `None` when every variant was
 /// dropped.
@@ -168,7 +157,7 @@ pub fn best_of(
     problem: &Problem,
     variants: &[Greedy],
     finish: Option<Greedy>,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<(Greedy, Measured)> {
     // The variant that must finish goes first, alone: on large instances
     // its setup and placement take the whole budget, which the others
@@ -179,7 +168,7 @@ pub fn best_of(
 
 /// The plan of the variant that must finish ([`plan_within`]), with its
 /// makespan when the pass that made it measured it (the stacked plan's).
-fn finished(problem: &Problem, greedy: Greedy, stop: &(dyn Fn() -> bool + Sync)) -> Measured {
+fn finished(problem: &Problem, greedy: Greedy, stop: &Stop) -> Measured {
     let within = plan_within(problem, greedy, stop);
     Measured {
         plan: within.plan,
@@ -194,11 +183,11 @@ fn best_of_given(
     problem: &Problem,
     variants: &[Greedy],
     finished: Option<(Greedy, Measured)>,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<(Greedy, Measured)> {
     let finish = finished.as_ref().map(|(g, _)| *g);
     // One placer per fit and one order per order kind, shared by the
-    // other variants; none is built once `stop()` holds.
+    // other variants; none is built once `stop.is_cut()` holds.
     let others: Vec<Greedy> = variants
         .iter()
         .copied()
@@ -219,7 +208,7 @@ fn best_of_given(
         || {
             orders
                 .par_iter()
-                .map(|&o| order_until(problem, o, stop))
+                .map(|&o| order(problem, o, stop).ok())
                 .collect()
         },
     );
@@ -228,7 +217,7 @@ fn best_of_given(
         .filter_map(|g| {
             let placer = placers[fits.iter().position(|&f| f == g.fit)?].as_ref()?;
             let order = sorted[orders.iter().position(|&o| o == g.order)?].as_ref()?;
-            let plan = if stop() {
+            let plan = if stop.is_cut() {
                 None
             } else {
                 placer.place_until(order, None, stop)
@@ -272,7 +261,7 @@ mod tests {
     /// found by placing every variant (dense or not, ties to the default).
     #[test]
     fn best_variant_from_the_default_plan_is_best_variant() {
-        let never = || false;
+        let never = Stop::never();
         for (kind, n, seed) in [
             (Kind::Random, 800, 1),
             (Kind::Layered, 800, 2),
@@ -298,7 +287,7 @@ mod tests {
         // measured (no variant to compare it with).
         let p = generate(Kind::Random, 500, 5).problem;
         let default = plan_within(&p, Greedy::default(), &never).plan;
-        let (g, best) = best_variant_from(&p, default.clone(), &|| true);
+        let (g, best) = best_variant_from(&p, default.clone(), &Stop::after_looks(0));
         assert_eq!((g, best), (Greedy::default(), Measured::from(default)));
     }
 }

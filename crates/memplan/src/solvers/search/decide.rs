@@ -8,8 +8,8 @@ use super::options::{Schedule, SearchOptions};
 use super::preorder::Preorder;
 use super::state::{Outcome, State};
 use crate::plan::Plan;
-use crate::solver::Stop;
 use crate::solver::Probe;
+use crate::solver::Stop;
 use std::sync::atomic::AtomicU64;
 use std::sync::Barrier;
 

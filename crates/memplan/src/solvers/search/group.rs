@@ -5,7 +5,7 @@
 use super::preorder::{Preorder, PreorderKeys};
 use crate::buffer::BufferIdx;
 use crate::geometry::groups::TimeGroups;
-use crate::geometry::sweep::{overlap_csr, section_loads, section_spans_until, MaxTree};
+use crate::geometry::sweep::{overlap_csr, section_loads, section_spans, MaxTree};
 use crate::problem::{Buffer, Problem};
 use crate::solver::Stop;
 
@@ -26,7 +26,7 @@ impl Groups {
             return None;
         }
         let members = if decompose {
-            TimeGroups::new_until(problem.buffers(), 1, &|| deadline.is_cut())?
+            TimeGroups::new(problem.buffers(), 1, deadline).ok()?
         } else {
             TimeGroups::single(problem.len())
         };
@@ -114,22 +114,18 @@ pub(super) struct Layout {
 
 impl Group {
     /// The group's data, or `None` when the deadline passes first.
-    pub(super) fn new(
-        problem: &Problem,
-        members: &[BufferIdx],
-        deadline: &Stop,
-    ) -> Option<Self> {
+    pub(super) fn new(problem: &Problem, members: &[BufferIdx], deadline: &Stop) -> Option<Self> {
         if problem.has_gaps() {
             return Self::with_gaps(problem, members, deadline);
         }
         let buffers = problem.buffers();
         let (members, free) = split_members(buffers, members);
         let buf = |i: usize| &buffers[members[free[i]].0.index()];
-        let stop = || deadline.is_cut();
+        let stop = deadline.clone();
         // Sections of every member (fixed ones too), kept for free buffers
         // (their sort polls the clock: tens of milliseconds at 1M buffers).
         let (spans, section_count) =
-            section_spans_until(members.iter().map(|(b, _)| &buffers[b.index()]), &stop)?;
+            section_spans(members.iter().map(|(b, _)| &buffers[b.index()]), &stop).ok()?;
         let sections: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
         // Section loads by a difference array, contention by range maxima:
         // O(n log n + sections) even when lifetimes span many sections.
@@ -140,11 +136,11 @@ impl Group {
                 .map(|(i, &span)| (span, buf(i).size)),
             section_count,
         );
-        if stop() {
+        if stop.is_cut() {
             return None;
         }
         let contention = contention(&sections, &section_load);
-        let (adj_start, adj) = overlap_csr(&sections, &stop)?.into_parts();
+        let (adj_start, adj) = overlap_csr(&sections, &stop).ok().flatten()?.into_parts();
         let complete = members.iter().all(|(_, o)| o.is_none());
         Some(Group::assemble(
             buffers,
@@ -311,7 +307,7 @@ impl Group {
 /// The highest section load over each free buffer's sections (range
 /// maxima, O(n log n + sections)).
 fn contention(sections: &[(u32, u32)], section_load: &[u64]) -> Vec<u64> {
-    let loads = MaxTree::new(section_load);
+    let loads = crate::stop::uncut(|never| MaxTree::new(section_load, never));
     sections
         .iter()
         .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))

@@ -136,8 +136,8 @@ use std::time::Duration;
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 use crate::solver::{
-    minimise_within, starting_plan, Stop, Effort, NotFoundReason, Prepared, Probe, Solution,
-    SolveError, SolveOptions, Solver,
+    minimise_within, starting_plan, Effort, NotFoundReason, Prepared, Probe, Solution, SolveError,
+    SolveOptions, Solver, Stop,
 };
 use crate::solvers::greedy::{self, Fit, Order, Placer};
 use group::Groups;
@@ -287,11 +287,11 @@ impl Search {
         // once when the capacity is loose, else the makespan to report if
         // the search decides nothing. Its setup polls the clock too
         // (millions of buffers).
-        let stop = || deadline.is_cut();
+        let stop = deadline.clone();
         let quick = match floor {
             Some(plan) => Some(plan.clone()),
             None => Placer::new_until(problem, Fit::FirstFit, &stop).and_then(|placer| {
-                let order = crate::solvers::greedy::order_until(problem, Order::Size, &stop)?;
+                let order = crate::solvers::greedy::order(problem, Order::Size, &stop).ok()?;
                 placer.place_until(&order, None, &stop)
             }),
         }

@@ -30,13 +30,7 @@ fn decide(problem: &Problem, capacity: u64, options: &SearchOptions) -> (Probe, 
     let mut effort = Counters::default();
     let groups = Groups::new(problem, options.decompose, &Stop::default()).unwrap();
     (
-        groups.decide(
-            capacity,
-            options,
-            &Stop::default(),
-            u64::MAX,
-            &mut effort,
-        ),
+        groups.decide(capacity, options, &Stop::default(), u64::MAX, &mut effort),
         effort,
     )
 }

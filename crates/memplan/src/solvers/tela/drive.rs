@@ -7,7 +7,7 @@ use super::state::{State, UNPLACED};
 use super::{Effort, TelaOptions};
 use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{Stop, NotFoundReason, Probe};
+use crate::solver::{NotFoundReason, Probe, Stop};
 
 /// The work of a solve: the effort so far, and why the last capacity left
 /// undecided was left so ([`Probe::Unknown`] carries no reason; only the

@@ -102,8 +102,8 @@ mod state;
 use crate::plan::{validate, Plan};
 use crate::problem::Problem;
 use crate::solver::{
-    minimise, starting_plan, Stop, NotFoundReason, Prepared, Probe, Solution, SolveError,
-    SolveOptions, Solver,
+    minimise, starting_plan, NotFoundReason, Prepared, Probe, Solution, SolveError, SolveOptions,
+    Solver, Stop,
 };
 use crate::solvers::greedy;
 use drive::Work;
@@ -377,7 +377,7 @@ impl Tela {
         // thousands of buffers): the capacity is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
         let setup = greedy::reserved(problem, deadline);
-        let models = Models::new(problem, &self.options, &|| setup.is_cut());
+        let models = Models::new(problem, &self.options, &setup);
         let mut work = Work::default();
         let probe = match &models {
             Some(models) => models.decide(
@@ -435,7 +435,7 @@ impl Tela {
         // is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
         let setup = greedy::reserved(problem, deadline);
-        let models = Models::new(problem, &self.options, &|| setup.is_cut());
+        let models = Models::new(problem, &self.options, &setup);
         let mut work = Work::default();
         let mut s = minimise(
             problem,

@@ -3,11 +3,28 @@
 //! can be cut takes a `&Stop` and returns `Result<_, Cut>`; work that must
 //! run to its end is given [`Stop::never`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::Stopped;
+/// What cut a solve short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The time limit ran out.
+    TimeLimit,
+    /// The cancel flag was raised (Ctrl-C, SIGTERM, a caller's cancel).
+    Interrupted,
+}
+
+impl Stopped {
+    /// The name used in reports: `time_limit` or `interrupted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stopped::TimeLimit => "time_limit",
+            Stopped::Interrupted => "interrupted",
+        }
+    }
+}
 
 /// Why a routine was cut short: its token's cancel flags were raised
 /// ([`Stopped::Interrupted`]) or its instant passed ([`Stopped::TimeLimit`]).
@@ -51,12 +68,15 @@ impl PartialEq for Cancel {
 
 impl Eq for Cancel {}
 
-/// When work must stop: an optional instant and cancel flags. The default
-/// token is [`Stop::never`]. Clones share the flags.
+/// When work must stop: an optional instant, cancel flags and an optional
+/// budget of looks. The default token is [`Stop::never`]. Clones share the
+/// flags and the budget.
 #[derive(Clone, Debug, Default)]
 pub struct Stop {
     at: Option<Instant>,
     cancel: Cancel,
+    /// Looks left before the token cuts (counted over every thread).
+    looks: Option<Arc<AtomicU64>>,
 }
 
 impl Stop {
@@ -72,14 +92,38 @@ impl Stop {
     pub const EVERY_COSTLY: usize = 1 << 10;
 
     /// A token that never cuts: no instant, no flag.
-    pub fn never() -> Stop {
-        Stop::default()
+    pub const fn never() -> Stop {
+        Stop {
+            at: None,
+            cancel: Cancel(Vec::new()),
+            looks: None,
+        }
     }
 
     /// A token cut at `at` (none: never by the clock) or once a flag of
     /// `cancel` is raised.
     pub fn new(at: Option<Instant>, cancel: Cancel) -> Stop {
-        Stop { at, cancel }
+        Stop {
+            at,
+            cancel,
+            looks: None,
+        }
+    }
+
+    /// A token that cuts at its look number `looks` (counting from 0, over
+    /// every thread and clone), a work budget in looks: with one thread,
+    /// cutting a routine at each of its looks in turn.
+    pub fn after_looks(looks: u64) -> Stop {
+        Stop {
+            looks: Some(Arc::new(AtomicU64::new(looks))),
+            ..Stop::default()
+        }
+    }
+
+    /// How many looks are left of the budget ([`Stop::after_looks`]);
+    /// `None` without one.
+    pub fn looks_left(&self) -> Option<u64> {
+        self.looks.as_ref().map(|l| l.load(Ordering::Relaxed))
     }
 
     /// A token cut `limit` from now (a limit too far away to represent
@@ -127,15 +171,22 @@ impl Stop {
         self.check().is_err()
     }
 
-    /// Whether it can ever cut: it has an instant or a cancel flag.
+    /// Whether it can ever cut: it has an instant, a cancel flag or a
+    /// budget.
     pub fn can_cut(&self) -> bool {
-        self.at.is_some() || self.cancel.has_flags()
+        self.at.is_some() || self.cancel.has_flags() || self.looks.is_some()
     }
 
-    /// Why it has cut, if it has: the cancel flags first.
+    /// Why it has cut, if it has: the cancel flags first, then the budget
+    /// of looks (which this look spends), then the clock.
     pub fn stopped(&self) -> Option<Stopped> {
         if self.cancel.is_raised() {
             Some(Stopped::Interrupted)
+        } else if self.looks.as_ref().is_some_and(|l| {
+            l.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_err()
+        }) {
+            Some(Stopped::TimeLimit)
         } else if self.at.is_some_and(|d| Instant::now() >= d) {
             Some(Stopped::TimeLimit)
         } else {
@@ -157,7 +208,7 @@ impl Stop {
             at: self
                 .at
                 .map(|d| d.checked_sub(by).unwrap_or_else(Instant::now)),
-            cancel: self.cancel.clone(),
+            ..self.clone()
         }
     }
 
@@ -168,9 +219,15 @@ impl Stop {
             (Some(d), Some(soon)) => Some(d.min(soon)),
             (at, soon) => at.or(soon),
         };
+        Stop { at, ..self.clone() }
+    }
+
+    /// The same instant (and budget), without the cancel flags: cut by the
+    /// clock alone.
+    pub fn clock_only(&self) -> Stop {
         Stop {
-            at,
-            cancel: self.cancel.clone(),
+            cancel: Cancel::default(),
+            ..self.clone()
         }
     }
 
@@ -178,9 +235,19 @@ impl Stop {
     /// cut the others (it reads as an interrupt).
     pub fn with(&self, flag: Arc<AtomicBool>) -> Stop {
         Stop {
-            at: self.at,
             cancel: self.cancel.with(flag),
+            ..self.clone()
         }
+    }
+}
+
+/// What `work` returns given [`Stop::never`]: nothing cuts it, so its
+/// `Err` arm is never taken (were it, `T::default()`: the library does
+/// not panic).
+pub fn uncut<T: Default>(work: impl FnOnce(&Stop) -> Result<T, Cut>) -> T {
+    match work(&Stop::never()) {
+        Ok(value) => value,
+        Err(_) => T::default(),
     }
 }
 
@@ -243,6 +310,20 @@ mod tests {
         // Both: the flags first.
         let both = Stop::after(Some(Duration::ZERO), Cancel::new(flag));
         assert_eq!(both.check(), Err(Cut(Stopped::Interrupted)));
+    }
+
+    #[test]
+    fn a_budget_of_looks_cuts_at_its_end() {
+        let stop = Stop::after_looks(3);
+        assert!(stop.can_cut());
+        let looks: Vec<bool> = (0..5).map(|_| stop.check().is_ok()).collect();
+        assert_eq!(looks, [true, true, true, false, false]);
+        assert_eq!(stop.looks_left(), Some(0));
+        assert_eq!(stop.check(), Err(Cut(Stopped::TimeLimit)));
+        // Clones share the budget.
+        let shared = Stop::after_looks(1);
+        assert!(shared.clone().check().is_ok() && shared.check().is_err());
+        assert_eq!(Stop::never().looks_left(), None);
     }
 
     #[test]
