@@ -265,19 +265,6 @@ impl Poll {
         Poll { left: 0 }
     }
 
-    /// Counts `units` of work; true when a look is due (the closures'
-    /// poll, until they are gone).
-    #[inline]
-    pub fn due(&mut self, units: usize) -> bool {
-        if self.left > units {
-            self.left -= units;
-            false
-        } else {
-            self.left = Stop::EVERY_COSTLY;
-            true
-        }
-    }
-
     /// Counts `units` of work; [`Stop::check`] when a look is due.
     #[inline]
     pub fn tick(&mut self, units: usize, stop: &Stop) -> Result<(), Cut> {

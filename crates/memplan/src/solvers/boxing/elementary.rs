@@ -13,14 +13,9 @@ use crate::problem::Problem;
 /// Elementary cases (idealloc §2.1, §5.6): when no two buffers overlap in
 /// time, every offset is 0; when all buffers have one size, interval graph
 /// coloring is optimal. `None` when neither applies (or fixed buffers or
-/// alignments get in the way).
-pub fn elementary_case(problem: &Problem) -> Option<Plan> {
-    elementary_case_until(problem, &Stop::never())
-}
-
-/// [`elementary_case`] that answers `None` once `stop.is_cut()` holds (polled in
-/// the sort of the lifetimes).
-pub fn elementary_case_until(problem: &Problem, stop: &Stop) -> Option<Plan> {
+/// alignments get in the way), or once `stop` cuts (checked in the sort of
+/// the lifetimes).
+pub fn elementary_case(problem: &Problem, stop: &Stop) -> Option<Plan> {
     let buffers = problem.buffers();
     let first = buffers.first()?;
     let (fixed, sum, lo, hi) = buffers

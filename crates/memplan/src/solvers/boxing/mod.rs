@@ -38,7 +38,6 @@ mod prelude;
 mod unbox;
 
 pub use elementary::elementary_case;
-use elementary::elementary_case_until;
 
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,7 +55,7 @@ use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver, 
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 
 use boxes::theorem_16;
-use jobs::{clone_until, free_until};
+use jobs::{copied, free};
 use prelude::Prelude;
 use unbox::{unbox_all, Halt};
 
@@ -152,7 +151,7 @@ impl Solver for Boxing {
         // before the order, the greedy fallback's; cut in the bootstrap,
         // the fallback completes it.
         let elementary = if self.options.elementary_cases {
-            elementary_case_until(problem, &stop)
+            elementary_case(problem, &stop)
         } else {
             None
         };
@@ -162,8 +161,8 @@ impl Solver for Boxing {
         } else {
             let (placer, best, max_load, makespan) = match bootstrap {
                 Some(plan) => {
-                    let placer = Placer::new_until(problem, Fit::FirstFit, &stop);
-                    let max_load = placer.as_ref().and_then(|p| p.max_load_until(&stop));
+                    let placer = Placer::new(problem, Fit::FirstFit, &stop).ok();
+                    let max_load = placer.as_ref().and_then(|p| p.max_load(&stop));
                     (placer, plan.clone(), max_load, None)
                 }
                 // The default greedy plan and its placer (at scale under
@@ -252,7 +251,7 @@ impl Boxing {
         if best_makespan <= target || iterations == 0 {
             return best;
         }
-        let Some(prelude) = Prelude::new_until(problem, &deadline) else {
+        let Ok(prelude) = Prelude::new(problem, deadline) else {
             return best;
         };
         let shared_best = AtomicU64::new(best_makespan);
@@ -354,7 +353,7 @@ fn iteration(
         return Outcome::Stopped;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let Some(jobs) = clone_until(&prelude.jobs, deadline) else {
+    let Ok(jobs) = copied(&prelude.jobs, deadline) else {
         return Outcome::Stopped;
     };
     let boxes = theorem_16(jobs, prelude.epsilon, &mut rng, deadline);
@@ -366,7 +365,7 @@ fn iteration(
     let mut sparse = vec![0; problem.len()];
     unbox_all(&boxes, 0, &mut sparse, &mut Halt::new(deadline));
     // Freeing the boxes takes a tenth of the iteration at 5M buffers.
-    free_until(boxes, deadline);
+    free(boxes, deadline);
     if deadline.is_cut() {
         return Outcome::Stopped;
     }
@@ -399,7 +398,7 @@ fn iteration(
     }
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
-    match placer.place_until(&order, Some(limit), &deadline) {
+    match placer.place(&order, Some(limit), deadline) {
         Some(plan) => {
             best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
             Outcome::Placed(plan)
@@ -452,7 +451,7 @@ mod tests {
             .map(|(i, &(s, e))| Buffer::new(format!("b{i}"), s, e, 8))
             .collect();
         let p = Problem::new(buffers, None).unwrap();
-        let plan = elementary_case(&p).unwrap();
+        let plan = elementary_case(&p, &Stop::never()).unwrap();
         // Rows by start: b0 row 0, b1 row 1, b2 row 2, b3 reuses row 0,
         // b4 reuses row 1, b5 row 1 again (b4 ended at 5).
         assert_eq!(plan.offsets(), &[0, 8, 16, 0, 8, 8]);
@@ -485,7 +484,7 @@ mod tests {
                 })
                 .collect();
             let p = Problem::new(buffers, None).unwrap();
-            let prelude = Prelude::new(&p);
+            let prelude = Prelude::new(&p, &Stop::never()).unwrap();
             assert!(prelude.jobs.iter().all(|j| j.size > 0));
             let s = solve(&p, 1, 16);
             assert!(s.counters[0].1 > 0, "{:?}", s.counters);
@@ -588,8 +587,8 @@ mod tests {
         // 5000 buffers: the squeeze checks the deadline between buffers.
         let g = crate::generate::generate(crate::generate::Kind::Random, 5000, 4);
         let p = &g.problem;
-        let placer = Placer::new(p, Fit::FirstFit);
-        let prelude = Prelude::new(p);
+        let placer = Placer::new(p, Fit::FirstFit, &Stop::never()).unwrap();
+        let prelude = Prelude::new(p, &Stop::never()).unwrap();
         let best = AtomicU64::new(u64::MAX);
         let run = |deadline: &Stop| iteration(&placer, p, &prelude, 9, true, &best, deadline);
         assert!(matches!(run(&Stop::default()), Outcome::Placed(_)));
@@ -601,12 +600,10 @@ mod tests {
         .stop();
         assert!(matches!(run(&cancelled), Outcome::Stopped));
         let order = greedy::order(p, greedy::Order::Size, &Stop::never()).unwrap();
-        assert!(placer
-            .place_until(&order, None, &Stop::after_looks(0))
-            .is_none());
+        assert!(placer.place(&order, None, &Stop::after_looks(0)).is_none());
         assert_eq!(
-            placer.place_until(&order, None, &Stop::never()),
-            placer.place(&order, None)
+            placer.place(&order, None, &Stop::never()),
+            placer.place(&order, None, &Stop::never())
         );
     }
 

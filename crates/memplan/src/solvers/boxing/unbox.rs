@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn unboxing_places_every_buffer() {
         let g = crate::generate::generate(crate::generate::Kind::Random, 500, 3);
-        let prelude = Prelude::new(&g.problem);
+        let prelude = Prelude::new(&g.problem, &Stop::never()).unwrap();
         assert!(prelude.jobs.len() >= 500);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let boxes = theorem_16(

@@ -2,7 +2,7 @@
 //! one, in independent time groups ([`Placer`]); within a deadline, the
 //! [`fallback`] completes a placement cut short.
 
-use crate::stop::{uncut, Stop};
+use crate::stop::{uncut, Cut, Stop};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -33,7 +33,11 @@ use super::{Fit, Greedy, Order};
 /// groups are placed independently (in parallel); the plan is exactly the
 /// one a single pass over `order` gives.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
-    Placer::new(problem, fit).place(order, limit)
+    // Nothing cuts the never-stop token: `ok()` only satisfies the type.
+    let never = Stop::never();
+    Placer::new(problem, fit, &never)
+        .ok()?
+        .place(order, limit, &never)
 }
 
 /// Everything about placement that does not depend on the order: the
@@ -70,60 +74,38 @@ impl Drop for Placer<'_> {
 }
 
 impl<'p> Placer<'p> {
-    /// Prepares placement with `fit`.
-    pub fn new(problem: &'p Problem, fit: Fit) -> Self {
+    /// Prepares placement with `fit`; `Err` once `stop` cuts, checked
+    /// while the index is built ([`Occupancy::of_buffers`]) and between the
+    /// trees of dense groups.
+    pub fn new(problem: &'p Problem, fit: Fit, stop: &Stop) -> Result<Self, Cut> {
         // Small groups are merged: a parallel task per handful of buffers
         // costs more than it saves.
-        Self::with_min_group(problem, fit, 4096)
+        Self::with_min_group(problem, fit, 4096, stop)
     }
 
-    /// [`Placer::new`] that gives up (`None`) once `stop.is_cut()` holds, polled
-    /// while the index is built ([`Occupancy::of_buffers_until`]) and
-    /// between the trees of dense groups.
-    pub fn new_until(problem: &'p Problem, fit: Fit, stop: &Stop) -> Option<Self> {
-        Self::with_min_group_until(problem, fit, 4096, stop)
-    }
-
-    fn with_min_group(problem: &'p Problem, fit: Fit, min_group: usize) -> Self {
-        match Self::with_min_group_until(problem, fit, min_group, &Stop::never()) {
-            Some(placer) => placer,
-            // Unreachable: nothing stops it.
-            None => {
-                let occupancy =
-                    uncut(|never| Occupancy::of_buffers(problem.buffers(), min_group, never));
-                Placer {
-                    problem,
-                    fit,
-                    pieces: None,
-                    trees: vec![None; occupancy.groups().len()],
-                    occupancy,
-                    aligned: true,
-                }
-            }
-        }
-    }
-
-    fn with_min_group_until(
+    fn with_min_group(
         problem: &'p Problem,
         fit: Fit,
         min_group: usize,
         stop: &Stop,
-    ) -> Option<Self> {
-        if stop.is_cut() {
-            return None;
-        }
+    ) -> Result<Self, Cut> {
+        stop.check()?;
         let buffers = problem.buffers();
         // With gaps, first-fit and best-fit place pieces.
         let pieces = if problem.has_gaps() && fit != Fit::Skyline {
-            Some(PieceConflicts::new(problem.buffers(), problem.gaps(), stop).ok()?)
+            Some(PieceConflicts::new(
+                problem.buffers(),
+                problem.gaps(),
+                stop,
+            )?)
         } else {
             None
         };
-        // The skyline keeps its own state (see `place_until`).
+        // The skyline keeps its own state (see `place`).
         let occupancy = if fit == Fit::Skyline || pieces.is_some() {
             Occupancy::default()
         } else {
-            Occupancy::of_buffers(buffers, min_group, stop).ok()?
+            Occupancy::of_buffers(buffers, min_group, stop)?
         };
         // A tree cut by the stop is left out (`None`, as for a sparse
         // group): the placer is given up just below.
@@ -141,13 +123,14 @@ impl<'p> Placer<'p> {
         // A pass over every buffer (tens of milliseconds at 5M), in
         // parallel chunks that poll the stop.
         let aligned = buffers
-            .par_chunks(SETUP_POLL)
-            .map(|chunk| (!stop.is_cut()).then(|| chunk.iter().any(|b| b.alignment != 1)))
-            .try_reduce(|| false, |a, b| Some(a || b))?;
-        if stop.is_cut() {
-            return None;
-        }
-        Some(Placer {
+            .par_chunks(Stop::EVERY)
+            .map(|chunk| {
+                stop.check()
+                    .map(|()| chunk.iter().any(|b| b.alignment != 1))
+            })
+            .try_reduce(|| false, |a, b| Ok(a || b))?;
+        stop.check()?;
+        Ok(Placer {
             problem,
             fit,
             pieces,
@@ -157,20 +140,9 @@ impl<'p> Placer<'p> {
         })
     }
 
-    /// The problem's max load, from the index when there is one (no sort).
-    pub fn max_load(&self) -> u64 {
-        if self.occupancy.len() == self.problem.len() && !self.problem.has_gaps() {
-            let buffers = self.problem.buffers();
-            let occ = &self.occupancy;
-            uncut(|never| occ.max_load(|b| buffers[b as usize].size, never))
-        } else {
-            self.problem.max_load()
-        }
-    }
-
-    /// [`Placer::max_load`] from the index, or `None` once `stop.is_cut()` holds
-    /// (polled between its passes) or without an index.
-    pub fn max_load_until(&self, stop: &Stop) -> Option<u64> {
+    /// The problem's max load from the index (no sort), or `None` once
+    /// `stop` cuts (checked between its passes) or without an index.
+    pub fn max_load(&self, stop: &Stop) -> Option<u64> {
         if self.occupancy.len() != self.problem.len() || self.problem.has_gaps() || stop.is_cut() {
             return None;
         }
@@ -182,19 +154,9 @@ impl<'p> Placer<'p> {
     /// Places the fixed buffers, then the buffers of `order` one by one. With
     /// `limit`, stops and returns `None` as soon as a buffer would end above
     /// it (idealloc §5.5 early stopping). Buffers that are neither fixed nor
-    /// in `order` get offset 0.
-    pub fn place(&self, order: &[BufferIdx], limit: Option<u64>) -> Option<Plan> {
-        self.place_until(order, limit, &Stop::never())
-    }
-
-    /// [`Placer::place`] that also gives up (`None`) once `stop.is_cut()` holds,
-    /// checked every [`Stop::EVERY_COSTLY`] buffers (a time limit, a cancel flag).
-    pub fn place_until(
-        &self,
-        order: &[BufferIdx],
-        limit: Option<u64>,
-        stop: &Stop,
-    ) -> Option<Plan> {
+    /// in `order` get offset 0. Also gives up (`None`) once `stop` cuts,
+    /// checked every [`Stop::EVERY_COSTLY`] buffers.
+    pub fn place(&self, order: &[BufferIdx], limit: Option<u64>, stop: &Stop) -> Option<Plan> {
         if self.fit == Fit::Skyline {
             // Not one buffer at a time: each row takes the buffers that fit.
             return crate::solvers::greedy::skyline::place(self.problem, order, limit, stop);
@@ -255,14 +217,14 @@ impl<'p> Placer<'p> {
         // pass over every buffer, most of what a stop may wait at
         // millions). Its 8 bytes a buffer are those the fallback saves by
         // colouring from sizes rather than address ranges
-        // ([`Placer::columns_until`]), so the peak of memory stays where
+        // ([`Placer::columns`]), so the peak of memory stays where
         // it was.
         let (sorted, (fallback, max_load)) = rayon::join(
             || super::orders::order(self.problem, order, stop).ok(),
             || {
                 rayon::join(
                     || early.then(|| self.fallback_plan(stop)),
-                    || self.max_load_until(stop),
+                    || self.max_load(stop),
                 )
             },
         );
@@ -282,7 +244,7 @@ impl<'p> Placer<'p> {
         stop: &Stop,
         settle: &Stop,
     ) -> OrderPlaced {
-        let max_load = max_load.or_else(|| self.max_load_until(stop));
+        let max_load = max_load.or_else(|| self.max_load(stop));
         OrderPlaced {
             max_load,
             ..self.place_sorted_within(sorted, None, prestacked, stop, settle)
@@ -371,7 +333,7 @@ impl<'p> Placer<'p> {
         if !self.has_fallback_plan() {
             return Some(None);
         }
-        let Some(columns) = self.columns_until(stop)? else {
+        let Some(columns) = self.columns(stop)? else {
             // Where the colouring stacks instead: through the ranges.
             let (ranges, count) = self.fallback_for_all_until(&self.occupancy, stop)?;
             return Some(Some(FallbackPlan {
@@ -387,12 +349,12 @@ impl<'p> Placer<'p> {
         Some(Some(FallbackPlan { plan, top, count }))
     }
 
-    /// [`fallback::columns_until`] on the index: the fallback's offsets
+    /// [`fallback::columns`] on the index: the fallback's offsets
     /// for every free buffer, as [`Placer::fallback_for_all_until`] gives
     /// them but with the sizes by position gathered (8 bytes a buffer)
     /// instead of address ranges (16): at millions of buffers, the memory
     /// the stacked plan made ahead takes while the fallback runs.
-    fn columns_until(&self, stop: &Stop) -> Option<Option<fallback::Columns>> {
+    fn columns(&self, stop: &Stop) -> Option<Option<fallback::Columns>> {
         let buffers = self.problem.buffers();
         let occupancy = &self.occupancy;
         let (sizes, fixed) = self.gather_by_position_until(occupancy, |b| b.size, stop);
@@ -406,7 +368,7 @@ impl<'p> Placer<'p> {
         let columns = (!stop.is_cut())
             .then(|| {
                 let fixed_end = self.problem.fixed_end();
-                fallback::columns_until(occupancy, &sizes, &fixed, &alignment, fixed_end, stop)
+                fallback::columns(occupancy, &sizes, &fixed, &alignment, fixed_end, stop).ok()
             })
             .flatten();
         // Freed off the path (tens of milliseconds at millions of buffers).
@@ -601,12 +563,12 @@ impl<'p> Placer<'p> {
                 if placed >= fallback.top {
                     return fallback.measured();
                 }
-                match self.complete_until(&occupancy, &mut ranges, &skip, settle) {
-                    Some(count) => match top(&ranges) {
+                match self.complete(&occupancy, &mut ranges, &skip, settle) {
+                    Ok(count) => match top(&ranges) {
                         top if top <= fallback.top => (ranges, count, Some(top)),
                         _ => return fallback.measured(),
                     },
-                    None => return fallback.measured(),
+                    Err(_) => return fallback.measured(),
                 }
             }
             (Some((mut ranges, skip)), None) => {
@@ -615,7 +577,7 @@ impl<'p> Placer<'p> {
                 // never give a worse plan than a shorter one); both at
                 // once.
                 let (count, (scratch, all)) = rayon::join(
-                    || self.complete(&occupancy, &mut ranges, &skip),
+                    || uncut(|never| self.complete(&occupancy, &mut ranges, &skip, never)),
                     || self.fallback_for_all(&occupancy),
                 );
                 let (scratch_top, ranges_top) = (top(&scratch), top(&ranges));
@@ -708,7 +670,7 @@ impl<'p> Placer<'p> {
     }
 
     /// [`Placer::fallback_for_all`] that gives up (`None`) once `stop.is_cut()`
-    /// holds, polled in the colouring of [`fallback::complete_until`].
+    /// holds, polled in the colouring of [`fallback::complete`].
     fn fallback_for_all_until(
         &self,
         occupancy: &Occupancy,
@@ -726,7 +688,7 @@ impl<'p> Placer<'p> {
         // Cut, the arrays are freed off the stop's path (tens of
         // milliseconds at millions of buffers).
         let count = match (!stop.is_cut())
-            .then(|| self.complete_until(occupancy, &mut ranges, &skip, stop))
+            .then(|| self.complete(occupancy, &mut ranges, &skip, stop).ok())
             .flatten()
         {
             Some(count) => count,
@@ -738,21 +700,15 @@ impl<'p> Placer<'p> {
         Some((ranges, count))
     }
 
-    /// [`fallback::complete`] of the positions `skip` leaves out.
-    fn complete(&self, occupancy: &Occupancy, ranges: &mut [(u64, u64)], skip: &[bool]) -> usize {
-        // Unreachable: nothing stops it.
-        self.complete_until(occupancy, ranges, skip, &Stop::never())
-            .unwrap_or(0)
-    }
-
-    /// [`Placer::complete`] that gives up (`None`) once `stop.is_cut()` holds.
-    fn complete_until(
+    /// [`fallback::complete`] of the positions `skip` leaves out; `Err`
+    /// once `stop` cuts.
+    fn complete(
         &self,
         occupancy: &Occupancy,
         ranges: &mut [(u64, u64)],
         skip: &[bool],
         stop: &Stop,
-    ) -> Option<usize> {
+    ) -> Result<usize, Cut> {
         let buffers = self.problem.buffers();
         let alignment = |p: u32| {
             if self.aligned {
@@ -761,7 +717,7 @@ impl<'p> Placer<'p> {
                 1
             }
         };
-        fallback::complete_until(occupancy, ranges, skip, &alignment, stop)
+        fallback::complete(occupancy, ranges, skip, &alignment, stop)
     }
 
     /// Places the fixed buffers, then those of `order` one by one, each at
@@ -821,7 +777,7 @@ impl<'p> Placer<'p> {
         // Each buffer's rank in the order, from 1 (u32::MAX: not in it).
         let mut rank = vec![u32::MAX; n];
         for (r, b) in order.iter().enumerate() {
-            if r % SETUP_POLL == 0 && stop.is_cut() {
+            if stop.every(r).is_err() {
                 return None;
             }
             rank[b.index()] = r as u32 + 1;
@@ -832,14 +788,14 @@ impl<'p> Placer<'p> {
         let mut stamps = vec![(0u32, 0u32); n];
         let mut ranges = vec![(0u64, 0u64); n];
         let done = stamps
-            .par_chunks_mut(SETUP_POLL)
-            .zip(ranges.par_chunks_mut(SETUP_POLL))
+            .par_chunks_mut(Stop::EVERY)
+            .zip(ranges.par_chunks_mut(Stop::EVERY))
             .enumerate()
             .try_for_each(|(k, (stamps, ranges))| {
                 if stop.is_cut() {
                     return None;
                 }
-                let from = (k * SETUP_POLL) as u32;
+                let from = (k * Stop::EVERY) as u32;
                 for ((stamp, range), p) in stamps.iter_mut().zip(ranges).zip(from..) {
                     let b = occ.buffer_at(p) as usize;
                     let buf = &buffers[b];
@@ -862,7 +818,7 @@ impl<'p> Placer<'p> {
         let work: Vec<Vec<(u32, u32)>> = if groups.len() == 1 {
             // One group (random instances): in parallel chunks.
             let chunks: Option<Vec<Vec<(u32, u32)>>> = order
-                .par_chunks(SETUP_POLL)
+                .par_chunks(Stop::EVERY)
                 .map(|chunk| {
                     (!stop.is_cut()).then(|| {
                         chunk
@@ -883,7 +839,7 @@ impl<'p> Placer<'p> {
                 .map(|&(from, to)| {
                     let mut keyed: Vec<(u32, u32)> = Vec::new();
                     for p in from..to {
-                        if p % SETUP_POLL as u32 == 0 && stop.is_cut() {
+                        if stop.every(p as usize).is_err() {
                             return None;
                         }
                         let rank = stamps[p as usize].1;
@@ -970,11 +926,6 @@ impl Run {
 /// Positions per task of the gather of [`Placer::fallback_for_all_until`]
 /// (each polls the stop).
 const GATHER_CHUNK: usize = 1 << 14;
-
-/// How many buffers the setup of [`Placer::place_until`] (ranks, address
-/// ranges, work lists) and [`Placer::new_until`]'s alignment pass handle
-/// between two `stop.is_cut()` checks.
-const SETUP_POLL: usize = 1 << 16;
 
 /// Beyond this many buffers, a skyline cut by the clock is not completed
 /// by the fallback (whose index would cost a sort after the deadline):
@@ -1181,12 +1132,12 @@ fn placer_and_order<'p>(
     // order is sorted beside the index: each alone keeps the second core
     // only partly busy.
     if problem.len() >= early_min {
-        (Placer::new_until(problem, greedy.fit, stop), None)
+        (Placer::new(problem, greedy.fit, stop).ok(), None)
     } else {
         // Beside the order too, the max load when the times are dense
         // (without the index: one pass, no sort).
         let (placer, sorted) = rayon::join(
-            || Placer::new_until(problem, greedy.fit, stop),
+            || Placer::new(problem, greedy.fit, stop).ok(),
             || {
                 let sorted = order(problem, greedy.order, stop).ok();
                 let dense = (!problem.has_gaps())
@@ -1201,7 +1152,7 @@ fn placer_and_order<'p>(
 
 /// [`plan_within`] with, on more than [`fallback::BUCKETED_MAX`] buffers
 /// and when `beside` (a time limit too short for the greedy plan), the
-/// bucketed plan ([`fallback::bucketed_until`], no index needed)
+/// bucketed plan ([`fallback::bucketed`], no index needed)
 /// computed beside it from the start: a cut that leaves greedy only the
 /// stacked plan (at millions of buffers, before the index is built) then
 /// has the bucketed one instead, orders of magnitude lower on random
@@ -1264,7 +1215,7 @@ fn plan_within_beside_from<'p>(
             within
         },
         || {
-            let bucketed = fallback::bucketed_until(problem, &stop.with(done.clone()));
+            let bucketed = fallback::bucketed(problem, &stop.with(done.clone())).ok();
             ready.store(bucketed.is_some(), Ordering::Release);
             bucketed
         },
@@ -1330,7 +1281,10 @@ mod tests {
             for p in [&low, &p, &huge] {
                 for fit in [Fit::FirstFit, Fit::BestFit] {
                     let o = order(p, Order::Size, &Stop::never()).unwrap();
-                    let plan = Placer::with_min_group(p, fit, 64).place(&o, None).unwrap();
+                    let plan = Placer::with_min_group(p, fit, 64, &Stop::never())
+                        .unwrap()
+                        .place(&o, None, &Stop::never())
+                        .unwrap();
                     validate(p, &plan).unwrap();
                     assert_eq!(
                         plan.offsets(),
@@ -1368,8 +1322,8 @@ mod tests {
         let p = Problem::new(buffers, None).unwrap();
         for fit in [Fit::FirstFit, Fit::BestFit] {
             let o = order(&p, Order::Size, &Stop::never()).unwrap();
-            let placer = Placer::with_min_group(&p, fit, usize::MAX);
-            let plan = placer.place(&o, None).unwrap();
+            let placer = Placer::with_min_group(&p, fit, usize::MAX, &Stop::never()).unwrap();
+            let plan = placer.place(&o, None, &Stop::never()).unwrap();
             validate(&p, &plan).unwrap();
             assert_eq!(plan.offsets(), &plain_pass(&p, &o, fit)[..], "{fit:?}");
             // The placement's own pass, measured: batches of the longest.
@@ -1386,12 +1340,15 @@ mod tests {
             let p = mixed(kind, 6000);
             for fit in [Fit::FirstFit, Fit::BestFit] {
                 let o = order(&p, Order::Size, &Stop::never()).unwrap();
-                let full = Placer::new(&p, fit).place(&o, None).unwrap();
+                let full = Placer::new(&p, fit, &Stop::never())
+                    .unwrap()
+                    .place(&o, None, &Stop::never())
+                    .unwrap();
                 // Stop at the fifth poll (a few in the setup, then one per
                 // group and per `Stop::EVERY_COSTLY` buffers): some buffers are
                 // placed first.
                 let stop = Stop::after_looks(4 as u64);
-                let placer = Placer::with_min_group(&p, fit, 512);
+                let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
                 let (plan, fallback) = placer.place_within(&o, &stop);
                 assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
                 assert!(fallback > 0, "{fallback}");
@@ -1427,10 +1384,10 @@ mod tests {
             .collect();
         let p = Problem::new(buffers, None).unwrap();
         let o = order(&p, Order::Size, &Stop::never()).unwrap();
-        let placer = Placer::with_min_group(&p, Fit::BestFit, usize::MAX);
-        let full = placer.place(&o, None).unwrap();
+        let placer = Placer::with_min_group(&p, Fit::BestFit, usize::MAX, &Stop::never()).unwrap();
+        let full = placer.place(&o, None, &Stop::never()).unwrap();
         let counted = Stop::after_looks(u64::MAX);
-        assert_eq!(placer.place_until(&o, None, &counted), Some(full.clone()));
+        assert_eq!(placer.place(&o, None, &counted), Some(full.clone()));
         let total = (u64::MAX - counted.looks_left().unwrap()) as usize;
         assert!(total > 3 * n as usize / 64, "{total} polls");
         let mut fallbacks = std::collections::BTreeSet::new();
@@ -1472,7 +1429,11 @@ mod tests {
             assert_eq!(full.fallback, 0);
             assert_eq!(
                 Some(full.plan),
-                Placer::new(&p, g.fit).place(&order(&p, g.order, &Stop::never()).unwrap(), None)
+                Placer::new(&p, g.fit, &Stop::never()).unwrap().place(
+                    &order(&p, g.order, &Stop::never()).unwrap(),
+                    None,
+                    &Stop::never()
+                )
             );
         }
     }
@@ -1512,12 +1473,13 @@ mod tests {
         let p = mixed(crate::generate::Kind::Layered, 6000);
         let stacked = fallback::stacked(&p);
         for fit in [Fit::FirstFit, Fit::BestFit] {
-            let placer = Placer::with_min_group(&p, fit, 512);
+            let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
             let (none, none_count) = placer.place_none();
             let full = placer
                 .place(
                     &crate::solvers::greedy::order(&p, Order::Size, &Stop::never()).unwrap(),
                     None,
+                    &Stop::never(),
                 )
                 .unwrap();
             let (mut improved, mut in_hand) = (0, 0);
@@ -1583,7 +1545,7 @@ mod tests {
             let p = mixed(kind, 5000);
             assert!(p.fixed_end() > 0, "{kind:?}");
             for fit in [Fit::FirstFit, Fit::BestFit] {
-                let placer = Placer::with_min_group(&p, fit, 512);
+                let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
                 let (none, none_count) = placer.place_none();
                 let fallback = placer.fallback_plan(&Stop::never()).flatten().unwrap();
                 assert_eq!(validate(&p, &fallback.plan), Ok(()), "{kind:?} {fit:?}");
@@ -1637,7 +1599,7 @@ mod tests {
             // The skyline is not a pass over the order (see `skyline`).
             for g in Greedy::all().filter(|g| g.fit != Fit::Skyline) {
                 let o = order(&p, g.order, &Stop::never()).unwrap();
-                let grouped = Placer::with_min_group(&p, g.fit, min_group).place(&o, None).unwrap();
+                let grouped = Placer::with_min_group(&p, g.fit, min_group, &Stop::never()).unwrap().place(&o, None, &Stop::never()).unwrap();
                 prop_assert_eq!(grouped.offsets(), &plain_pass(&p, &o, g.fit)[..]);
             }
         }

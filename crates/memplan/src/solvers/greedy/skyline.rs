@@ -17,7 +17,7 @@
 //! no waiting buffers (it cannot be raised to them) places its first buffer
 //! at its lowest offset clear of the fixed buffers.
 
-use crate::stop::Stop;
+use crate::stop::{Cut, Poll, Stop};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -27,7 +27,6 @@ use crate::geometry::groups::TimeGroups;
 use crate::geometry::sweep::{section_spans, MaxTree};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
-use crate::solver::Poll;
 
 /// Height of a segment of the skyline that no waiting buffer lives in: it is
 /// never raised nor filled, and never a neighbour to raise a gap to.
@@ -70,9 +69,6 @@ pub fn place(
     Some(Plan::from_offsets(offsets))
 }
 
-/// Buffers between two polls of `stop.is_cut()` in the skyline's setup.
-const SETUP_POLL: usize = 1 << 16;
-
 /// Consecutive independent parts are merged up to this many buffers per
 /// group (a skyline per handful of buffers costs more than it saves).
 const GROUP: usize = 4096;
@@ -96,7 +92,7 @@ fn place_group(
     let fixed: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].fixed_offset.is_some())
         .collect();
-    let mut sky = Skyline::new_until(&spans, section_count, rank, stop)?;
+    let mut sky = Skyline::new(&spans, section_count, rank, stop).ok()?;
     // Every gap, section scanned and candidate tried is a unit of work.
     let mut poll = Poll::new();
 
@@ -105,7 +101,7 @@ fn place_group(
     let mut blocked: Vec<(u64, u64)> = Vec::new();
     let mut pieces: Vec<(u32, u32, u64)> = Vec::new();
     while let Some((lo, seg)) = sky.pop() {
-        if poll.due(1) && stop.is_cut() {
+        if poll.tick(1, stop).is_err() {
             return None;
         }
         let (hi, h) = (seg.hi, seg.height);
@@ -122,7 +118,7 @@ fn place_group(
         candidates.sort_unstable_by_key(|&i| rank[i as usize]);
         taken.clear();
         for &c in &candidates {
-            if poll.due(1 + fixed.len()) && stop.is_cut() {
+            if poll.tick(1 + fixed.len(), stop).is_err() {
                 return None;
             }
             let (clo, chi) = spans[c as usize];
@@ -230,23 +226,21 @@ struct Skyline<'a> {
 
 impl<'a> Skyline<'a> {
     /// The skyline at height 0 over `section_count` sections, the buffers
-    /// of finite `rank` waiting; `None` once `stop.is_cut()` holds (polled every
-    /// `SETUP_POLL` buffers, and in the tree's build).
-    fn new_until(
+    /// of finite `rank` waiting; `Err` once `stop` cuts (checked every
+    /// [`Stop::EVERY`] buffers, and in the tree's build).
+    fn new(
         spans: &'a [(u32, u32)],
         section_count: usize,
         rank: &[u32],
         stop: &Stop,
-    ) -> Option<Self> {
+    ) -> Result<Self, Cut> {
         let waiting = |i: usize| rank[i] != u32::MAX;
         // A counting sort by start section (a row is a set: the buffers
         // taken from it are chosen by rank, so the order within it does
         // not matter).
         let mut start = vec![0u32; section_count + 1];
         for (i, &(lo, _)) in spans.iter().enumerate() {
-            if i % SETUP_POLL == 0 && stop.is_cut() {
-                return None;
-            }
+            stop.every(i)?;
             if waiting(i) {
                 start[lo as usize + 1] += 1;
             }
@@ -258,9 +252,7 @@ impl<'a> Skyline<'a> {
         let mut by_start = vec![0u32; start[section_count] as usize];
         let mut next = start.clone();
         for (i, &(lo, _)) in spans.iter().enumerate() {
-            if i % SETUP_POLL == 0 && stop.is_cut() {
-                return None;
-            }
+            stop.every(i)?;
             if waiting(i) {
                 by_start[next[lo as usize] as usize] = i as u32;
                 next[lo as usize] += 1;
@@ -285,12 +277,12 @@ impl<'a> Skyline<'a> {
             by_start,
             live,
             pos,
-            reach: MaxTree::new(&reach, stop).ok()?,
+            reach: MaxTree::new(&reach, stop)?,
         };
         if section_count > 0 {
             sky.insert(0, section_count as u32, 0);
         }
-        Some(sky)
+        Ok(sky)
     }
 
     /// The lowest live segment, removed from the heap (it stays in place
@@ -324,7 +316,7 @@ impl<'a> Skyline<'a> {
     ) -> bool {
         out.clear();
         for s in lo as usize..hi as usize {
-            if poll.due(1 + self.row(s).len()) && stop.is_cut() {
+            if poll.tick(1 + self.row(s).len(), stop).is_err() {
                 return false;
             }
             out.extend(

@@ -1,15 +1,13 @@
 //! Every greedy variant at once: the best plan of several orders and fits,
 //! in parallel, within a deadline.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
 use crate::plan::{Measured, Plan};
 use crate::problem::{Buffer, Problem};
-use crate::solver::Stop;
+use crate::stop::{Cut, Stop};
 
 use crate::geometry::sort::{collect, sort};
 
@@ -19,45 +17,35 @@ use super::{order, plan_within, Fit, Greedy, Order, Placer};
 
 /// True when buffers meet more than `DENSE_CONFLICTS` others on average:
 /// first-fit is then fast (the [`TimeTree`](crate::geometry::time_tree::TimeTree)) but best-fit sorts thousands
-/// of conflicts per buffer.
-pub fn is_dense(problem: &Problem) -> bool {
-    is_dense_until(problem, &Stop::never()).unwrap_or(false)
-}
-
-/// [`is_dense`] that gives up (`None`) once `stop.is_cut()` holds.
-fn is_dense_until(problem: &Problem, stop: &Stop) -> Option<bool> {
-    Some(mean_conflicts(problem.buffers(), stop)? > DENSE_CONFLICTS)
+/// of conflicts per buffer. `Err` once `stop` cuts.
+pub fn is_dense(problem: &Problem, stop: &Stop) -> Result<bool, Cut> {
+    Ok(mean_conflicts(problem.buffers(), stop)? > DENSE_CONFLICTS)
 }
 
 /// Mean number of other buffers overlapping a buffer, in O(n log n): each
 /// overlapping pair has its later start inside the other's lifetime. By
 /// start order, the starts inside a lifetime follow its own, so they are
 /// counted by a search outwards from there (lifetimes are mostly short).
-fn mean_conflicts(buffers: &[Buffer], stop: &Stop) -> Option<u64> {
+fn mean_conflicts(buffers: &[Buffer], stop: &Stop) -> Result<u64, Cut> {
     // Stopped already: not even the pass that gathers the lifetimes.
-    if stop.is_cut() {
-        return None;
-    }
+    stop.check()?;
     let n = buffers.len();
     // Every pass polls (at 5M buffers, an unpolled gather or count kept a
     // stop waiting up to a tenth of a second), and the lifetimes are freed
     // off the caller's path.
-    let mut spans: Vec<(u64, u64)> =
-        collect(n, |i| (buffers[i].start, buffers[i].end), stop).ok()?;
-    if sort(&mut spans, stop).is_err() {
+    let mut spans: Vec<(u64, u64)> = collect(n, |i| (buffers[i].start, buffers[i].end), stop)?;
+    if let Err(cut) = sort(&mut spans, stop) {
         drop_later(spans, n);
-        return None;
+        return Err(cut);
     }
-    let cut = AtomicBool::new(false);
-    let pairs: u64 = spans
-        .par_chunks(CONFLICTS_CHUNK)
+    // A chunk of costly units (a search each, longer where lifetimes are
+    // long) a parallel task, the token checked before each.
+    let pairs = spans
+        .par_chunks(Stop::EVERY_COSTLY)
         .enumerate()
         .map(|(k, chunk)| {
-            if stop.is_cut() {
-                cut.store(true, Ordering::Relaxed);
-                return 0;
-            }
-            (k * CONFLICTS_CHUNK..)
+            stop.check()?;
+            Ok((k * Stop::EVERY_COSTLY..)
                 .zip(chunk)
                 .map(|(p, &(_, end))| {
                     // The first position at or after p starting at `end`
@@ -71,16 +59,12 @@ fn mean_conflicts(buffers: &[Buffer], stop: &Stop) -> Option<u64> {
                     let to = lo + spans[lo..hi].partition_point(|s| s.0 < end);
                     (to - p - 1) as u64
                 })
-                .sum::<u64>()
+                .sum::<u64>())
         })
-        .sum();
+        .try_reduce(|| 0, |a, b| Ok(a + b));
     drop_later(spans, n);
-    (!cut.into_inner()).then(|| pairs / n.max(1) as u64)
+    Ok(pairs? / n.max(1) as u64)
 }
-
-/// Buffers counted between two polls of `stop.is_cut()` in [`mean_conflicts`]
-/// (a search each, longer where lifetimes are long).
-const CONFLICTS_CHUNK: usize = 1 << 13;
 
 /// The best plan of every greedy variant (run in parallel), ties to the
 /// first in [`Greedy::all`] order. On dense problems best-fit is skipped:
@@ -112,7 +96,7 @@ fn best_variant_measured(problem: &Problem, stop: &Stop) -> (Greedy, Measured) {
 /// (and when `stop.is_cut()` cut the density check: only the default variant
 /// runs then anyway).
 fn variants(problem: &Problem, stop: &Stop) -> Vec<Greedy> {
-    let dense = is_dense_until(problem, stop).unwrap_or(true);
+    let dense = is_dense(problem, stop).unwrap_or(true);
     Greedy::all()
         .filter(|g| !dense || g.fit != Fit::BestFit)
         .collect()
@@ -202,7 +186,7 @@ fn best_of_given(
     let (placers, sorted): (Vec<Option<Placer>>, Vec<Option<Vec<BufferIdx>>>) = rayon::join(
         || {
             fits.par_iter()
-                .map(|&f| Placer::new_until(problem, f, stop))
+                .map(|&f| Placer::new(problem, f, stop).ok())
                 .collect()
         },
         || {
@@ -220,7 +204,7 @@ fn best_of_given(
             let plan = if stop.is_cut() {
                 None
             } else {
-                placer.place_until(order, None, stop)
+                placer.place(order, None, stop)
             }?;
             let i = variants.iter().position(|v| v == g)?;
             Some((plan.makespan(problem), i, plan))

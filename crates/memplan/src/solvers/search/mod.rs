@@ -290,10 +290,12 @@ impl Search {
         let stop = deadline.clone();
         let quick = match floor {
             Some(plan) => Some(plan.clone()),
-            None => Placer::new_until(problem, Fit::FirstFit, &stop).and_then(|placer| {
-                let order = crate::solvers::greedy::order(problem, Order::Size, &stop).ok()?;
-                placer.place_until(&order, None, &stop)
-            }),
+            None => Placer::new(problem, Fit::FirstFit, &stop)
+                .ok()
+                .and_then(|placer| {
+                    let order = crate::solvers::greedy::order(problem, Order::Size, &stop).ok()?;
+                    placer.place(&order, None, &stop)
+                }),
         }
         .map(|plan| {
             let makespan = plan.makespan(problem);
