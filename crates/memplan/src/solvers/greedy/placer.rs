@@ -335,29 +335,29 @@ impl<'p> Placer<'p> {
         }
         let Some(columns) = self.columns(stop)? else {
             // Where the colouring stacks instead: through the ranges.
-            let (ranges, count) = self.fallback_for_all_until(&self.occupancy, stop)?;
+            let (ranges, count) = self.fallback_for_all(&self.occupancy, stop).ok()?;
             return Some(Some(FallbackPlan {
                 top: top(&ranges),
-                plan: self.by_buffer_until(&self.occupancy, &ranges, stop)?,
+                plan: self.by_buffer(&self.occupancy, &ranges, stop).ok()?,
                 count,
             }));
         };
-        let placed = self.columns_by_buffer_until(&columns, stop);
+        let placed = self.columns_by_buffer(&columns, stop);
         let count = columns.count();
         drop_later(columns, self.problem.len());
-        let (plan, top) = placed?;
+        let (plan, top) = placed.ok()?;
         Some(Some(FallbackPlan { plan, top, count }))
     }
 
     /// [`fallback::columns`] on the index: the fallback's offsets
-    /// for every free buffer, as [`Placer::fallback_for_all_until`] gives
+    /// for every free buffer, as [`Placer::fallback_for_all`] gives
     /// them but with the sizes by position gathered (8 bytes a buffer)
     /// instead of address ranges (16): at millions of buffers, the memory
     /// the stacked plan made ahead takes while the fallback runs.
     fn columns(&self, stop: &Stop) -> Option<Option<fallback::Columns>> {
         let buffers = self.problem.buffers();
         let occupancy = &self.occupancy;
-        let (sizes, fixed) = self.gather_by_position_until(occupancy, |b| b.size, stop);
+        let (sizes, fixed) = self.gather_by_position(occupancy, |b| b.size, stop);
         let alignment = |p: u32| {
             if self.aligned {
                 buffers[occupancy.buffer_at(p) as usize].alignment
@@ -377,13 +377,13 @@ impl<'p> Placer<'p> {
     }
 
     /// The fallback's plan from its `columns` and its makespan, in chunks
-    /// that poll `stop.is_cut()` (`None` once it holds): a random gather, longer
+    /// that check the token (`Err` once it cuts): a random gather, longer
     /// than a stop may wait at millions of buffers.
-    fn columns_by_buffer_until(
+    fn columns_by_buffer(
         &self,
         columns: &fallback::Columns,
         stop: &Stop,
-    ) -> Option<(Plan, u64)> {
+    ) -> Result<(Plan, u64), Cut> {
         let buffers = self.problem.buffers();
         let mut offsets = vec![0u64; buffers.len()];
         let top = offsets
@@ -391,9 +391,7 @@ impl<'p> Placer<'p> {
             .zip(buffers.par_chunks(GATHER_CHUNK))
             .enumerate()
             .map(|(k, (offsets, chunk))| {
-                if stop.is_cut() {
-                    return None;
-                }
+                stop.check()?;
                 let mut top = 0;
                 for (b, (offset, buf)) in (k * GATHER_CHUNK..).zip(offsets.iter_mut().zip(chunk)) {
                     *offset = buf.fixed_offset.unwrap_or_else(|| {
@@ -401,54 +399,41 @@ impl<'p> Placer<'p> {
                     });
                     top = top.max(*offset + buf.size);
                 }
-                Some(top)
+                Ok(top)
             })
-            .try_reduce(|| 0, |a, b| Some(a.max(b)));
+            .try_reduce(|| 0, |a, b| Ok(a.max(b)));
         match top {
-            Some(top) => Some((Plan::from_offsets(offsets), top)),
-            None => {
+            Ok(top) => Ok((Plan::from_offsets(offsets), top)),
+            Err(cut) => {
                 drop_later(offsets, buffers.len());
-                None
+                Err(cut)
             }
         }
     }
 
-    /// [`Placer::by_buffer`] in chunks that poll `stop.is_cut()`: `None` once it
-    /// holds (at millions of buffers the gather takes longer than a stop
-    /// may wait).
-    fn by_buffer_until(
+    /// The plan of offsets by buffer from address ranges by position of
+    /// `occupancy`: a random gather, in parallel chunks that check the
+    /// token, `Err` once it cuts (at millions of buffers the gather takes
+    /// longer than a stop may wait).
+    fn by_buffer(
         &self,
         occupancy: &Occupancy,
         ranges: &[(u64, u64)],
         stop: &Stop,
-    ) -> Option<Plan> {
+    ) -> Result<Plan, Cut> {
         let mut offsets = vec![0u64; self.problem.len()];
-        // Whether a chunk was left out (a complete gather is kept).
-        let cut = AtomicBool::new(false);
-        offsets
+        let gathered = offsets
             .par_chunks_mut(GATHER_CHUNK)
             .enumerate()
-            .for_each(|(k, offsets)| {
-                if stop.is_cut() {
-                    cut.store(true, Ordering::Relaxed);
-                    return;
-                }
+            .try_for_each(|(k, offsets)| {
+                stop.check()?;
                 let from = k * GATHER_CHUNK;
                 for (b, offset) in (from..).zip(offsets.iter_mut()) {
                     *offset = ranges[occupancy.position(b as u32) as usize].0;
                 }
+                Ok(())
             });
-        (!cut.into_inner()).then(|| Plan::from_offsets(offsets))
-    }
-
-    /// The plan of offsets by buffer from address ranges by position of
-    /// `occupancy` (in parallel: a random gather).
-    fn by_buffer(&self, occupancy: &Occupancy, ranges: &[(u64, u64)]) -> Plan {
-        let offsets = (0..self.problem.len() as u32)
-            .into_par_iter()
-            .map(|b| ranges[occupancy.position(b) as usize].0)
-            .collect();
-        Plan::from_offsets(offsets)
+        gathered.map(|()| Plan::from_offsets(offsets))
     }
 
     /// [`Placer::place_within`], with the fallback's plan for every free
@@ -578,7 +563,7 @@ impl<'p> Placer<'p> {
                 // once.
                 let (count, (scratch, all)) = rayon::join(
                     || uncut(|never| self.complete(&occupancy, &mut ranges, &skip, never)),
-                    || self.fallback_for_all(&occupancy),
+                    || uncut(|never| self.fallback_for_all(&occupancy, never)),
                 );
                 let (scratch_top, ranges_top) = (top(&scratch), top(&ranges));
                 if scratch_top < ranges_top {
@@ -589,11 +574,12 @@ impl<'p> Placer<'p> {
             }
             (None, Some(fallback)) => return fallback.measured(),
             (None, None) => {
-                let (ranges, count) = self.fallback_for_all(&occupancy);
+                let (ranges, count) = uncut(|never| self.fallback_for_all(&occupancy, never));
                 (ranges, count, None)
             }
         };
-        (self.by_buffer(&occupancy, &ranges), count, makespan)
+        let plan = uncut(|never| self.by_buffer(&occupancy, &ranges, never));
+        (plan, count, makespan)
     }
 
     /// Whether [`Placer::fallback_plan`] can make a plan (the skyline and
@@ -624,17 +610,11 @@ impl<'p> Placer<'p> {
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
-        let (ranges, count) = self.fallback_for_all(&occupancy);
-        (self.by_buffer(&occupancy, &ranges), count)
-    }
-
-    /// Every free buffer placed by [`fallback::complete`] above the fixed
-    /// ones: the address ranges by position of `occupancy` and how many
-    /// buffers the fallback placed.
-    fn fallback_for_all(&self, occupancy: &Occupancy) -> (Vec<(u64, u64)>, usize) {
-        // Unreachable: nothing stops it.
-        self.fallback_for_all_until(occupancy, &Stop::never())
-            .unwrap_or_default()
+        let (ranges, count) = uncut(|never| self.fallback_for_all(&occupancy, never));
+        (
+            uncut(|never| self.by_buffer(&occupancy, &ranges, never)),
+            count,
+        )
     }
 
     /// By position of `occupancy`: `value` of each buffer and whether it
@@ -642,7 +622,7 @@ impl<'p> Placer<'p> {
     /// buffers on a busy machine), so in chunks that poll `stop.is_cut()`: once it
     /// holds, the chunks left are not filled, and the caller polls `stop.is_cut()`
     /// before using them.
-    fn gather_by_position_until<T: Copy + Default + Send>(
+    fn gather_by_position<T: Copy + Default + Send>(
         &self,
         occupancy: &Occupancy,
         value: impl Fn(&Buffer) -> T + Sync,
@@ -669,15 +649,17 @@ impl<'p> Placer<'p> {
         (values, fixed)
     }
 
-    /// [`Placer::fallback_for_all`] that gives up (`None`) once `stop.is_cut()`
-    /// holds, polled in the colouring of [`fallback::complete`].
-    fn fallback_for_all_until(
+    /// Every free buffer placed by [`fallback::complete`] above the fixed
+    /// ones: the address ranges by position of `occupancy` and how many
+    /// buffers the fallback placed; `Err` once `stop` cuts (checked in the
+    /// gather and the colouring).
+    fn fallback_for_all(
         &self,
         occupancy: &Occupancy,
         stop: &Stop,
-    ) -> Option<(Vec<(u64, u64)>, usize)> {
+    ) -> Result<(Vec<(u64, u64)>, usize), Cut> {
         let buffers = self.problem.buffers();
-        let (mut ranges, skip) = self.gather_by_position_until(
+        let (mut ranges, skip) = self.gather_by_position(
             occupancy,
             |b| {
                 let offset = b.fixed_offset.unwrap_or(0);
@@ -687,17 +669,17 @@ impl<'p> Placer<'p> {
         );
         // Cut, the arrays are freed off the stop's path (tens of
         // milliseconds at millions of buffers).
-        let count = match (!stop.is_cut())
-            .then(|| self.complete(occupancy, &mut ranges, &skip, stop).ok())
-            .flatten()
+        let count = match stop
+            .check()
+            .and_then(|()| self.complete(occupancy, &mut ranges, &skip, stop))
         {
-            Some(count) => count,
-            None => {
+            Ok(count) => count,
+            Err(cut) => {
                 drop_later((ranges, skip), buffers.len());
-                return None;
+                return Err(cut);
             }
         };
-        Some((ranges, count))
+        Ok((ranges, count))
     }
 
     /// [`fallback::complete`] of the positions `skip` leaves out; `Err`
@@ -923,9 +905,12 @@ impl Run {
     }
 }
 
-/// Positions per task of the gather of [`Placer::fallback_for_all_until`]
-/// (each polls the stop).
-const GATHER_CHUNK: usize = 1 << 14;
+/// Positions per parallel task of the random gathers (by position to by
+/// buffer and back), each task one look at the stop token: a position is a
+/// cache miss at millions of buffers (a costly unit), and a task of
+/// [`Stop::EVERY_COSTLY`] positions would split a gather of millions into
+/// thousands of tasks, so a task holds 16 times that.
+const GATHER_CHUNK: usize = 16 * Stop::EVERY_COSTLY;
 
 /// Beyond this many buffers, a skyline cut by the clock is not completed
 /// by the fallback (whose index would cost a sort after the deadline):
