@@ -160,8 +160,14 @@ impl State<'_> {
                 }
                 effort.steps += 1;
                 // Steps on large groups scan thousands of buffers: look at
-                // the clock at every one of them.
-                if (effort.steps % 256 == 0 || n > 2048) && self.deadline.is_cut() {
+                // the clock at every one of them (more work than an
+                // interval's), else every `Stop::EVERY_COSTLY` steps.
+                let look = if n > 2 * Stop::EVERY_COSTLY {
+                    self.deadline.check()
+                } else {
+                    self.deadline.every_costly(effort.steps as usize)
+                };
+                if look.is_err() {
                     return Outcome::TimeLimit;
                 }
                 self.place(b);

@@ -224,12 +224,12 @@ fn address_range(b: &Buffer) -> (u64, u64) {
 }
 
 /// Row `i`: the address ranges of the `fixed` buffers that overlap
-/// `free[i]` in time, sorted. `None` when `stop` returns true (polled every
-/// 128 rows) or the ranges overflow `u32` indices.
+/// `free[i]` in time, sorted. `None` once `stop` cuts (checked every
+/// [`Stop::EVERY_COSTLY`] rows) or when the ranges overflow `u32` indices.
 fn fixed_overlaps(free: &[&Buffer], fixed: &[&Buffer], stop: &Stop) -> Option<Csr<(u64, u64)>> {
     let mut rows = Csr::new();
     for (k, b) in free.iter().enumerate() {
-        if k % 128 == 0 && stop.is_cut() {
+        if stop.every_costly(k).is_err() {
             return None;
         }
         rows.push_row(
