@@ -186,7 +186,7 @@ impl Round {
 mod tests {
     use super::*;
 
-    /// The jobs poll every `POLL` buffers: a stop at any poll gives up,
+    /// The jobs look every `Stop::EVERY` buffers: a stop at any poll gives up,
     /// and the jobs of an uncut prelude are the free buffers, in order.
     #[test]
     fn stops_at_any_poll_of_the_jobs() {

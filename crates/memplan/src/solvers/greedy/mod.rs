@@ -886,6 +886,22 @@ mod tests {
         };
         assert!(settled(&p, &passed.stop()));
         assert!(!settled(&p, &SolveOptions::default().stop()));
+        // The settle token cuts exactly where `settled` holds (one of the
+        // two cuts at a time; both at once, the clock settles).
+        for options in [&interrupted, &passed, &SolveOptions::default()] {
+            let own = options.stop();
+            assert_eq!(settle(&p, &own).is_cut(), settled(&p, &own));
+        }
+        // At scale, an interrupt settles too.
+        let large = Problem::new(
+            (0..=IMPROVE_AFTER_INTERRUPT_MAX)
+                .map(|i| crate::problem::Buffer::new(i.to_string(), 0, 1, 1))
+                .collect(),
+            None,
+        )
+        .unwrap();
+        let own = interrupted.stop();
+        assert!(settled(&large, &own) && settle(&large, &own).is_cut());
     }
 
     /// The floor replaces a result only once the deadline has passed, and
