@@ -27,7 +27,8 @@ impl Stopped {
 }
 
 /// Why a routine was cut short: its token's cancel flags were raised
-/// ([`Stopped::Interrupted`]) or its instant passed ([`Stopped::TimeLimit`]).
+/// ([`Stopped::Interrupted`]), or its instant passed or its budget of looks
+/// ran out ([`Stopped::TimeLimit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cut(pub Stopped);
 
@@ -182,16 +183,19 @@ impl Stop {
     pub fn stopped(&self) -> Option<Stopped> {
         if self.cancel.is_raised() {
             Some(Stopped::Interrupted)
-        } else if self.looks.as_ref().is_some_and(|l| {
-            l.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                .is_err()
-        }) {
-            Some(Stopped::TimeLimit)
-        } else if self.at.is_some_and(|d| Instant::now() >= d) {
+        } else if self.budget_spent() || self.at.is_some_and(|d| Instant::now() >= d) {
             Some(Stopped::TimeLimit)
         } else {
             None
         }
+    }
+
+    /// Spends a look of the budget; true when none was left.
+    fn budget_spent(&self) -> bool {
+        self.looks.as_ref().is_some_and(|l| {
+            l.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_err()
+        })
     }
 
     /// Time left before the instant; `None` without one.
@@ -245,10 +249,7 @@ impl Stop {
 /// `Err` arm is never taken (were it, `T::default()`: the library does
 /// not panic).
 pub fn uncut<T: Default>(work: impl FnOnce(&Stop) -> Result<T, Cut>) -> T {
-    match work(&Stop::never()) {
-        Ok(value) => value,
-        Err(_) => T::default(),
-    }
+    work(&Stop::never()).unwrap_or_default()
 }
 
 /// Counts units of work of varying size (a row of `k` buffers is `k`

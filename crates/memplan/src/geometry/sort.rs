@@ -501,7 +501,7 @@ mod tests {
         let n = 4 * RUN;
         let mut sorted = values(n, 3);
         sorted.sort_unstable();
-        let total = cuts_at_every_poll(&values(n, 3), &sorted, |v, stop| sort(v, stop));
+        let total = cuts_at_every_poll(&values(n, 3), &sorted, sort);
         // The four runs, the check after them, the copy of four runs,
         // two merge levels.
         assert_eq!(total, 4 + 1 + 4 + 2 * (n / PIECE));
@@ -544,7 +544,7 @@ mod tests {
         let n = 2 * RUN + 5;
         let mut sorted = words(n, 9);
         sorted.sort_by_key(|item| item.0);
-        let total = cuts_at_every_poll(&words(n, 9), &sorted, |v, stop| radix_sort(v, stop));
+        let total = cuts_at_every_poll(&words(n, 9), &sorted, radix_sort);
         // The count's pieces, the copy's runs, a pass per varying byte.
         let passes = n.div_ceil(Stop::EVERY);
         assert_eq!(total, n.div_ceil(PIECE) + n.div_ceil(RUN) + 3 * passes);

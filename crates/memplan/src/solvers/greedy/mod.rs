@@ -483,7 +483,7 @@ fn plan_of_no_time_given(
 ) -> Result<Solution, SolveError> {
     let within = match prestacked {
         Some(stacked) => Within::stacked(stacked),
-        None => plan_within(problem, Greedy::default(), &deadline),
+        None => plan_within(problem, Greedy::default(), deadline),
     };
     // The stacked plan comes measured: no second pass over the buffers.
     let best = Measured {

@@ -1332,7 +1332,7 @@ mod tests {
                 // Stop at the fifth poll (a few in the setup, then one per
                 // group and per `Stop::EVERY_COSTLY` buffers): some buffers are
                 // placed first.
-                let stop = Stop::after_looks(4 as u64);
+                let stop = Stop::after_looks(4);
                 let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
                 let (plan, fallback) = placer.place_within(&o, &stop);
                 assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
