@@ -204,7 +204,7 @@ const SORT_POLL: Duration = Duration::from_millis(2);
 /// unstable sort's own, so the sort cannot be swapped for one that polls
 /// ([`crate::geometry::sort::sort`] orders ties otherwise): from
 /// [`SORT_APART_JOBS`] jobs, it runs on a thread of its own while this one
-/// polls `stop.is_cut()`, and a stop abandons it (the thread ends with its sort,
+/// checks the stop token, and a stop abandons it (the thread ends with its sort,
 /// its result dropped). Below, or if no thread can be started, it runs
 /// here.
 fn sort_by_size(mut jobs: Vec<Job>, stop: &Stop) -> Result<Vec<Job>, Cut> {

@@ -98,7 +98,7 @@ pub(super) fn interval_coloring(lifetimes: impl Iterator<Item = (u64, u64)>) -> 
 }
 
 /// Whether two of the `(start, end)` lifetimes intersect; true (as far as
-/// anyone knows) once `stop.is_cut()` holds.
+/// anyone knows) once `stop` cuts.
 pub(super) fn overlapping(mut spans: Vec<(u64, u64)>, stop: &Stop) -> bool {
     if sort(&mut spans, stop).is_err() {
         return true;

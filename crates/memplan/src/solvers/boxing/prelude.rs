@@ -28,7 +28,7 @@ impl Prelude {
     /// (checked every [`Stop::EVERY`] buffers of the jobs, in the collect
     /// and the sort of the heights).
     pub(super) fn new(problem: &Problem, stop: &Stop) -> Result<Prelude, Cut> {
-        // In chunks that poll `stop.is_cut()`: at millions of buffers the jobs
+        // In chunks that check the stop token: at millions of buffers the jobs
         // take a tenth of a second (and a stop must be answered within it).
         let buffers = problem.buffers();
         let mut jobs: Vec<Job> = Vec::new();

@@ -36,7 +36,7 @@ impl GroupContext<'_> {
     /// Places the group starting at position `from`: `work` lists its
     /// (position, buffer) pairs in order; fills `ranges` (the group's
     /// address ranges, by position). Returns how it ended (not done when
-    /// `limit` is exceeded or `stop.is_cut()` holds) and the longest batch that
+    /// `limit` is exceeded or `stop` cuts) and the longest batch that
     /// [`GroupContext::place_in_batches`] placed (0 for none: a dense
     /// group, or one buffer at a time throughout).
     pub(super) fn place_group(
@@ -581,7 +581,7 @@ pub(super) enum GroupEnd {
     Done,
     /// A buffer would have ended above the limit.
     OverLimit,
-    /// `stop.is_cut()` held after this many buffers of the group's work.
+    /// `stop` cut after this many buffers of the group's work.
     Stopped(usize),
 }
 

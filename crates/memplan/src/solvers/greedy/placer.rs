@@ -177,7 +177,7 @@ impl<'p> Placer<'p> {
         Some(Plan::from_offsets(offsets))
     }
 
-    /// [`Placer::place`] within a deadline: once `stop.is_cut()` holds (checked
+    /// [`Placer::place`] within a deadline: once `stop` cuts (checked
     /// every [`Stop::EVERY_COSTLY`] buffers), the buffers not placed yet are placed
     /// by [`fallback::complete`] above the others, in linear time. Returns
     /// the plan, always complete and valid, and how many buffers the
@@ -200,7 +200,7 @@ impl<'p> Placer<'p> {
 
     /// [`Placer::place_order_within`], the fallback computed beside the
     /// order from `early_min` buffers on (and the max load, always), a
-    /// cut's improvement on it abandoned once `settle.is_cut()` holds
+    /// cut's improvement on it abandoned once `settle` cuts
     /// ([`Placer::place_within_or`]); `prestacked`, the stacked plan
     /// computed ahead, is the plan when the fallback is cut.
     fn place_order_within_from(
@@ -328,7 +328,7 @@ impl<'p> Placer<'p> {
 
     /// The fallback for every free buffer as a plan, when the placer has
     /// the index it needs (`Some(None)` with the skyline or gaps); `None`
-    /// once `stop.is_cut()` holds (polled in its colouring).
+    /// once `stop` cuts (polled in its colouring).
     fn fallback_plan(&self, stop: &Stop) -> Option<Option<FallbackPlan>> {
         if !self.has_fallback_plan() {
             return Some(None);
@@ -440,7 +440,7 @@ impl<'p> Placer<'p> {
     /// buffer already computed (or not). Cut with it in hand, the work
     /// that could only improve on it (the fallback above the placed
     /// buffers, a pass over them all)
-    /// is abandoned once `settle.is_cut()` holds (the caller's own deadline, past
+    /// is abandoned once `settle` cuts (the caller's own deadline, past
     /// at once on an interrupt, so that a signal is answered promptly),
     /// and the plan in hand returned. The plan's
     /// makespan comes with it when known without a pass (the fallback's).
@@ -619,8 +619,8 @@ impl<'p> Placer<'p> {
 
     /// By position of `occupancy`: `value` of each buffer and whether it
     /// is fixed. A random gather (tenths of a second at millions of
-    /// buffers on a busy machine), so in chunks that poll `stop.is_cut()`: once it
-    /// holds, the chunks left are not filled, and the caller polls `stop.is_cut()`
+    /// buffers on a busy machine), so in chunks that check the stop token: once it
+    /// cuts, the chunks left are not filled, and the caller checks the stop token
     /// before using them.
     fn gather_by_position<T: Copy + Default + Send>(
         &self,
@@ -988,7 +988,7 @@ impl Within<'_> {
     }
 }
 
-/// The plan of `greedy` on `problem` with `stop.is_cut()` polled throughout, the
+/// The plan of `greedy` on `problem` with the stop token checked throughout, the
 /// setup included: the placer first (cut there, the plan is
 /// [`fallback::bucketed_or_stacked`]'s, which needs no index),
 /// then the order (cut there, the fallback places every buffer), then the

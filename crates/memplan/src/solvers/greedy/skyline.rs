@@ -44,7 +44,7 @@ struct Segment {
 /// Places the fixed buffers, then the buffers of `order` (the priority:
 /// earlier first) by the §3.1 skyline. Buffers neither fixed nor in `order`
 /// get offset 0. `None` as soon as a buffer would end above `limit`, or when
-/// `stop.is_cut()` holds (checked every few gaps).
+/// `stop` cuts (checked every few gaps).
 pub fn place(
     problem: &Problem,
     order: &[BufferIdx],
@@ -304,7 +304,7 @@ impl<'a> Skyline<'a> {
     }
 
     /// The waiting buffers living only in `[lo, hi)`, into `out`; false
-    /// when `stop.is_cut()` holds (checked as `poll` says: a gap may span most of
+    /// when `stop` cuts (checked as `poll` says: a gap may span most of
     /// the sections).
     fn contained(
         &self,

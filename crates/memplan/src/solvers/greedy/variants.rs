@@ -71,7 +71,7 @@ fn mean_conflicts(buffers: &[Buffer], stop: &Stop) -> Result<u64, Cut> {
 /// it weighs every gap where first-fit takes the first, so there it costs
 /// far more than first-fit and the skyline, and the budget is better spent
 /// elsewhere. Once
-/// `stop.is_cut()` holds, unfinished variants are dropped; the default one
+/// `stop` cuts, unfinished variants are dropped; the default one
 /// (size/first-fit) always returns a plan, completed by the fallback when
 /// cut short ([`Placer::place_within`]).
 pub fn best_variant(problem: &Problem, stop: &Stop) -> (Greedy, Plan) {
@@ -93,7 +93,7 @@ fn best_variant_measured(problem: &Problem, stop: &Stop) -> (Greedy, Measured) {
 }
 
 /// The variants [`best_variant`] runs: all but best-fit on dense problems
-/// (and when `stop.is_cut()` cut the density check: only the default variant
+/// (and when `stop` cut the density check: only the default variant
 /// runs then anyway).
 fn variants(problem: &Problem, stop: &Stop) -> Vec<Greedy> {
     let dense = is_dense(problem, stop).unwrap_or(true);
@@ -133,7 +133,7 @@ pub fn best_variant_plan(problem: &Problem, default: Option<&Plan>, deadline: &S
 }
 
 /// The best plan of `variants` (run in parallel), ties to the first listed,
-/// with its makespan when a pass measured it. Once `stop.is_cut()` holds,
+/// with its makespan when a pass measured it. Once `stop` cuts,
 /// unfinished variants are dropped, except `finish`, which
 /// [`Placer::place_within`] completes; `None` when every variant was
 /// dropped.
@@ -171,7 +171,7 @@ fn best_of_given(
 ) -> Option<(Greedy, Measured)> {
     let finish = finished.as_ref().map(|(g, _)| *g);
     // One placer per fit and one order per order kind, shared by the
-    // other variants; none is built once `stop.is_cut()` holds.
+    // other variants; none is built once `stop` cuts.
     let others: Vec<Greedy> = variants
         .iter()
         .copied()
