@@ -281,7 +281,7 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
         .count();
     let gaps = problem.gaps().count();
     let hull_max_load = if problem.has_gaps() {
-        memplan::geometry::sweep::max_load(b)
+        memplan::solver::uncut(|never| memplan::geometry::sweep::max_load(b, never))
     } else {
         max_load
     };

@@ -76,7 +76,7 @@ pub fn select(problem: &Problem, makespan: u64, first: &[BufferIdx]) -> Selectio
             bound: 0,
         };
     };
-    let occ = Occupancy::of_buffers(buffers, usize::MAX);
+    let occ = crate::stop::uncut(|never| Occupancy::of_buffers(buffers, usize::MAX, never));
     let mut stamps = occ.stamps();
     let fits = |b: usize| hints.at(b).is_some_and(|h| h + buffers[b].size <= makespan);
     // Rank 0: fixed buffers and `first`, placed before everything.

@@ -50,8 +50,8 @@
 //!   [`named`]: the registry of names users choose values by.
 //!
 //! Imports go one way, from each layer to those before it: [`buffer`],
-//! [`quote`] and [`dispose`] (plain data, text helpers, freeing large
-//! values off a stop's path) → [`named`] (the registry of names) → [`geometry`] →
+//! [`quote`], [`dispose`] and [`stop`] (plain data, text helpers, freeing
+//! large values off a stop's path, the stop token) → [`named`] (the registry of names) → [`geometry`] →
 //! [`problem`] → [`plan`](mod@plan) → [`hints`] → [`solver`] →
 //! [`solvers`] → [`pools`], [`stable`] → [`generate`], [`transform`] →
 //! [`request`]; no module imports one after
@@ -73,6 +73,7 @@ pub mod request;
 pub mod solver;
 pub mod solvers;
 pub mod stable;
+pub mod stop;
 #[cfg(test)]
 mod testutil;
 pub mod transform;

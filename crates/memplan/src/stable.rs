@@ -76,7 +76,7 @@ pub fn solve_stable(
     options: &SolveOptions,
     stable: &StableOptions,
 ) -> Result<StableSolution, SolveError> {
-    let deadline = options.deadline();
+    let deadline = options.stop();
     let (first, target) = first_solve(solver, problem, options, stable)?;
     let total = hints::count(problem);
     let kept_by_solver = hints::kept(problem, &first.plan);
@@ -99,7 +99,7 @@ pub fn solve_stable(
     let mut near = Neighbourhood::new(problem, &first.plan, &selection.keep);
     let base_effort = options.effort.unwrap_or(Effort::DEFAULT);
     for round in 0..MAX_ROUNDS {
-        if deadline.passed() {
+        if deadline.is_cut() {
             break;
         }
         let options = SolveOptions {
@@ -204,7 +204,7 @@ impl Neighbourhood {
         for b in keep {
             chosen[b.index()] = true;
         }
-        let occ = Occupancy::of_buffers(buffers, usize::MAX);
+        let occ = crate::stop::uncut(|never| Occupancy::of_buffers(buffers, usize::MAX, never));
         let mut stamps = occ.stamps();
         for b in keep {
             stamps[occ.position(b.0) as usize].1 = 0;

@@ -23,7 +23,8 @@
 //! plan the pieces themselves.
 
 use crate::buffer::{Buffer, BufferIdx};
-use crate::geometry::sort::sort_until;
+use crate::geometry::sort::sort;
+use crate::stop::{Cut, Stop};
 
 /// One gap of a buffer, in half-open time `[start, end)` inside the
 /// buffer's lifetime.
@@ -339,58 +340,34 @@ pub struct PieceConflicts {
     entries: Vec<(u32, i128, i128)>,
 }
 
-/// Pieces or piece pairs between two polls of `stop()` in
-/// [`PieceConflicts::new_until`].
-const CONFLICTS_POLL: usize = 1 << 12;
-
 impl PieceConflicts {
-    /// The conflicts of `buffers` with their `gaps` (or none).
-    pub fn new(buffers: &[Buffer], gaps: &Gaps) -> Self {
-        Self::new_until(buffers, gaps, &|| false).unwrap_or(PieceConflicts {
-            first: vec![0; buffers.len() + 1],
-            entries: Vec::new(),
-        })
-    }
-
-    /// [`PieceConflicts::new`] that gives up (`None`) once `stop()` holds,
-    /// polled in the sorts ([`sort_until`]: the same order, since equal
-    /// tuples are identical and the pairs are deduplicated) and every few
-    /// thousand pieces or pairs.
-    pub fn new_until(
-        buffers: &[Buffer],
-        gaps: &Gaps,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
+    /// The conflicts of `buffers` with their `gaps` (or none). `Err` once
+    /// `stop` cuts, checked in the sorts ([`sort`]: the same order, since
+    /// equal tuples are identical and the pairs are deduplicated) and every
+    /// [`Stop::EVERY_COSTLY`] buffers (each its pieces) and pieces or pairs.
+    pub fn new(buffers: &[Buffer], gaps: &Gaps, stop: &Stop) -> Result<Self, Cut> {
         let n = buffers.len();
         // (start, end, buffer, lo, hi)
         let mut all: Vec<(u64, u64, u32, u64, u64)> = Vec::new();
         for (i, b) in buffers.iter().enumerate() {
-            if i % CONFLICTS_POLL == 0 && stop() {
-                return None;
-            }
+            stop.every_costly(i)?;
             for p in pieces(b, gaps.of(BufferIdx::new(i))) {
                 all.push((p.start, p.end, i as u32, p.lo, p.hi));
             }
         }
-        if !sort_until(&mut all, stop) {
-            return None;
-        }
+        sort(&mut all, stop)?;
         let mut pairs: Vec<(u32, u32, i128, i128)> = Vec::new();
         // Each piece and each pair a unit of work (a dense instance has
         // many pairs per piece).
         let mut work = 0usize;
         let mut due = || {
             work += 1;
-            work % CONFLICTS_POLL == 0 && stop()
+            stop.every_costly(work)
         };
         for (k, &(_, end, a, alo, ahi)) in all.iter().enumerate() {
-            if due() {
-                return None;
-            }
+            due()?;
             for &(_, _, c, clo, chi) in all[k + 1..].iter().take_while(|q| q.0 < end) {
-                if due() {
-                    return None;
-                }
+                due()?;
                 if c == a {
                     continue;
                 }
@@ -406,9 +383,7 @@ impl PieceConflicts {
                 pairs.push((c, a, alo - chi + 1, ahi - clo));
             }
         }
-        if !sort_until(&mut pairs, stop) {
-            return None;
-        }
+        sort(&mut pairs, stop)?;
         pairs.dedup();
         let mut first = vec![0usize; n + 1];
         for &(a, ..) in &pairs {
@@ -421,7 +396,7 @@ impl PieceConflicts {
             .into_iter()
             .map(|(_, c, lo, hi)| (c, lo, hi))
             .collect();
-        Some(PieceConflicts { first, entries })
+        Ok(PieceConflicts { first, entries })
     }
 
     /// Buffer `b`'s row: `(other, lo, hi)` entries, by other buffer.
@@ -580,20 +555,19 @@ mod tests {
 
     #[test]
     fn piece_conflicts_poll_the_stop() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         let (buffers, gaps) = gapped(3000);
         assert!(!gaps.is_empty());
-        let full = PieceConflicts::new(&buffers, &gaps);
+        let counted = Stop::after_looks(u64::MAX);
+        let full = PieceConflicts::new(&buffers, &gaps, &counted).unwrap();
         assert!(full.len() > 1 << 13, "{}", full.len());
-        let never = PieceConflicts::new_until(&buffers, &gaps, &|| false).unwrap();
-        assert_eq!((never.first, never.entries), (full.first, full.entries));
-        // A stop at the k-th poll gives up, whichever phase it falls in
-        // (pieces, then pairs): the polls are not all at the start.
-        for k in [0, 1, 2, 3] {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= k;
-            assert!(PieceConflicts::new_until(&buffers, &gaps, &stop).is_none());
-            assert!(polls.load(Ordering::Relaxed) > k, "{k}");
+        let looks = u64::MAX - counted.looks_left().unwrap();
+        // A cut at the k-th look gives up, whichever phase it falls in
+        // (pieces, then pairs): the looks are not all at the start.
+        assert!(looks > 4, "{looks}");
+        for k in [0, 1, 2, 3, looks / 2, looks - 1] {
+            let stop = Stop::after_looks(k);
+            assert!(PieceConflicts::new(&buffers, &gaps, &stop).is_err(), "{k}");
+            assert_eq!(stop.looks_left(), Some(0), "{k}");
         }
     }
 

@@ -8,7 +8,8 @@ use rayon::prelude::*;
 
 use crate::buffer::{Buffer, BufferIdx};
 use crate::geometry::csr::Csr;
-use crate::geometry::sweep::time_groups_until;
+use crate::geometry::sweep::time_groups;
+use crate::stop::{Cut, Stop};
 
 /// The buffers of each independent time group: row `g` of `members` is
 /// group `g`, in time order.
@@ -21,22 +22,18 @@ pub struct TimeGroups {
 
 impl TimeGroups {
     /// The independent groups of `buffers`, consecutive ones merged until a
-    /// group has at least `min_group` buffers (groups in time order).
-    pub fn new(buffers: &[Buffer], min_group: usize) -> Self {
-        Self::new_until(buffers, min_group, &|| false)
-            .unwrap_or_else(|| Self::single(buffers.len()))
-    }
-
-    /// [`TimeGroups::new`] that gives up (`None`) once `stop()` holds.
-    pub fn new_until(
-        buffers: &[Buffer],
-        min_group: usize,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
-        let (group_of, count) = time_groups_until(buffers, min_group, stop)?;
-        // A counting sort by group keeps buffer order within each group.
-        let members = Csr::by_key(&group_of, count)?.map(|&i| BufferIdx::new(i as usize));
-        Some(TimeGroups { members })
+    /// group has at least `min_group` buffers (groups in time order); `Err`
+    /// once `stop` cuts.
+    pub fn new(buffers: &[Buffer], min_group: usize, stop: &Stop) -> Result<Self, Cut> {
+        let (group_of, count) = time_groups(buffers, min_group, stop)?;
+        // A counting sort by group keeps buffer order within each group
+        // (it cannot overflow below `u32::MAX` buffers).
+        Ok(match Csr::by_key(&group_of, count) {
+            Some(members) => TimeGroups {
+                members: members.map(|&i| BufferIdx::new(i as usize)),
+            },
+            None => Self::single(buffers.len()),
+        })
     }
 
     /// All `n` buffers in one group (none when `n` is 0): decomposition
@@ -117,23 +114,23 @@ mod tests {
     fn groups_are_independent_in_time_and_keep_buffer_order() {
         // [0,2) [1,3) | [3,5) | [5,6) [5,7), with the rows shuffled.
         let b = buffers(&[(5, 7), (0, 2), (3, 5), (1, 3), (5, 6)]);
-        let g = TimeGroups::new(&b, 1);
+        let g = TimeGroups::new(&b, 1, &Stop::never()).unwrap();
         assert_eq!(groups_as_indices(&g), vec![vec![1, 3], vec![2], vec![0, 4]]);
         // Merged up to two buffers a group.
-        let g = TimeGroups::new(&b, 2);
+        let g = TimeGroups::new(&b, 2, &Stop::never()).unwrap();
         assert_eq!(groups_as_indices(&g), vec![vec![1, 3], vec![0, 2, 4]]);
         assert_eq!(
             groups_as_indices(&TimeGroups::single(3)),
             vec![vec![0, 1, 2]]
         );
-        assert!(TimeGroups::new(&[], 1).is_empty());
+        assert!(TimeGroups::new(&[], 1, &Stop::never()).unwrap().is_empty());
         assert!(TimeGroups::single(0).is_empty());
     }
 
     #[test]
     fn solve_each_scatters_local_offsets_back() {
         let b = buffers(&[(5, 7), (0, 2), (3, 5), (1, 3), (5, 6)]);
-        let g = TimeGroups::new(&b, 1);
+        let g = TimeGroups::new(&b, 1, &Stop::never()).unwrap();
         // Each group stacks its buffers: local offsets 0, 10, 20...
         let offsets = g
             .solve_each(|m| Some((0..m.len() as u64).map(|k| k * 10).collect()))

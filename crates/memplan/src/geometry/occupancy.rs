@@ -32,11 +32,8 @@ use rayon::prelude::*;
 use crate::buffer::Buffer;
 use crate::dispose::drop_later;
 use crate::geometry::marks::Marks;
-use crate::geometry::sort::{collect_until, counting_sorted, sort_until};
-
-/// Buffers between two polls of `stop()` in the passes of
-/// [`Occupancy::of_buffers_until`].
-const POLL: usize = 1 << 16;
+use crate::geometry::sort::{collect, counting_sorted, sort};
+use crate::stop::{Cut, Stop};
 
 /// The lifetime `[start, end)` and size of one indexed buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,30 +117,20 @@ pub struct Occupancy {
 impl Occupancy {
     /// Indexes `spans` in O(n log n) time and O(n) memory. Consecutive
     /// independent parts of the timeline are merged into groups of at
-    /// least `min_group` buffers (see [`Occupancy::groups`]).
-    pub fn new(spans: &[Span], min_group: usize) -> Self {
+    /// least `min_group` buffers (see [`Occupancy::groups`]). `Err` once
+    /// `stop` cuts, checked every [`Stop::EVERY`] buffers of each pass and
+    /// inside the sort ([`sort`]).
+    pub fn new(spans: &[Span], min_group: usize, stop: &Stop) -> Result<Self, Cut> {
         Self::build(
             spans.len(),
             |i| (spans[i].start, spans[i].end),
             min_group,
-            &|| false,
+            stop,
         )
-        .unwrap_or_default()
     }
 
     /// [`Occupancy::new`] on the lifetimes of `buffers`.
-    pub fn of_buffers(buffers: &[Buffer], min_group: usize) -> Self {
-        Self::of_buffers_until(buffers, min_group, &|| false).unwrap_or_default()
-    }
-
-    /// [`Occupancy::of_buffers`] that gives up (`None`) once `stop()`
-    /// holds, polled every `POLL` (65,536) buffers of each pass and inside the
-    /// sort ([`sort_until`]).
-    pub fn of_buffers_until(
-        buffers: &[Buffer],
-        min_group: usize,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
+    pub fn of_buffers(buffers: &[Buffer], min_group: usize, stop: &Stop) -> Result<Self, Cut> {
         Self::build(
             buffers.len(),
             |i| (buffers[i].start, buffers[i].end),
@@ -156,12 +143,10 @@ impl Occupancy {
         n: usize,
         lifetime: impl Fn(usize) -> (u64, u64) + Sync + Send,
         min_group: usize,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
-        if stop() {
-            return None;
-        }
-        let sorted: Vec<(u64, u64, u32)> = collect_until(
+        stop: &Stop,
+    ) -> Result<Self, Cut> {
+        stop.check()?;
+        let sorted: Vec<(u64, u64, u32)> = collect(
             n,
             |i| {
                 let (start, end) = lifetime(i);
@@ -169,21 +154,22 @@ impl Occupancy {
             },
             stop,
         )?;
-        let sorted = sorted_by_start_until(sorted, stop)?;
+        let sorted = sorted_by_start(sorted, stop)?;
         let (times, start, run_begin) = compressed_starts(&sorted, stop)?;
-        // Both polled (tens of milliseconds each at 5M buffers), and the
+        // Both checked (tens of milliseconds each at 5M buffers), and the
         // sorted lifetimes freed on the disposal thread.
-        let buffer_at = collect_until(n, |p| sorted[p].2, stop);
-        let end = buffer_at
-            .as_ref()
-            .and_then(|_| compressed_ends_until(&sorted, &start, &times, stop));
+        let buffer_at = collect(n, |p| sorted[p].2, stop);
+        let end = match &buffer_at {
+            Ok(_) => compressed_ends(&sorted, &start, &times, stop),
+            Err(cut) => Err(*cut),
+        };
         drop_later(sorted, n);
         let (buffer_at, end) = (buffer_at?, end?);
         let position = positions(&buffer_at, stop)?;
         let groups = batches(&start, &end, min_group, stop)?;
         let (checkpoint_of, checkpoint_at, alive_from, alive) =
             checkpoints(&run_begin, &groups, &end, times.len(), stop)?;
-        Some(Occupancy {
+        Ok(Occupancy {
             position,
             buffer_at,
             start,
@@ -209,18 +195,9 @@ impl Occupancy {
     }
 
     /// The most bytes alive at once, given the size of each buffer: the
-    /// max load, from the compressed lifetimes (no sort).
-    pub fn max_load(&self, size: impl Fn(u32) -> u64) -> u64 {
-        self.max_load_until(size, &|| false).unwrap_or(0)
-    }
-
-    /// [`Occupancy::max_load`] that gives up (`None`) once `stop()` holds,
-    /// polled every `POLL` (65,536) buffers.
-    pub fn max_load_until(
-        &self,
-        size: impl Fn(u32) -> u64,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<u64> {
+    /// max load, from the compressed lifetimes (no sort). `Err` once `stop`
+    /// cuts, checked every [`Stop::EVERY`] buffers.
+    pub fn max_load(&self, size: impl Fn(u32) -> u64, stop: &Stop) -> Result<u64, Cut> {
         // By position (the compressed times read in order, the starts'
         // changes written in order: two scattered accesses a buffer, its
         // size and its end's change, where a loop by buffer makes four),
@@ -236,9 +213,7 @@ impl Occupancy {
             .zip(&self.buffer_at)
             .enumerate()
         {
-            if p % POLL == 0 && stop() {
-                return None;
-            }
+            stop.every(p)?;
             let size = size(b);
             change[s as usize] = change[s as usize].wrapping_add(size);
             change[e as usize] = change[e as usize].wrapping_sub(size);
@@ -248,7 +223,7 @@ impl Occupancy {
             load = load.wrapping_add(c);
             max = max.max(load);
         }
-        Some(max)
+        Ok(max)
     }
 
     /// Whether no buffer is indexed.
@@ -476,74 +451,76 @@ fn prefetch(at: *const u8) {
 #[inline]
 fn prefetch(_at: *const u8) {}
 
-/// `lifetimes` (start, end, index) sorted, `None` once `stop()` holds
-/// (polled every [`POLL`] elements of each pass and inside the sort).
-/// When the starts are dense (below twice their number), by a counting
-/// sort over the start ([`counting_sorted`]: stable, so by index within a
-/// start), each run of equal starts then sorted by (end, index): linear,
-/// the order of the comparison sort, which sorts the others
-/// ([`sort_until`]).
-fn sorted_by_start_until(
+/// `lifetimes` (start, end, index) sorted, `Err` once `stop` cuts
+/// (checked every [`Stop::EVERY`] elements of each pass and inside the
+/// sort). When the starts are dense (below twice their number), by a
+/// counting sort over the start ([`counting_sorted`]: stable, so by index
+/// within a start), each run of equal starts then sorted by (end, index):
+/// linear, the order of the comparison sort, which sorts the others
+/// ([`sort`]).
+fn sorted_by_start(
     lifetimes: Vec<(u64, u64, u32)>,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<(u64, u64, u32)>> {
+    stop: &Stop,
+) -> Result<Vec<(u64, u64, u32)>, Cut> {
     sorted_by_start_from(lifetimes, COUNTING_MIN, stop)
 }
 
-/// From this many lifetimes on, [`sorted_by_start_until`] may count.
+/// From this many lifetimes on, [`sorted_by_start`] may count.
 const COUNTING_MIN: usize = 1 << 16;
 
-/// [`sorted_by_start_until`] counting from `min` lifetimes on.
+/// [`sorted_by_start`] counting from `min` lifetimes on.
 fn sorted_by_start_from(
     mut lifetimes: Vec<(u64, u64, u32)>,
     min: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<(u64, u64, u32)>> {
+    stop: &Stop,
+) -> Result<Vec<(u64, u64, u32)>, Cut> {
     let n = lifetimes.len();
     let max_start = lifetimes.par_iter().map(|l| l.0).max().unwrap_or(0);
     if n < min.max(1) || max_start >= 2 * n as u64 {
-        if sort_until(&mut lifetimes, stop) {
-            return Some(lifetimes);
+        if let Err(cut) = sort(&mut lifetimes, stop) {
+            drop_later(lifetimes, n);
+            return Err(cut);
         }
-        drop_later(lifetimes, n);
-        return None;
+        return Ok(lifetimes);
     }
     let sorted = counting_sorted(&lifetimes, |l| l.0 as usize, max_start as usize + 1, stop);
     drop_later(lifetimes, n);
     let mut sorted = sorted?;
-    // Polled every POLL lifetimes, not runs: one run may hold them all
-    // (every buffer starting at 0), sorted then by `sort_until` (parallel,
-    // polled; short runs at once).
-    let mut unpolled = 0;
+    // Checked every EVERY lifetimes, not runs: one run may hold them all
+    // (every buffer starting at 0), sorted then by `sort` (parallel,
+    // checked; short runs at once).
+    let mut unlooked = 0;
     for run in sorted.chunk_by_mut(|a, b| a.0 == b.0) {
-        unpolled += run.len();
-        let stopped = (unpolled >= POLL && {
-            unpolled = 0;
-            stop()
-        }) || (run.len() > 1 && !sort_until(run, stop));
-        if stopped {
+        unlooked += run.len();
+        let mut looked = Ok(());
+        if unlooked >= Stop::EVERY {
+            unlooked = 0;
+            looked = stop.check();
+        }
+        if looked.is_ok() && run.len() > 1 {
+            looked = sort(run, stop);
+        }
+        if let Err(cut) = looked {
             drop_later(sorted, n);
-            return None;
+            return Err(cut);
         }
     }
-    Some(sorted)
+    Ok(sorted)
 }
 
 /// The distinct start times of `sorted` (lifetimes by start), each
 /// position's compressed start, and where each run of equal starts begins
-/// (then `n`); `None` once `stop()` holds.
+/// (then `n`); `Err` once `stop` cuts.
 #[allow(clippy::type_complexity)]
 fn compressed_starts(
     sorted: &[(u64, u64, u32)],
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Vec<u64>, Vec<u32>, Vec<u32>)> {
+    stop: &Stop,
+) -> Result<(Vec<u64>, Vec<u32>, Vec<u32>), Cut> {
     let mut times: Vec<u64> = Vec::new();
     let mut start = Vec::with_capacity(sorted.len());
     let mut run_begin = Vec::new();
     for (p, &(t, _, _)) in sorted.iter().enumerate() {
-        if p % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(p)?;
         if times.last() != Some(&t) {
             times.push(t);
             run_begin.push(p as u32);
@@ -551,19 +528,19 @@ fn compressed_starts(
         start.push(times.len() as u32 - 1);
     }
     run_begin.push(sorted.len() as u32);
-    Some((times, start, run_begin))
+    Ok((times, start, run_begin))
 }
 
 /// Each position's compressed end: the number of distinct starts before
 /// the end, searched from the start outwards (lifetimes are mostly short,
-/// so this stays within a few cache lines); `None` once `stop()` holds
-/// (polled between chunks of [`collect_until`]).
-fn compressed_ends_until(
+/// so this stays within a few cache lines); `Err` once `stop` cuts
+/// (checked between chunks of [`collect`]).
+fn compressed_ends(
     sorted: &[(u64, u64, u32)],
     start: &[u32],
     times: &[u64],
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<u32>> {
+    stop: &Stop,
+) -> Result<Vec<u32>, Cut> {
     let compress = |p: usize| {
         let (s, e) = (start[p] as usize, sorted[p].1);
         let (mut lo, mut step) = (s, 1);
@@ -574,19 +551,17 @@ fn compressed_ends_until(
         let hi = (lo + step).min(times.len());
         (lo + times[lo..hi].partition_point(|&t| t < e)) as u32
     };
-    collect_until(sorted.len(), compress, stop)
+    collect(sorted.len(), compress, stop)
 }
 
 /// The position of each buffer, the inverse of `buffer_at`.
-fn positions(buffer_at: &[u32], stop: &(dyn Fn() -> bool + Sync)) -> Option<Vec<u32>> {
+fn positions(buffer_at: &[u32], stop: &Stop) -> Result<Vec<u32>, Cut> {
     let mut position = vec![0u32; buffer_at.len()];
     for (p, &i) in buffer_at.iter().enumerate() {
-        if p % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(p)?;
         position[i as usize] = p as u32;
     }
-    Some(position)
+    Ok(position)
 }
 
 /// The independent groups as position ranges, consecutive ones merged up
@@ -595,15 +570,13 @@ fn batches(
     start: &[u32],
     end: &[u32],
     min_group: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<(u32, u32)>> {
+    stop: &Stop,
+) -> Result<Vec<(u32, u32)>, Cut> {
     let n = start.len();
     let mut groups = Vec::new();
     let (mut from, mut reach) = (0usize, 0u32);
     for p in 0..n {
-        if p % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(p)?;
         if p - from >= min_group.max(1) && start[p] >= reach {
             groups.push((from as u32, p as u32));
             from = p;
@@ -613,7 +586,7 @@ fn batches(
     if n > 0 {
         groups.push((from as u32, n as u32));
     }
-    Some(groups)
+    Ok(groups)
 }
 
 /// The checkpoints (one at each group start, and wherever as many
@@ -626,8 +599,8 @@ fn checkpoints(
     groups: &[(u32, u32)],
     end: &[u32],
     times: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>)> {
+    stop: &Stop,
+) -> Result<(Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>), Cut> {
     let mut checkpoint_of = Vec::with_capacity(times);
     let mut checkpoint_at = Vec::new();
     let mut alive_from = Vec::new();
@@ -636,9 +609,7 @@ fn checkpoints(
     let (mut last, mut gap) = (0usize, 0usize);
     let mut next_group = groups.iter().map(|g| g.0 as usize).peekable();
     for (t, w) in run_begin.windows(2).enumerate() {
-        if t % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(t)?;
         let p = w[0] as usize;
         let group_start = next_group.peek() == Some(&p);
         if group_start {
@@ -656,7 +627,7 @@ fn checkpoints(
         live.extend(w[0]..w[1]);
     }
     alive_from.push(alive.len() as u32);
-    Some((checkpoint_of, checkpoint_at, alive_from, alive))
+    Ok((checkpoint_of, checkpoint_at, alive_from, alive))
 }
 
 #[cfg(test)]
@@ -664,39 +635,40 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    const NEVER: &Stop = &Stop::never();
+
+    /// Looks spent by `work` run to its end.
+    fn looks_of(work: impl FnOnce(&Stop) -> bool) -> usize {
+        let budget = Stop::after_looks(u64::MAX);
+        assert!(work(&budget));
+        (u64::MAX - budget.looks_left().unwrap_or(0)) as usize
+    }
+
     /// One run of equal starts longer than a sort run (every buffer
-    /// starting at 0) is sorted by (end, index) through `sort_until`, and
-    /// a stop raised from any poll on gives `None`, never a part.
+    /// starting at 0) is sorted by (end, index) through `sort`, and a
+    /// token cut from any look on gives `Err`, never a part.
     #[test]
     fn a_long_run_of_equal_starts_is_sorted_and_polled() {
-        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
         let n = 2 * crate::geometry::sort::RUN + 3;
         let lifetimes: Vec<(u64, u64, u32)> = (0..n as u32)
             .map(|i| (0, 1 + u64::from(i.wrapping_mul(2_654_435_761) % 1000), i))
             .collect();
         let mut want = lifetimes.clone();
         want.sort_unstable();
-        let polls = AtomicUsize::new(0);
-        let count = || polls.fetch_add(1, Relaxed) == usize::MAX;
-        assert_eq!(sorted_by_start_until(lifetimes.clone(), &count), Some(want));
-        let polls = polls.into_inner();
-        // The long run's sort polls too (each run, each copy, each merge
+        let polls = looks_of(|stop| sorted_by_start(lifetimes.clone(), stop) == Ok(want.clone()));
+        // The long run's sort looks too (each run, each copy, each merge
         // piece), beyond the counting sort's passes and the runs' loop.
-        let counting = AtomicUsize::new(0);
-        let count = || counting.fetch_add(1, Relaxed) == usize::MAX;
-        assert!(counting_sorted(&lifetimes, |l| l.0 as usize, 1, &count).is_some());
-        let counting = counting.into_inner();
+        let counting =
+            looks_of(|stop| counting_sorted(&lifetimes, |l| l.0 as usize, 1, stop).is_ok());
         assert!(
             polls > counting + 1,
-            "{polls} polls, {counting} of them counting"
+            "{polls} looks, {counting} of them counting"
         );
         for k in 0..polls {
-            let seen = AtomicUsize::new(0);
-            let stop = || seen.fetch_add(1, Relaxed) >= k;
-            assert_eq!(
-                sorted_by_start_until(lifetimes.clone(), &stop),
-                None,
-                "stop at poll {k}"
+            let stop = Stop::after_looks(k as u64);
+            assert!(
+                sorted_by_start(lifetimes.clone(), &stop).is_err(),
+                "cut at look {k}"
             );
         }
     }
@@ -716,12 +688,12 @@ mod tests {
                 .collect();
             let mut want = lifetimes.clone();
             want.sort_unstable();
-            let counted = sorted_by_start_from(lifetimes.clone(), 0, &|| false);
-            prop_assert_eq!(counted.as_ref(), Some(&want));
+            let counted = sorted_by_start_from(lifetimes.clone(), 0, NEVER);
+            prop_assert_eq!(counted.as_ref(), Ok(&want));
             // Counted (dense starts), a stop is seen in its first pass.
             let dense = lifetimes.iter().all(|l| l.0 < 2 * lifetimes.len() as u64);
             if dense && !lifetimes.is_empty() {
-                prop_assert!(sorted_by_start_from(lifetimes, 0, &|| true).is_none());
+                prop_assert!(sorted_by_start_from(lifetimes, 0, &Stop::after_looks(0)).is_err());
             }
         }
 
@@ -742,10 +714,10 @@ mod tests {
                     Buffer::new(format!("b{i}"), s, s + len, sizes[size as usize])
                 })
                 .collect();
-            let occ = Occupancy::of_buffers(&buffers, min_group);
+            let occ = Occupancy::of_buffers(&buffers, min_group, NEVER).unwrap();
             prop_assert_eq!(
-                occ.max_load(|b| buffers[b as usize].size),
-                crate::geometry::sweep::max_load(&buffers)
+                occ.max_load(|b| buffers[b as usize].size, NEVER),
+                crate::geometry::sweep::max_load(&buffers, NEVER)
             );
         }
 
@@ -760,7 +732,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &(s, len, _))| Span { start: s, end: s + len, size: 1 + i as u64 })
                 .collect();
-            let occ = Occupancy::new(&spans, min_group);
+            let occ = Occupancy::new(&spans, min_group, NEVER).unwrap();
             let n = spans.len();
             // Rank and address range by position; range i is (i, i + size).
             let mut stamps = occ.stamps();
@@ -840,7 +812,7 @@ mod tests {
             end: i + 2,
             size: 1,
         }));
-        let occ = Occupancy::new(&spans, usize::MAX);
+        let occ = Occupancy::new(&spans, usize::MAX, NEVER).unwrap();
         let w = occ.window(occ.position(4000));
         assert!(w.list.1 > w.list.0, "the long-lived buffer is listed");
         assert_eq!(occ.alive[w.list.0 as usize], 0);
@@ -860,7 +832,7 @@ mod tests {
                 size: 1,
             })
             .collect();
-        let occ = Occupancy::new(&spans, 1);
+        let occ = Occupancy::new(&spans, 1, NEVER).unwrap();
         assert!(
             occ.alive.len() <= 2 * spans.len(),
             "{} entries",

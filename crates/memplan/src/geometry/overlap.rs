@@ -12,6 +12,7 @@ use super::gaps::Gaps;
 use super::occupancy::prefetch_lines;
 use super::sort::{prefix_sums, sort_parts_by_low_bits};
 use crate::buffer::{Buffer, BufferIdx};
+use crate::stop::Stop;
 
 /// Finds a pair of the given `(buffer, offset)` placements that are present
 /// at the same instant and share an address (zero-size buffers share none;
@@ -193,7 +194,14 @@ fn buffer_events(
         }
     }
     // The second level: each part by the low `shift` bits.
-    sort_parts_by_low_bits(&mut events, &bounds, shift, |e| e.0 as usize);
+    let sorted = sort_parts_by_low_bits(
+        &mut events,
+        &bounds,
+        shift,
+        |e| e.0 as usize,
+        &Stop::never(),
+    );
+    debug_assert!(sorted.is_ok(), "nothing cuts it");
     events
 }
 

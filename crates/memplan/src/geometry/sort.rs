@@ -1,13 +1,13 @@
-//! Sorts that a deadline or a cancel flag can cut short: a parallel merge
-//! sort ([`sort_until`]), a radix sort of one-word keys
-//! ([`radix_sort_until`]) and a counting sort ([`counting_sorted`]).
+//! Sorts that a stop token can cut short: a parallel merge sort
+//! ([`sort`]), a radix sort of one-word keys ([`radix_sort`]) and a
+//! counting sort ([`counting_sorted`]).
 //!
 //! At millions of buffers one `par_sort_unstable` runs longer than a stop
 //! (Ctrl-C, a time limit) may wait, and nothing can cut it short.
-//! [`sort_until`] sorts runs of
+//! [`sort`] sorts runs of
 //! [`RUN`] elements in parallel, then merges runs pairwise, level by level,
-//! polling `stop()` between runs and every [`POLL`] merged elements; it gives
-//! up (`false`) as soon as `stop()` holds, the slice then unspecified (a
+//! checking the token between runs and every [`PIECE`] merged elements; it
+//! gives up (`Err`) as soon as the token cuts, the slice then unspecified (a
 //! merge cut midway leaves some elements twice and others out): every
 //! caller discards it. When it finishes, the slice is sorted: since callers sort keys
 //! without equal elements (or whose equal elements are identical), the
@@ -16,6 +16,7 @@
 use rayon::prelude::*;
 
 use crate::dispose::drop_later;
+use crate::stop::{Cut, Stop};
 
 /// Elements per run sorted at once (a few milliseconds of work).
 pub const RUN: usize = 1 << 16;
@@ -24,19 +25,17 @@ pub const RUN: usize = 1 << 16;
 /// stay a small part of what a stop may wait.
 const RUN_MAX: usize = 1 << 18;
 
-/// Elements merged between two polls of `stop()`.
-pub const POLL: usize = 1 << 14;
+/// Elements of a merge piece, merged in parallel, the token checked before
+/// each: a piece must divide [`RUN`] (runs merge piece by piece).
+pub const PIECE: usize = 1 << 14;
 
-/// Sorts `v` unless `stop()` holds first (then `false`, and `v`'s contents
+/// Sorts `v` unless `stop` cuts first (then `Err`, and `v`'s contents
 /// are unspecified: a cut merge leaves a mix of two levels).
-/// Short slices are sorted at once, without a poll.
-pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
-    v: &mut [T],
-    stop: &(dyn Fn() -> bool + Sync),
-) -> bool {
+/// Short slices are sorted at once, without a look.
+pub fn sort<T: Ord + Copy + Send + Sync + 'static>(v: &mut [T], stop: &Stop) -> Result<(), Cut> {
     if v.len() <= RUN {
         v.sort_unstable();
-        return true;
+        return Ok(());
     }
     // Longer runs on long slices (fewer merge levels, each a pass over
     // them all), a few per thread, at most a few tens of milliseconds each.
@@ -45,20 +44,18 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
         .clamp(RUN, RUN_MAX)
         .next_power_of_two();
     v.par_chunks_mut(run_len).for_each(|run| {
-        if !stop() {
+        if !stop.is_cut() {
             run.sort_unstable();
         }
     });
-    if stop() {
-        return false;
-    }
+    stop.check()?;
     // The merge buffer, copied a run at a time with polls: at millions
     // of elements, touching its fresh pages takes tenths of a second.
     let mut buffer = Vec::with_capacity(v.len());
     for run in v.chunks(RUN) {
-        if stop() {
+        if let Err(cut) = stop.check() {
             drop_later(buffer, v.len());
-            return false;
+            return Err(cut);
         }
         buffer.par_extend(run.par_iter().copied());
     }
@@ -66,7 +63,7 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
     let mut width = run_len;
     let mut in_buffer = false;
     while width < v.len() {
-        let ok = {
+        let merged = {
             let (src, dst): (&[T], &mut [T]) = if in_buffer {
                 (&buffer, v)
             } else {
@@ -74,9 +71,9 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
             };
             merge_level(src, dst, width, stop)
         };
-        if !ok {
+        if let Err(cut) = merged {
             drop_later(buffer, v.len());
-            return false;
+            return Err(cut);
         }
         in_buffer = !in_buffer;
         width *= 2;
@@ -84,38 +81,34 @@ pub fn sort_until<T: Ord + Copy + Send + Sync + 'static>(
     if in_buffer {
         v.copy_from_slice(&buffer);
     }
-    true
+    Ok(())
 }
 
 /// Sorts `v` by its words, stably (equal words keep their order), unless
-/// `stop()` holds first (then `false`, `v`'s contents unspecified). A
+/// `stop` cuts first (then `Err`, `v`'s contents unspecified). A
 /// least-significant-digit radix sort by bytes that skips the bytes every
 /// word shares: one pass counts all eight bytes, then one scatter per byte
 /// that varies (sizes below 2^17 and lifetimes below 2^8 take 4 of 8).
 /// Its passes are linear and few (one per varying byte), where
-/// [`sort_until`] adds a pass per merge level (the log of the number of
+/// [`sort`] adds a pass per merge level (the log of the number of
 /// runs), so on the greedy size order it is the faster of the two (figures
-/// in `docs/benchmarks.md`). `stop()` is polled every [`POLL`] items of
-/// each pass.
-pub fn radix_sort_until<T: Copy + Send + Sync + 'static>(
+/// in `docs/benchmarks.md`). The token is checked every [`PIECE`] items of
+/// the count and every [`Stop::EVERY`] items of each scatter.
+pub fn radix_sort<T: Copy + Send + Sync + 'static>(
     v: &mut [(u64, T)],
-    stop: &(dyn Fn() -> bool + Sync),
-) -> bool {
+    stop: &Stop,
+) -> Result<(), Cut> {
     if v.len() <= RUN {
         v.sort_by_key(|item| item.0);
-        return true;
+        return Ok(());
     }
-    let Some(counts) = byte_counts_until(v, stop) else {
-        return false;
-    };
+    let counts = byte_counts(v, stop)?;
     // A byte every word shares moves nothing.
     let varying: Vec<usize> = (0..8).filter(|&d| !counts[d].contains(&v.len())).collect();
     if varying.is_empty() {
-        return true;
+        return Ok(());
     }
-    let Some(mut other) = collect_until(v.len(), |i| v[i], stop) else {
-        return false;
-    };
+    let mut other = collect(v.len(), |i| v[i], stop)?;
     let mut in_other = false;
     for &d in &varying {
         let done = if in_other {
@@ -123,9 +116,9 @@ pub fn radix_sort_until<T: Copy + Send + Sync + 'static>(
         } else {
             scatter_by_byte(v, &mut other, &counts[d], d, stop)
         };
-        if !done {
+        if let Err(cut) = done {
             drop_later(other, v.len());
-            return false;
+            return Err(cut);
         }
         in_other = !in_other;
     }
@@ -133,19 +126,18 @@ pub fn radix_sort_until<T: Copy + Send + Sync + 'static>(
         v.copy_from_slice(&other);
     }
     drop_later(other, v.len());
-    true
+    Ok(())
 }
 
-/// One pass of [`radix_sort_until`]: `src` into `dst` stably by byte
-/// `byte` of the words, whose values `counts` counts; false once `stop()`
-/// holds.
+/// One pass of [`radix_sort`]: `src` into `dst` stably by byte `byte` of
+/// the words, whose values `counts` counts; `Err` once `stop` cuts.
 fn scatter_by_byte<T: Copy>(
     src: &[(u64, T)],
     dst: &mut [(u64, T)],
     counts: &[usize; 256],
     byte: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> bool {
+    stop: &Stop,
+) -> Result<(), Cut> {
     let mut next = [0usize; 256];
     let mut at = 0;
     for (slot, &count) in next.iter_mut().zip(counts) {
@@ -154,25 +146,21 @@ fn scatter_by_byte<T: Copy>(
     }
     let shift = 8 * byte as u32;
     for (i, &item) in src.iter().enumerate() {
-        if i % POLL == 0 && stop() {
-            return false;
-        }
+        stop.every(i)?;
         let slot = &mut next[(item.0 >> shift) as usize & 0xff];
         dst[*slot] = item;
         *slot += 1;
     }
-    true
+    Ok(())
 }
 
 /// Per byte of the words of `v` (least significant first), how many words
-/// have each value there; counted in parallel, `None` once `stop()` holds.
-fn byte_counts_until<T: Sync>(
-    v: &[(u64, T)],
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<[usize; 256]>> {
-    v.par_chunks(POLL)
+/// have each value there; counted in parallel, pieces of [`PIECE`], `Err`
+/// once `stop` cuts.
+fn byte_counts<T: Sync>(v: &[(u64, T)], stop: &Stop) -> Result<Vec<[usize; 256]>, Cut> {
+    v.par_chunks(PIECE)
         .map(|chunk| {
-            (!stop()).then(|| {
+            stop.check().map(|()| {
                 let mut counts = vec![[0usize; 256]; 8];
                 for item in chunk {
                     for (d, count) in counts.iter_mut().enumerate() {
@@ -190,29 +178,29 @@ fn byte_counts_until<T: Sync>(
                         *a += b;
                     }
                 }
-                Some(a)
+                Ok(a)
             },
         )
 }
 
 /// `(0..n).map(f)` collected in parallel, [`RUN`] elements at a time with
-/// `stop()` polled in between; `None` once it holds (the part collected
+/// the token checked in between; `Err` once it cuts (the part collected
 /// is freed on the disposal thread). At millions of elements, touching the
 /// vector's fresh pages alone takes a tenth of a second.
-pub fn collect_until<T: Send + 'static>(
+pub fn collect<T: Send + 'static>(
     n: usize,
     f: impl Fn(usize) -> T + Sync + Send,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<T>> {
+    stop: &Stop,
+) -> Result<Vec<T>, Cut> {
     let mut out = Vec::with_capacity(n);
     for from in (0..n).step_by(RUN) {
-        if stop() {
+        if let Err(cut) = stop.check() {
             drop_later(out, n);
-            return None;
+            return Err(cut);
         }
         out.par_extend((from..(from + RUN).min(n)).into_par_iter().map(&f));
     }
-    Some(out)
+    Ok(out)
 }
 
 /// Turns counts into starts, in place: each entry becomes the sum of it
@@ -229,70 +217,58 @@ pub fn prefix_sums<T: Copy + std::ops::AddAssign>(v: &mut [T]) {
 /// counting sort in linear time. The items are scattered by the top 8 bits
 /// of their key (at most 256 streams of writes, nearly sequential; a
 /// one-level scatter over millions of keys is one cache miss per item),
-/// then each part by the other bits ([`sort_parts_by_low_bits`]). `None`
-/// once `stop()` holds, polled every [`POLL`] items of each pass (the
+/// then each part by the other bits ([`sort_parts_by_low_bits`]). `Err`
+/// once `stop` cuts, checked every [`Stop::EVERY`] items of each pass (the
 /// second level's too).
 pub fn counting_sorted<T: Copy + Send + Sync + 'static>(
     items: &[T],
     key: impl Fn(&T) -> usize + Sync,
     bound: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<T>> {
+    stop: &Stop,
+) -> Result<Vec<T>, Cut> {
     let Some(&first) = items.first() else {
-        return Some(Vec::new());
+        return Ok(Vec::new());
     };
     let shift = (usize::BITS - bound.leading_zeros()).saturating_sub(8);
     let mut next = vec![0usize; (bound >> shift) + 2];
     for (k, item) in items.iter().enumerate() {
-        if k % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(k)?;
         next[(key(item) >> shift) + 1] += 1;
     }
     prefix_sums(&mut next);
     let bounds = next.clone();
     // Filled in parallel with polls: at millions of items, touching the
     // fresh pages of a `vec![first; n]` at once would keep a stop waiting.
-    let mut sorted = collect_until(items.len(), |_| first, stop)?;
+    let mut sorted = collect(items.len(), |_| first, stop)?;
     for (k, &item) in items.iter().enumerate() {
-        if k % POLL == 0 && stop() {
+        if let Err(cut) = stop.every(k) {
             drop_later(sorted, items.len());
-            return None;
+            return Err(cut);
         }
         let at = &mut next[key(&item) >> shift];
         sorted[*at] = item;
         *at += 1;
     }
-    if !sort_parts_by_low_bits_until(&mut sorted, &bounds, shift, |item| key(item), stop) {
+    if let Err(cut) = sort_parts_by_low_bits(&mut sorted, &bounds, shift, |item| key(item), stop) {
         drop_later(sorted, items.len());
-        return None;
+        return Err(cut);
     }
-    Some(sorted)
+    Ok(sorted)
 }
 
 /// The second level of a two-level counting sort: each part of `items`
 /// (from `bounds[k]` to `bounds[k + 1]`, every item of a part with the
 /// same `key >> shift`) stably ordered by the low `shift` bits of `key`,
-/// parts in parallel, each within the cache.
+/// parts in parallel, each within the cache. `Err` (the parts' contents
+/// then unspecified) once `stop` cuts, checked every [`Stop::EVERY`] items
+/// of each part's passes (one part may hold every item: equal high bits).
 pub fn sort_parts_by_low_bits<T: Copy + Send + Sync>(
     items: &mut [T],
     bounds: &[usize],
     shift: u32,
     key: impl Fn(&T) -> usize + Sync,
-) {
-    sort_parts_by_low_bits_until(items, bounds, shift, key, &|| false);
-}
-
-/// [`sort_parts_by_low_bits`] that gives up (false, the parts' contents
-/// then unspecified) once `stop()` holds, polled every [`POLL`] items of
-/// each part's passes (one part may hold every item: equal high bits).
-pub fn sort_parts_by_low_bits_until<T: Copy + Send + Sync>(
-    items: &mut [T],
-    bounds: &[usize],
-    shift: u32,
-    key: impl Fn(&T) -> usize + Sync,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> bool {
+    stop: &Stop,
+) -> Result<(), Cut> {
     let mut parts = Vec::with_capacity(bounds.len());
     let mut rest = &mut items[..];
     for w in bounds.windows(2) {
@@ -311,53 +287,49 @@ pub fn sort_parts_by_low_bits_until<T: Copy + Send + Sync>(
                 next.clear();
                 next.resize((1 << shift) + 1, 0);
                 for (k, item) in copy.iter().enumerate() {
-                    if k % POLL == 0 && stop() {
-                        return false;
-                    }
+                    stop.every(k)?;
                     next[low(item) + 1] += 1;
                 }
                 prefix_sums(next);
                 for (k, item) in copy.iter().enumerate() {
-                    if k % POLL == 0 && k > 0 && stop() {
-                        return false;
+                    if k > 0 {
+                        stop.every(k)?;
                     }
                     let at = &mut next[low(item)];
                     part[*at] = *item;
                     *at += 1;
                 }
-                true
+                Ok(())
             },
         )
-        .all(|done| done)
+        .collect::<Result<(), Cut>>()
 }
 
 /// Merges each pair of adjacent sorted runs of `width` (a multiple of
-/// [`POLL`]) in `src` into `dst`, in pieces of [`POLL`] output elements
+/// [`PIECE`]) in `src` into `dst`, in pieces of [`PIECE`] output elements
 /// merged in parallel (each from where the merge path crosses its start:
 /// the top levels, one or two pairs, would otherwise keep a thread each),
-/// `stop()` polled before each; false when it held.
+/// the token checked before each; `Err` when it cut.
 fn merge_level<T: Ord + Copy + Send + Sync>(
     src: &[T],
     dst: &mut [T],
     width: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> bool {
-    debug_assert_eq!(width % POLL, 0);
-    dst.par_chunks_mut(POLL)
+    stop: &Stop,
+) -> Result<(), Cut> {
+    debug_assert_eq!(width % PIECE, 0);
+    dst.par_chunks_mut(PIECE)
         .enumerate()
         .map(|(k, out)| {
-            if stop() {
-                return false;
-            }
+            stop.check()?;
             // The pair this piece belongs to, and where in its output.
-            let (pair, at) = ((k * POLL) / (2 * width), (k * POLL) % (2 * width));
+            let (pair, at) = ((k * PIECE) / (2 * width), (k * PIECE) % (2 * width));
             let pair = &src[pair * 2 * width..((pair + 1) * 2 * width).min(src.len())];
             let (a, b) = pair.split_at(width.min(pair.len()));
             let (i, j) = merge_path(a, b, at);
             merge(&a[i..], &b[j..], out);
-            true
+            Ok(())
         })
-        .reduce(|| true, |x, y| x && y)
+        .collect::<Result<(), Cut>>()
 }
 
 /// How many of the first `t` elements of the merge of sorted `a` and `b`
@@ -395,7 +367,13 @@ fn merge<T: Ord + Copy>(a: &[T], b: &[T], out: &mut [T]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Looks spent by `work` run to its end.
+    fn looks_of(work: impl FnOnce(&Stop) -> bool) -> usize {
+        let budget = Stop::after_looks(u64::MAX);
+        assert!(work(&budget));
+        (u64::MAX - budget.looks_left().unwrap_or(0)) as usize
+    }
 
     /// A reproducible sequence with repeated values.
     fn values(n: usize, seed: u64) -> Vec<(u64, u32)> {
@@ -429,7 +407,7 @@ mod tests {
             let mut v = values(n, n as u64);
             let mut want = v.clone();
             want.sort_unstable();
-            assert!(sort_until(&mut v, &|| false));
+            assert!(sort(&mut v, &Stop::never()).is_ok());
             assert_eq!(v, want, "{n}");
         }
     }
@@ -446,42 +424,37 @@ mod tests {
             let items: Vec<(usize, usize)> = keys.iter().copied().zip(0..).collect();
             let mut want = items.clone();
             want.sort_by_key(|&(k, _)| k);
-            let got = counting_sorted(&items, |&(k, _)| k, bound, &|| false);
-            proptest::prop_assert_eq!(got, Some(want));
+            let got = counting_sorted(&items, |&(k, _)| k, bound, &Stop::never());
+            proptest::prop_assert_eq!(got, Ok(want));
             if !items.is_empty() {
-                proptest::prop_assert!(counting_sorted(&items, |&(k, _)| k, bound, &|| true).is_none());
+                let cut = counting_sorted(&items, |&(k, _)| k, bound, &Stop::after_looks(0));
+                proptest::prop_assert!(cut.is_err());
             }
         }
     }
 
     /// One part holding every item (equal high bits of the key): its
-    /// second level polls, so a stop raised from any poll on cuts the sort,
-    /// the last poll being past the first level's passes.
+    /// second level looks, so a token cut from any look on cuts the sort,
+    /// the last look being past the first level's passes.
     #[test]
     fn counting_sorted_polls_its_second_level() {
-        let n = 3 * POLL + 5;
+        let n = 3 * Stop::EVERY + 5;
         // Bound 4096: shift 5, every key below 32 in part 0.
         let items: Vec<(usize, usize)> = (0..n).map(|i| ((i * 7) % 32, i)).collect();
         let mut want = items.clone();
         want.sort_by_key(|&(k, _)| k);
-        let count = AtomicUsize::new(0);
-        let counted = || count.fetch_add(1, Ordering::Relaxed) == usize::MAX;
-        assert_eq!(
-            counting_sorted(&items, |&(k, _)| k, 4096, &counted),
-            Some(want)
-        );
-        let total = count.into_inner();
-        // The first level's two passes poll every POLL items each.
-        let first_level = 2 * n.div_ceil(POLL);
+        let total =
+            looks_of(|stop| counting_sorted(&items, |&(k, _)| k, 4096, stop).as_ref() == Ok(&want));
+        // The first level's two passes look every EVERY items each.
+        let first_level = 2 * n.div_ceil(Stop::EVERY);
         assert!(
             total > first_level,
-            "{total} polls, {first_level} in the first level"
+            "{total} looks, {first_level} in the first level"
         );
         for cut in 0..total {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let stop = Stop::after_looks(cut as u64);
             assert!(
-                counting_sorted(&items, |&(k, _)| k, 4096, &stop).is_none(),
+                counting_sorted(&items, |&(k, _)| k, 4096, &stop).is_err(),
                 "cut {cut}"
             );
         }
@@ -490,36 +463,28 @@ mod tests {
     #[test]
     fn collects_in_order_unless_stopped() {
         for n in [0, 1, RUN, 2 * RUN + 5] {
-            let got = collect_until(n, |i| i * 3, &|| false).unwrap();
+            let got = collect(n, |i| i * 3, &Stop::never()).unwrap();
             assert_eq!(got, (0..n).map(|i| i * 3).collect::<Vec<_>>(), "{n}");
         }
-        assert!(collect_until(5, |i| i, &|| true).is_none());
-        // Cut after the first run.
-        let polls = AtomicUsize::new(0);
-        let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 1;
-        assert!(collect_until(3 * RUN, |i| i, &stop).is_none());
-        assert_eq!(polls.load(Ordering::Relaxed), 2);
+        assert!(collect(5, |i| i, &Stop::after_looks(0)).is_err());
+        // Cut after the first run: its second look is its last.
+        let stop = Stop::after_looks(1);
+        assert!(collect(3 * RUN, |i| i, &stop).is_err());
+        assert_eq!(stop.looks_left(), Some(0));
     }
 
-    /// Runs `sort` on `input` without a stop, counting its polls, then
-    /// cut at each poll in turn: it must say so, and past the last one
-    /// give `sorted`. Returns the number of polls.
+    /// Runs `sort` on `input` without a cut, counting its looks, then
+    /// cut at each look in turn: it must say so, and past the last one
+    /// give `sorted`. Returns the number of looks.
     fn cuts_at_every_poll(
         input: &[(u64, u32)],
         sorted: &[(u64, u32)],
-        sort: impl Fn(&mut [(u64, u32)], &(dyn Fn() -> bool + Sync)) -> bool,
+        sort: impl Fn(&mut [(u64, u32)], &Stop) -> Result<(), Cut>,
     ) -> usize {
-        let count = AtomicUsize::new(0);
-        assert!(sort(&mut input.to_vec(), &|| {
-            count.fetch_add(1, Ordering::Relaxed);
-            false
-        }));
-        let total = count.load(Ordering::Relaxed);
+        let total = looks_of(|stop| sort(&mut input.to_vec(), stop).is_ok());
         for cut in 0..=total {
-            let polls = AtomicUsize::new(0);
             let mut w = input.to_vec();
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-            let finished = sort(&mut w, &stop);
+            let finished = sort(&mut w, &Stop::after_looks(cut as u64)).is_ok();
             assert_eq!(finished, cut == total, "cut at poll {cut}");
             if finished {
                 assert_eq!(w, sorted);
@@ -532,14 +497,14 @@ mod tests {
     fn stops_at_every_poll() {
         // Four runs: polls in the run sorts, before the merge buffer, in
         // its copy, and in both merge levels. Cut at each one in turn,
-        // `sort_until` says so; past the last poll it sorts.
+        // `sort` says so; past the last look it sorts.
         let n = 4 * RUN;
         let mut sorted = values(n, 3);
         sorted.sort_unstable();
-        let total = cuts_at_every_poll(&values(n, 3), &sorted, |v, stop| sort_until(v, stop));
+        let total = cuts_at_every_poll(&values(n, 3), &sorted, sort);
         // The four runs, the check after them, the copy of four runs,
         // two merge levels.
-        assert_eq!(total, 4 + 1 + 4 + 2 * (n / POLL));
+        assert_eq!(total, 4 + 1 + 4 + 2 * (n / PIECE));
     }
 
     /// Words spread over a few of their bytes (some shared by all, one
@@ -568,7 +533,7 @@ mod tests {
                 let mut want = input.clone();
                 want.sort_by_key(|item| item.0);
                 let mut got = input;
-                assert!(radix_sort_until(&mut got, &|| false));
+                assert!(radix_sort(&mut got, &Stop::never()).is_ok());
                 assert_eq!(got, want, "{n}");
             }
         }
@@ -579,9 +544,9 @@ mod tests {
         let n = 2 * RUN + 5;
         let mut sorted = words(n, 9);
         sorted.sort_by_key(|item| item.0);
-        let total = cuts_at_every_poll(&words(n, 9), &sorted, |v, stop| radix_sort_until(v, stop));
-        // The count's chunks, the copy's runs, a pass per varying byte.
-        let chunks = n.div_ceil(POLL);
-        assert_eq!(total, chunks + n.div_ceil(RUN) + 3 * chunks);
+        let total = cuts_at_every_poll(&words(n, 9), &sorted, radix_sort);
+        // The count's pieces, the copy's runs, a pass per varying byte.
+        let passes = n.div_ceil(Stop::EVERY);
+        assert_eq!(total, n.div_ceil(PIECE) + n.div_ceil(RUN) + 3 * passes);
     }
 }

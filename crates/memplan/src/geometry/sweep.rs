@@ -58,87 +58,76 @@ use rayon::prelude::*;
 use super::csr::Csr;
 use crate::buffer::Buffer;
 use crate::dispose::drop_later;
-use crate::geometry::sort::{collect_until, sort_until};
+use crate::geometry::sort::{collect, sort};
+use crate::stop::{uncut, Cut, Stop};
 
-/// Buffers between two polls of `stop()` in the `_until` sweeps.
-const POLL: usize = 1 << 16;
-
-/// Buffers between two polls of `stop()` in the loops that binary-search
-/// each buffer's times among millions ([`segment_of`]: two searches a
-/// buffer, each missing the cache at that scale, so [`POLL`] buffers
-/// between polls would keep a stop waiting too long).
-const SEARCH_POLL: usize = 1 << 12;
-
-/// `times` of `spans` (two per span) with `stop()` polled every
-/// [`POLL`] spans; `None` once it holds.
-fn times_until(
+/// `times` of `spans` (two per span), the token checked every
+/// [`Stop::EVERY`] spans.
+fn times(
     spans: impl Iterator<Item = (u64, u64)>,
     len: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<u64>> {
+    stop: &Stop,
+) -> Result<Vec<u64>, Cut> {
     let mut times: Vec<u64> = Vec::with_capacity(2 * len);
     for (i, (start, end)) in spans.enumerate() {
-        if i % POLL == 0 && stop() {
+        if let Err(cut) = stop.every(i) {
             drop_later(times, 2 * len);
-            return None;
+            return Err(cut);
         }
         times.push(start);
         times.push(end);
     }
-    Some(times)
+    Ok(times)
 }
 
 /// The max load L: the most bytes alive at one instant. With half-open
 /// lifetimes, a buffer ending at `t` and one starting at `t` never coexist.
-pub fn max_load(buffers: &[Buffer]) -> u64 {
-    max_load_until(buffers, &|| false).unwrap_or(0)
-}
-
-/// [`max_load`] that gives up (`None`) once `stop()` holds, polled in the
-/// sorts ([`sort_until`]). Up to 65,536 buffers it is computed at once,
-/// without a poll (as `sort_until` sorts short slices): a bound that costs
-/// microseconds is worth more than an answer cut for lack of it.
-pub fn max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
-    let stop: &(dyn Fn() -> bool + Sync) = if buffers.len() <= POLL {
-        &|| false
+/// `Err` once `stop` cuts, checked in the sorts ([`sort`]); up to
+/// [`Stop::EVERY`] buffers it is computed at once, without a look (as
+/// `sort` sorts short slices): a bound that costs microseconds is worth
+/// more than an answer cut for lack of it.
+pub fn max_load(buffers: &[Buffer], stop: &Stop) -> Result<u64, Cut> {
+    let never = Stop::never();
+    let stop = if buffers.len() <= Stop::EVERY {
+        &never
     } else {
         stop
     };
     // Dense times: one pass, no sort.
-    if let Some(max_load) = dense_max_load_until(buffers, stop) {
-        return Some(max_load);
+    if let Some(max_load) = dense_max_load(buffers, stop)? {
+        return Ok(max_load);
     }
-    if stop() {
-        return None;
-    }
+    stop.check()?;
     // Allocation and free events as two sorted lists, merged with frees
     // first at equal times.
     let sorted = |key: fn(&Buffer) -> u64| {
-        let mut v = collect_until(buffers.len(), |i| (key(&buffers[i]), buffers[i].size), stop)?;
-        sort_until(&mut v, stop).then_some(v)
+        let mut v = collect(buffers.len(), |i| (key(&buffers[i]), buffers[i].size), stop)?;
+        sort(&mut v, stop).map(|()| v)
     };
     let (starts, ends) = rayon::join(|| sorted(|b| b.start), || sorted(|b| b.end));
-    max_of_sorted_until(&starts?, &ends?, stop)
+    max_of_sorted(&starts?, &ends?, stop)
 }
 
 /// [`max_load`] without a sort when the times are dense (every end below
 /// twice the number of buffers): the change of the load at each time
 /// (wrapping: the live sum itself is at most the sum of all sizes, which
 /// `Problem::new` keeps below 2^64, so the running sum is exact), then
-/// one running sum; one pass over the buffers. `None` when the times are
-/// not dense, or once `stop()` holds (polled every 65,536 buffers).
-pub fn dense_max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
+/// one running sum; one pass over the buffers. `Ok(None)` when the times
+/// are not dense; `Err` once `stop` cuts (checked every [`Stop::EVERY`]
+/// buffers).
+pub fn dense_max_load(buffers: &[Buffer], stop: &Stop) -> Result<Option<u64>, Cut> {
     let bound = 2 * buffers.len();
     let mut change = vec![0u64; bound + 1];
     for (i, b) in buffers.iter().enumerate() {
-        if i % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(i)?;
         // `start < end` is a problem's invariant; buffers made by hand
         // without it are refused (`None`) rather than indexed past the end.
-        let (start, end) = (b.start as usize, usize::try_from(b.end).ok()?);
+        let Ok(end) = usize::try_from(b.end) else {
+            return Ok(None);
+        };
+        let start = b.start as usize;
         if end >= bound || start > end {
-            return None;
+            return Ok(None);
         }
         change[start] = change[start].wrapping_add(b.size);
         change[end] = change[end].wrapping_sub(b.size);
@@ -148,7 +137,7 @@ pub fn dense_max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)
         load = load.wrapping_add(c);
         max = max.max(load);
     }
-    Some(max)
+    Ok(Some(max))
 }
 
 /// The highest sum of widths present at one instant, given `(time,
@@ -156,25 +145,15 @@ pub fn dense_max_load_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)
 /// first at equal times). The max load of pieces ([`super::gaps`]).
 pub fn max_load_of_events(mut starts: Vec<(u64, u64)>, mut ends: Vec<(u64, u64)>) -> u64 {
     rayon::join(|| starts.par_sort_unstable(), || ends.par_sort_unstable());
-    max_of_sorted(&starts, &ends)
+    uncut(|never| max_of_sorted(&starts, &ends, never))
 }
 
-fn max_of_sorted(starts: &[(u64, u64)], ends: &[(u64, u64)]) -> u64 {
-    max_of_sorted_until(starts, ends, &|| false).unwrap_or(0)
-}
-
-/// [`max_of_sorted`] that gives up (`None`) once `stop()` holds, polled
-/// every [`POLL`] allocations.
-fn max_of_sorted_until(
-    starts: &[(u64, u64)],
-    ends: &[(u64, u64)],
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<u64> {
+/// The max load of sorted allocation and free events; `Err` once `stop`
+/// cuts, checked every [`Stop::EVERY`] allocations.
+fn max_of_sorted(starts: &[(u64, u64)], ends: &[(u64, u64)], stop: &Stop) -> Result<u64, Cut> {
     let (mut load, mut max, mut j) = (0u64, 0u64, 0usize);
     for (k, &(t, size)) in starts.iter().enumerate() {
-        if k % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(k)?;
         while j < ends.len() && ends[j].0 <= t {
             load -= ends[j].1;
             j += 1;
@@ -184,7 +163,7 @@ fn max_of_sorted_until(
         load += size;
         max = max.max(load);
     }
-    Some(max)
+    Ok(max)
 }
 
 /// The load as a step function of time: `loads[k]` bytes are alive during
@@ -198,44 +177,35 @@ pub struct LoadProfile {
 }
 
 impl LoadProfile {
-    /// Builds the profile in O(n log n).
-    pub fn new(buffers: &[Buffer]) -> Self {
-        Self::of_spans(buffers.iter().map(|b| (b.start, b.end, b.size)))
+    /// The profile of `buffers`, in O(n log n); `Err` once `stop` cuts.
+    pub fn new(buffers: &[Buffer], stop: &Stop) -> Result<Self, Cut> {
+        Self::of_spans(buffers.iter().map(|b| (b.start, b.end, b.size)), stop)
     }
 
-    /// The profile of `(start, end, width)` spans, in O(n log n).
-    pub fn of_spans(spans: impl Iterator<Item = (u64, u64, u64)> + Clone) -> Self {
-        Self::of_spans_until(spans, &|| false).unwrap_or_default()
-    }
-
-    /// [`LoadProfile::new`] that gives up (`None`) once `stop()` holds.
-    pub fn new_until(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
-        Self::of_spans_until(buffers.iter().map(|b| (b.start, b.end, b.size)), stop)
-    }
-
-    /// [`LoadProfile::of_spans`] that gives up (`None`) once `stop()`
-    /// holds, polled in the sort ([`sort_until`]) and every `SEARCH_POLL`
-    /// (4,096) spans of its binary searches.
-    pub fn of_spans_until(
+    /// The profile of `(start, end, width)` spans, in O(n log n); `Err`
+    /// once `stop` cuts, checked in the sort ([`sort`]) and every
+    /// [`Stop::EVERY_COSTLY`] spans of its binary searches (two a span,
+    /// each missing the cache among millions of times).
+    pub fn of_spans(
         spans: impl Iterator<Item = (u64, u64, u64)> + Clone,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
+        stop: &Stop,
+    ) -> Result<Self, Cut> {
         let len = spans.size_hint().0;
-        let mut times = times_until(spans.clone().map(|(s, e, _)| (s, e)), len, stop)?;
+        let mut times = times(spans.clone().map(|(s, e, _)| (s, e)), len, stop)?;
         // Stopped, the arrays (hundreds of megabytes at millions of
         // spans) are freed on the disposal thread.
-        if !sort_until(&mut times, stop) {
+        if let Err(cut) = sort(&mut times, stop) {
             let len = times.len();
             drop_later(times, len);
-            return None;
+            return Err(cut);
         }
         times.dedup();
         let mut delta = vec![0i128; times.len()];
         for (i, (start, end, width)) in spans.enumerate() {
-            if i % SEARCH_POLL == 0 && stop() {
+            if let Err(cut) = stop.every_costly(i) {
                 let len = times.len();
                 drop_later((times, delta), len);
-                return None;
+                return Err(cut);
             }
             delta[segment_of(&times, start)] += i128::from(width);
             delta[segment_of(&times, end)] -= i128::from(width);
@@ -248,7 +218,7 @@ impl LoadProfile {
             // `Problem::new` keeps below 2^64.
             loads.push(u64::try_from(load).unwrap_or(u64::MAX));
         }
-        Some(LoadProfile { times, loads })
+        Ok(LoadProfile { times, loads })
     }
 
     /// Index of the elementary segment starting at `t` (which must be one of
@@ -260,27 +230,16 @@ impl LoadProfile {
 
     /// The contention of each buffer: the highest load over its lifetime
     /// (TelaMalloc §3.1). O(n log n) with a range-maximum segment tree.
-    pub fn contention(&self, buffers: &[Buffer]) -> Vec<u64> {
-        self.contention_until(buffers, &|| false)
-            .unwrap_or_default()
-    }
-
-    /// [`LoadProfile::contention`] that gives up (`None`) once `stop()`
-    /// holds, polled every `SEARCH_POLL` (4,096) buffers.
-    pub fn contention_until(
-        &self,
-        buffers: &[Buffer],
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Vec<u64>> {
-        let tree = MaxTree::new(&self.loads);
+    /// `Err` once `stop` cuts, checked every [`Stop::EVERY_COSTLY`] buffers
+    /// (two binary searches a buffer).
+    pub fn contention(&self, buffers: &[Buffer], stop: &Stop) -> Result<Vec<u64>, Cut> {
+        let tree = MaxTree::new(&self.loads, stop)?;
         let mut out = Vec::with_capacity(buffers.len());
         for (i, b) in buffers.iter().enumerate() {
-            if i % SEARCH_POLL == 0 && stop() {
-                return None;
-            }
+            stop.every_costly(i)?;
             out.push(tree.max(self.segment(b.start), self.segment(b.end)));
         }
-        Some(out)
+        Ok(out)
     }
 }
 
@@ -289,37 +248,31 @@ impl LoadProfile {
 /// time as a buffer of another, so each group can be placed on its own.
 /// Consecutive independent parts are merged until a group has at least
 /// `min_group` buffers. Returns the group of each buffer and the number of
-/// groups; groups are numbered in time order.
-pub fn time_groups(buffers: &[Buffer], min_group: usize) -> (Vec<u32>, usize) {
-    time_groups_until(buffers, min_group, &|| false).unwrap_or_default()
-}
-
-/// [`time_groups`] that gives up (`None`) once `stop()` holds, polled in
-/// the sort ([`sort_until`]).
-pub fn time_groups_until(
+/// groups; groups are numbered in time order. `Err` once `stop` cuts.
+pub fn time_groups(
     buffers: &[Buffer],
     min_group: usize,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Vec<u32>, usize)> {
-    // Collected, sorted and swept with polls: at millions of buffers each
+    stop: &Stop,
+) -> Result<(Vec<u32>, usize), Cut> {
+    // Collected, sorted and swept with looks: at millions of buffers each
     // pass is long enough to carry a solve past its time limit.
-    let mut by_start: Vec<(u64, u64, u32)> = collect_until(
+    let mut by_start: Vec<(u64, u64, u32)> = collect(
         buffers.len(),
         |i| (buffers[i].start, buffers[i].end, i as u32),
         stop,
     )?;
-    if !sort_until(&mut by_start, stop) {
+    if let Err(cut) = sort(&mut by_start, stop) {
         drop_later(by_start, buffers.len());
-        return None;
+        return Err(cut);
     }
     let mut group_of = vec![0u32; buffers.len()];
     let mut group = 0u32;
     let mut size = 0usize;
     let mut reach = 0u64;
     for (k, &(start, end, i)) in by_start.iter().enumerate() {
-        if k % POLL == 0 && stop() {
+        if let Err(cut) = stop.every(k) {
             drop_later((by_start, group_of), buffers.len());
-            return None;
+            return Err(cut);
         }
         if size >= min_group && start >= reach {
             group += 1;
@@ -334,47 +287,40 @@ pub fn time_groups_until(
     } else {
         group as usize + 1
     };
-    Some((group_of, groups))
+    Ok((group_of, groups))
 }
 
 /// The elementary time sections of a set of buffers (MiniMalloc §6.2): the
 /// intervals between consecutive distinct start and end times. Returns the
 /// section range `[lo, hi)` of each buffer, in the iterator's order, and the
 /// number of sections. Two buffers overlap in time exactly when their
-/// section ranges intersect.
+/// section ranges intersect. `Err` once `stop` cuts, checked in the sort of
+/// the times ([`sort`]) and every [`Stop::EVERY_COSTLY`] buffers (two
+/// binary searches a buffer).
 pub fn section_spans<'a>(
     buffers: impl Iterator<Item = &'a Buffer> + Clone,
-) -> (Vec<(u32, u32)>, usize) {
-    section_spans_until(buffers, &|| false).unwrap_or_default()
-}
-
-/// [`section_spans`] that gives up (`None`) once `stop()` holds, polled in
-/// the sort of the times ([`sort_until`]) and every `SEARCH_POLL` (4,096)
-/// buffers.
-pub fn section_spans_until<'a>(
-    buffers: impl Iterator<Item = &'a Buffer> + Clone,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Vec<(u32, u32)>, usize)> {
+    stop: &Stop,
+) -> Result<(Vec<(u32, u32)>, usize), Cut> {
     let len = buffers.size_hint().0;
-    let mut times = times_until(buffers.clone().map(|b| (b.start, b.end)), len, stop)?;
+    let mut times = times(buffers.clone().map(|b| (b.start, b.end)), len, stop)?;
     // Equal times are identical: the order of `sort_unstable`.
-    if !sort_until(&mut times, stop) {
+    if let Err(cut) = sort(&mut times, stop) {
         drop_later(times, 2 * len);
-        return None;
+        return Err(cut);
     }
     times.dedup();
     let mut spans = Vec::new();
     for (i, b) in buffers.enumerate() {
-        if i % SEARCH_POLL == 0 && stop() {
+        if let Err(cut) = stop.every_costly(i) {
             drop_later((times, spans), len);
-            return None;
+            return Err(cut);
         }
         spans.push((
             segment_of(&times, b.start) as u32,
             segment_of(&times, b.end) as u32,
         ));
     }
-    Some((spans, times.len().saturating_sub(1)))
+    Ok((spans, times.len().saturating_sub(1)))
 }
 
 /// Total size alive in each of `section_count` sections, given each
@@ -404,9 +350,9 @@ pub(crate) fn section_loads(
 /// The pairs of buffers that overlap in time, as symmetric adjacency rows
 /// (row `i`: the buffers overlapping buffer `i`): a sweep in start order, O(n log n +
 /// pairs), one pass counting and one filling. `spans` are section ranges.
-/// `None` when `stop` returns true (it is polled every 128 buffers) or when
-/// the pairs overflow `u32` indices.
-pub(crate) fn overlap_csr(spans: &[(u32, u32)], stop: &dyn Fn() -> bool) -> Option<Csr<u32>> {
+/// `Err` once `stop` cuts (checked every [`Stop::EVERY_COSTLY`] buffers,
+/// each a row of pairs); `Ok(None)` when the pairs overflow `u32` indices.
+pub(crate) fn overlap_csr(spans: &[(u32, u32)], stop: &Stop) -> Result<Option<Csr<u32>>, Cut> {
     let n = spans.len();
     let mut by_start: Vec<u32> = (0..n as u32).collect();
     by_start.sort_unstable_by_key(|&i| spans[i as usize].0);
@@ -418,9 +364,7 @@ pub(crate) fn overlap_csr(spans: &[(u32, u32)], stop: &dyn Fn() -> bool) -> Opti
     };
     let mut degree = vec![0u32; n];
     for (k, &i) in by_start.iter().enumerate() {
-        if k % 128 == 0 && stop() {
-            return None;
-        }
+        stop.every_costly(k)?;
         for &j in later(k) {
             degree[i as usize] += 1;
             degree[j as usize] += 1;
@@ -430,15 +374,16 @@ pub(crate) fn overlap_csr(spans: &[(u32, u32)], stop: &dyn Fn() -> bool) -> Opti
     let mut total = 0u32;
     for d in &degree {
         start.push(total);
-        total = total.checked_add(*d)?;
+        let Some(next) = total.checked_add(*d) else {
+            return Ok(None);
+        };
+        total = next;
     }
     start.push(total);
     let mut fill = start.clone();
     let mut items = vec![0u32; total as usize];
     for (k, &i) in by_start.iter().enumerate() {
-        if k % 128 == 0 && stop() {
-            return None;
-        }
+        stop.every_costly(k)?;
         for &j in later(k) {
             items[fill[i as usize] as usize] = j;
             fill[i as usize] += 1;
@@ -446,19 +391,20 @@ pub(crate) fn overlap_csr(spans: &[(u32, u32)], stop: &dyn Fn() -> bool) -> Opti
             fill[j as usize] += 1;
         }
     }
-    Csr::from_parts(start, items)
+    Ok(Csr::from_parts(start, items))
 }
 
 /// The buffers alive in each of `section_count` sections (row `s`: those
 /// alive in section `s`, in increasing order), built without per-section
 /// vectors. O(n +
-/// sections + Σ ranges). `None` when `stop` returns true (polled every 128
-/// buffers) or the entries overflow `u32` indices.
+/// sections + Σ ranges). `Err` once `stop` cuts (checked every
+/// [`Stop::EVERY_COSTLY`] buffers, each a range of sections); `Ok(None)`
+/// when the entries overflow `u32` indices.
 pub(crate) fn alive_csr(
     spans: &[(u32, u32)],
     section_count: usize,
-    stop: &dyn Fn() -> bool,
-) -> Option<Csr<u32>> {
+    stop: &Stop,
+) -> Result<Option<Csr<u32>>, Cut> {
     let mut count = vec![0i64; section_count + 1];
     for &(lo, hi) in spans {
         count[lo as usize] += 1;
@@ -469,21 +415,22 @@ pub(crate) fn alive_csr(
     for c in &count[..section_count] {
         start.push(total);
         alive += c;
-        total = total.checked_add(u32::try_from(alive).ok()?)?;
+        let Some(next) = u32::try_from(alive).ok().and_then(|a| total.checked_add(a)) else {
+            return Ok(None);
+        };
+        total = next;
     }
     start.push(total);
     let mut fill = start.clone();
     let mut items = vec![0u32; total as usize];
     for (i, &(lo, hi)) in spans.iter().enumerate() {
-        if i % 128 == 0 && stop() {
-            return None;
-        }
+        stop.every_costly(i)?;
         for f in &mut fill[lo as usize..hi as usize] {
             items[*f as usize] = i as u32;
             *f += 1;
         }
     }
-    Csr::from_parts(start, items)
+    Ok(Csr::from_parts(start, items))
 }
 
 #[inline]
@@ -497,41 +444,40 @@ pub(crate) struct MaxTree {
     nodes: Vec<u64>,
 }
 
-impl MaxTree {
-    pub(crate) fn new(values: &[u64]) -> Self {
-        match Self::new_until(values, &|| false) {
-            Some(tree) => tree,
-            // Unreachable: nothing stops it.
-            None => MaxTree {
-                half: 1,
-                nodes: vec![0; 2],
-            },
+impl Default for MaxTree {
+    /// The tree of no values (its maximum is 0).
+    fn default() -> Self {
+        MaxTree {
+            half: 1,
+            nodes: vec![0; 2],
         }
     }
+}
 
-    /// [`MaxTree::new`] that gives up (`None`) once `stop()` holds, polled
-    /// every `POLL` nodes.
-    pub(crate) fn new_until(values: &[u64], stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
+impl MaxTree {
+    /// The tree of `values`; `Err` once `stop` cuts, checked every
+    /// [`Stop::EVERY`] nodes.
+    pub(crate) fn new(values: &[u64], stop: &Stop) -> Result<Self, Cut> {
         let half = values.len().next_power_of_two().max(1);
         let mut nodes = vec![0u64; 2 * half];
         // The leaves a chunk at a time: their fresh pages take tens of
         // milliseconds at millions of values.
-        let leaves = nodes[half..half + values.len()].chunks_mut(POLL);
-        for (chunk, from) in leaves.zip(values.chunks(POLL)) {
-            if stop() {
+        let leaves = nodes[half..half + values.len()].chunks_mut(Stop::EVERY);
+        for (chunk, from) in leaves.zip(values.chunks(Stop::EVERY)) {
+            if let Err(cut) = stop.check() {
                 drop_later(nodes, 2 * half);
-                return None;
+                return Err(cut);
             }
             chunk.copy_from_slice(from);
         }
         for i in (1..half).rev() {
-            if i % POLL == 0 && stop() {
+            if let Err(cut) = stop.every(i) {
                 drop_later(nodes, 2 * half);
-                return None;
+                return Err(cut);
             }
             nodes[i] = nodes[2 * i].max(nodes[2 * i + 1]);
         }
-        Some(MaxTree { half, nodes })
+        Ok(MaxTree { half, nodes })
     }
 
     /// Sets `values[i]` to `value`.
@@ -568,6 +514,20 @@ impl MaxTree {
 mod tests {
     use super::*;
 
+    const NEVER: &Stop = &Stop::never();
+
+    fn max_load(b: &[Buffer]) -> u64 {
+        super::max_load(b, NEVER).unwrap()
+    }
+
+    fn section_spans<'a>(b: impl Iterator<Item = &'a Buffer> + Clone) -> (Vec<(u32, u32)>, usize) {
+        super::section_spans(b, NEVER).unwrap()
+    }
+
+    fn time_groups(b: &[Buffer], min_group: usize) -> (Vec<u32>, usize) {
+        super::time_groups(b, min_group, NEVER).unwrap()
+    }
+
     fn bufs(spec: &[(u64, u64, u64)]) -> Vec<Buffer> {
         spec.iter()
             .enumerate()
@@ -601,9 +561,9 @@ mod tests {
             (0..csr.rows()).map(|i| csr.row(i).to_vec()).collect()
         };
         // b0 and b2 share no section; b1 meets both.
-        let overlaps = rows(overlap_csr(&spans, &|| false).unwrap());
+        let overlaps = rows(overlap_csr(&spans, NEVER).unwrap().unwrap());
         assert_eq!(overlaps, [vec![1], vec![0, 2], vec![1], vec![4], vec![3]]);
-        let alive = rows(alive_csr(&spans, count, &|| false).unwrap());
+        let alive = rows(alive_csr(&spans, count, NEVER).unwrap().unwrap());
         let want: [&[u32]; 7] = [&[0], &[0, 1], &[1, 2], &[2], &[3], &[3, 4], &[4]];
         assert_eq!(alive, want);
         // Two partitions, cut at time 6: p0 = {b0, b1, b2}, p1 = {b3, b4}.
@@ -612,19 +572,22 @@ mod tests {
         assert_eq!(time_groups(&b, 4), (vec![0; 5], 1));
     }
 
-    /// Past one poll span, a raised stop cuts either path (dense times
-    /// and times scaled out of density); an unraised one gives the load.
+    /// Past one interval, a cut token cuts either path (dense times and
+    /// times scaled out of density); an uncut one gives the load.
     #[test]
-    fn max_load_until_is_cut_past_one_poll_span() {
-        let n = POLL + 1;
+    fn max_load_is_cut_past_one_interval() {
+        let n = Stop::EVERY + 1;
         for scale in [1u64, 4] {
             // Buffer i lives [i, i + 3) (times scaled), of size 1 or 2:
             // three alive at once, 2 + 1 + 2 bytes at most.
             let b: Vec<Buffer> = (0..n as u64)
                 .map(|i| Buffer::new(i.to_string(), scale * i, scale * (i + 3), 1 + i % 2))
                 .collect();
-            assert_eq!(max_load_until(&b, &|| false), Some(5), "scale {scale}");
-            assert_eq!(max_load_until(&b, &|| true), None, "scale {scale}");
+            assert_eq!(super::max_load(&b, NEVER), Ok(5), "scale {scale}");
+            assert!(
+                super::max_load(&b, &Stop::after_looks(0)).is_err(),
+                "scale {scale}"
+            );
         }
     }
 
@@ -650,10 +613,10 @@ mod tests {
             // Dense (ends below twice the count) or not: exact or `None`.
             let dense = b.iter().all(|x| x.end < 2 * b.len() as u64);
             let expected = dense.then_some(brute);
-            proptest::prop_assert_eq!(dense_max_load_until(&b, &|| false), expected);
-            // Short inputs are not polled: a raised stop changes nothing.
-            proptest::prop_assert_eq!(max_load_until(&b, &|| true), Some(brute));
-            let profile = LoadProfile::new(&b);
+            proptest::prop_assert_eq!(dense_max_load(&b, NEVER), Ok(expected));
+            // Short inputs are not looked at: a cut token changes nothing.
+            proptest::prop_assert_eq!(super::max_load(&b, &Stop::after_looks(0)), Ok(brute));
+            let profile = LoadProfile::new(&b, NEVER).unwrap();
             proptest::prop_assert_eq!(profile.loads.iter().copied().max().unwrap_or(0), brute);
         }
     }
@@ -671,8 +634,8 @@ mod tests {
                     })
                     .collect()
             };
-            let overlaps = rows(overlap_csr(&spans, &|| false).unwrap());
-            let alive = rows(alive_csr(&spans, count, &|| false).unwrap());
+            let overlaps = rows(overlap_csr(&spans, NEVER).unwrap().unwrap());
+            let alive = rows(alive_csr(&spans, count, NEVER).unwrap().unwrap());
             let loads = section_loads(spans.iter().zip(&b).map(|(&sp, x)| (sp, x.size)), count);
             for (i, x) in b.iter().enumerate() {
                 let brute: Vec<u32> = (0..b.len() as u32)
@@ -696,15 +659,15 @@ mod tests {
     fn section_tables_stop_when_asked() {
         let b = bufs(&[(0, 2, 1), (1, 3, 1)]);
         let (spans, count) = section_spans(b.iter());
-        assert!(overlap_csr(&spans, &|| true).is_none());
-        assert!(alive_csr(&spans, count, &|| true).is_none());
+        assert!(overlap_csr(&spans, &Stop::after_looks(0)).is_err());
+        assert!(alive_csr(&spans, count, &Stop::after_looks(0)).is_err());
         assert_eq!(
-            overlap_csr(&spans, &|| false).map(Csr::into_parts),
-            Some((vec![0, 1, 2], vec![1, 0]))
+            overlap_csr(&spans, NEVER).map(|c| c.map(Csr::into_parts)),
+            Ok(Some((vec![0, 1, 2], vec![1, 0])))
         );
         assert_eq!(
-            alive_csr(&spans, count, &|| false).map(Csr::into_parts),
-            Some((vec![0, 1, 3, 4], vec![0, 0, 1, 1]))
+            alive_csr(&spans, count, NEVER).map(|c| c.map(Csr::into_parts)),
+            Ok(Some((vec![0, 1, 3, 4], vec![0, 0, 1, 1])))
         );
     }
 
@@ -726,25 +689,25 @@ mod tests {
     #[test]
     fn section_spans_and_the_max_tree_poll_the_stop() {
         let b = bufs(&[(0, 2, 1), (1, 3, 1), (3, 4, 1)]);
-        assert_eq!(section_spans_until(b.iter(), &|| true), None);
+        assert!(super::section_spans(b.iter(), &Stop::after_looks(0)).is_err());
         assert_eq!(
-            section_spans_until(b.iter(), &|| false),
-            Some(section_spans(b.iter()))
+            super::section_spans(b.iter(), NEVER),
+            Ok((vec![(0, 2), (1, 3), (3, 4)], 4))
         );
         let values: Vec<u64> = (0..(3u64 << 16)).map(|i| i * 7 % 1000).collect();
-        assert!(MaxTree::new_until(&values, &|| true).is_none());
-        let tree = MaxTree::new_until(&values, &|| false).unwrap();
-        assert_eq!(tree.max(5, 1 << 17), MaxTree::new(&values).max(5, 1 << 17));
+        assert!(MaxTree::new(&values, &Stop::after_looks(0)).is_err());
+        let tree = MaxTree::new(&values, NEVER).unwrap();
+        assert_eq!(tree.max(5, 1 << 17), 999);
         assert_eq!(tree.max(0, values.len()), 999);
+        assert_eq!(tree.max(1, 2), 7);
     }
 
     /// The time groups' passes poll the stop: cut at any poll, nothing;
     /// past the last, the groups of `time_groups`.
     #[test]
     fn time_groups_poll_the_stop() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        // Beyond one run of the sort and one poll of the sweep.
-        let n = 3 * POLL + 5;
+        // Beyond one run of the sort and one look of the sweep.
+        let n = 3 * Stop::EVERY + 5;
         let b: Vec<Buffer> = (0..n as u64)
             .map(|i| {
                 let start = (i * 7919) % (n as u64);
@@ -752,28 +715,27 @@ mod tests {
             })
             .collect();
         let want = time_groups(&b, 1);
-        let count = AtomicUsize::new(0);
-        let counted = time_groups_until(&b, 1, &|| {
-            count.fetch_add(1, Ordering::Relaxed);
-            false
-        });
-        assert_eq!(counted.as_ref(), Some(&want));
-        let total = count.load(Ordering::Relaxed);
+        let counted = Stop::after_looks(u64::MAX);
+        assert_eq!(super::time_groups(&b, 1, &counted).as_ref(), Ok(&want));
+        let total = (u64::MAX - counted.looks_left().unwrap()) as usize;
         // The collect's (a run of the sort's length at a time), the sort's
-        // own and the sweep's (every POLL buffers).
-        let sort_polls = AtomicUsize::new(0);
+        // own and the sweep's (every EVERY buffers).
+        let sorted = Stop::after_looks(u64::MAX);
         let mut keys: Vec<(u64, u64, u32)> = (0..n as u32).map(|i| (0, 0, i)).collect();
-        assert!(sort_until(&mut keys, &|| {
-            sort_polls.fetch_add(1, Ordering::Relaxed);
-            false
-        }));
-        let sort_polls = sort_polls.load(Ordering::Relaxed);
+        assert!(sort(&mut keys, &sorted).is_ok());
+        let sort_looks = (u64::MAX - sorted.looks_left().unwrap()) as usize;
         let runs = n.div_ceil(crate::geometry::sort::RUN);
-        assert_eq!(total, runs + sort_polls + n.div_ceil(POLL), "{total} polls");
+        assert_eq!(
+            total,
+            runs + sort_looks + n.div_ceil(Stop::EVERY),
+            "{total} looks"
+        );
         for cut in 0..total {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-            assert_eq!(time_groups_until(&b, 1, &stop), None, "cut at poll {cut}");
+            let stop = Stop::after_looks(cut as u64);
+            assert!(
+                super::time_groups(&b, 1, &stop).is_err(),
+                "cut at look {cut}"
+            );
         }
     }
 
@@ -788,7 +750,7 @@ mod tests {
     #[test]
     fn contention_is_peak_load_over_lifetime() {
         let b = bufs(&[(0, 2, 5), (1, 3, 7), (3, 6, 1), (5, 6, 2)]);
-        let p = LoadProfile::new(&b);
-        assert_eq!(p.contention(&b), vec![12, 12, 3, 3]);
+        let p = LoadProfile::new(&b, NEVER).unwrap();
+        assert_eq!(p.contention(&b, NEVER), Ok(vec![12, 12, 3, 3]));
     }
 }

@@ -22,6 +22,7 @@
 
 use crate::geometry::fit::align_up;
 use crate::geometry::occupancy::Span;
+use crate::stop::{Cut, Stop};
 
 /// No list allocated for a node yet.
 const NONE: u32 = u32::MAX;
@@ -45,10 +46,6 @@ pub struct TimeTree {
     lists: Vec<Vec<(u64, u64)>>,
 }
 
-/// How many spans [`TimeTree::new_until`] indexes between two `stop()`
-/// checks.
-const BUILD_POLL: usize = 1 << 16;
-
 /// The distinct start times of `spans`, sorted.
 fn distinct_starts(spans: &[Span]) -> Vec<u64> {
     let mut starts: Vec<u64> = spans.iter().map(|s| s.start).collect();
@@ -65,26 +62,17 @@ fn leaf(starts: &[u64], s: &Span) -> (u32, u32) {
 }
 
 impl TimeTree {
-    /// Indexes `spans`, none placed, in O(n log n).
-    pub fn new(spans: &[Span]) -> Self {
-        let starts = distinct_starts(spans);
-        let leaves = spans.iter().map(|s| leaf(&starts, s)).collect();
-        Self::with_leaves(&starts, leaves)
-    }
-
-    /// [`TimeTree::new`] that gives up (`None`) once `stop()` holds,
-    /// polled every 65,536 spans (at millions of spans, the leaves'
-    /// binary searches take tenths of a second).
-    pub fn new_until(spans: &[Span], stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
+    /// Indexes `spans`, none placed, in O(n log n); `Err` once `stop`
+    /// cuts, checked every [`Stop::EVERY`] spans (at millions of spans,
+    /// the leaves' binary searches take tenths of a second).
+    pub fn new(spans: &[Span], stop: &Stop) -> Result<Self, Cut> {
         let starts = distinct_starts(spans);
         let mut leaves = Vec::with_capacity(spans.len());
-        for chunk in spans.chunks(BUILD_POLL) {
-            if stop() {
-                return None;
-            }
+        for chunk in spans.chunks(Stop::EVERY) {
+            stop.check()?;
             leaves.extend(chunk.iter().map(|s| leaf(&starts, s)));
         }
-        Some(Self::with_leaves(&starts, leaves))
+        Ok(Self::with_leaves(&starts, leaves))
     }
 
     /// The tree over the distinct `starts`, with the leaf range of each span.
@@ -252,24 +240,24 @@ mod tests {
         assert_eq!(list, vec![(0, 40)]);
     }
 
-    /// Uncut, the same tree as [`TimeTree::new`]; cut at any poll, none.
+    /// Uncut, every span's leaves; cut at any look, none.
     #[test]
     fn a_build_cut_at_any_poll_gives_up() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let spans: Vec<Span> = (0..3 * BUILD_POLL as u64)
+        let spans: Vec<Span> = (0..3 * Stop::EVERY as u64)
             .map(|i| Span {
                 start: i % 1000,
                 end: i % 1000 + 1 + i % 7,
                 size: 1 + i % 5,
             })
             .collect();
-        let whole = TimeTree::new(&spans);
-        let uncut = TimeTree::new_until(&spans, &|| false).unwrap();
-        assert_eq!((&uncut.leaves, uncut.width), (&whole.leaves, whole.width));
+        let whole = TimeTree::new(&spans, &Stop::never()).unwrap();
+        assert_eq!(whole.width, 1024);
+        let starts = distinct_starts(&spans);
+        assert_eq!(whole.leaves.len(), spans.len());
+        assert_eq!(whole.leaves[7], leaf(&starts, &spans[7]));
         for cut in 0..3 {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-            assert!(TimeTree::new_until(&spans, &stop).is_none(), "cut {cut}");
+            let stop = Stop::after_looks(cut);
+            assert!(TimeTree::new(&spans, &stop).is_err(), "cut {cut}");
         }
     }
 
@@ -282,7 +270,7 @@ mod tests {
         ) {
             let spans: Vec<Span> = raw.iter().map(|&(s, l, size, _)| Span { start: s, end: s + l, size }).collect();
             let aligns: Vec<u64> = raw.iter().map(|r| 1u64 << r.3).collect();
-            let mut tree = TimeTree::new(&spans);
+            let mut tree = TimeTree::new(&spans, &Stop::never()).unwrap();
             let mut offsets: Vec<Option<u64>> = vec![None; spans.len()];
             for (b, span) in spans.iter().enumerate() {
                 let mut occupied: Vec<(u64, u64)> = spans.iter().zip(&offsets)

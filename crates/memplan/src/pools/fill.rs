@@ -76,9 +76,12 @@ impl PoolIndex {
     /// An empty pool over the spans of every buffer.
     pub fn new(spans: &Spans) -> Self {
         if spans.dense {
-            PoolIndex::Tree(TimeTree::new(&spans.spans))
+            PoolIndex::Tree(crate::stop::uncut(|never| {
+                TimeTree::new(&spans.spans, never)
+            }))
         } else {
-            let occupancy = Occupancy::new(&spans.spans, usize::MAX);
+            let occupancy =
+                crate::stop::uncut(|never| Occupancy::new(&spans.spans, usize::MAX, never));
             let stamps = occupancy.stamps();
             let ranges = vec![(0, 0); occupancy.len()];
             PoolIndex::Occupancy(Box::new(Placed {
@@ -238,7 +241,9 @@ pub(crate) fn sorted(
 
 /// The contention of every buffer of `problem` (TelaMalloc §3.1).
 pub(crate) fn contention(problem: &PoolProblem) -> Vec<u64> {
-    LoadProfile::new(problem.buffers()).contention(problem.buffers())
+    crate::stop::uncut(|never| {
+        LoadProfile::new(problem.buffers(), never)?.contention(problem.buffers(), never)
+    })
 }
 
 /// The fastest-first baseline: fixed buffers at their offsets, then the

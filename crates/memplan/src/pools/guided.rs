@@ -43,7 +43,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
-use crate::solver::{Deadline, NotFoundReason, SolveError, SolveOptions, Stopped};
+use crate::solver::{NotFoundReason, SolveError, SolveOptions, Stop, Stopped};
 use crate::solvers::auto::Auto;
 
 use super::bounds::Infeasible;
@@ -122,7 +122,7 @@ struct Guided<'a> {
     problem: &'a PoolProblem,
     spans: &'a Spans,
     options: &'a SolveOptions,
-    deadline: Deadline,
+    deadline: Stop,
     contention: Vec<u64>,
     timeline: Timeline,
     effort: Effort,
@@ -134,7 +134,7 @@ pub(crate) fn guided(
     problem: &PoolProblem,
     spans: &Spans,
     options: &SolveOptions,
-    deadline: Deadline,
+    deadline: Stop,
 ) -> Result<Outcome, Failure> {
     let mut g = Guided {
         problem,
@@ -206,7 +206,7 @@ impl Guided<'_> {
         &mut self,
         p: PoolIdx,
         remaining: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<PoolFill, Failure> {
         let problem = self.problem;
         let k = problem.pools().len();
@@ -275,7 +275,7 @@ impl Guided<'_> {
         p: PoolIdx,
         fill: &PoolFill,
         remaining: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<(), BufferIdx> {
         let problem = self.problem;
         let mut inside = vec![false; problem.len()];
@@ -317,7 +317,7 @@ impl Guided<'_> {
         p: PoolIdx,
         must: &[BufferIdx],
         optional: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<PoolFill, Failure> {
         let capacity = self.problem.pool(p).capacity;
         let all: Vec<BufferIdx> = must.iter().chain(optional).copied().collect();
@@ -433,7 +433,7 @@ impl Guided<'_> {
         p: PoolIdx,
         fill: PoolFill,
         optional: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> PoolFill {
         match self.pack(p, fill, optional, deadline) {
             ControlFlow::Break(fill) => fill,
@@ -449,7 +449,7 @@ impl Guided<'_> {
         p: PoolIdx,
         mut fill: PoolFill,
         optional: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> ControlFlow<PoolFill, PoolFill> {
         let problem = self.problem;
         loop {
@@ -484,7 +484,7 @@ impl Guided<'_> {
         p: PoolIdx,
         mut fill: PoolFill,
         optional: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> PoolFill {
         let problem = self.problem;
         let capacity = problem.pool(p).capacity;
@@ -549,7 +549,7 @@ impl Guided<'_> {
         p: PoolIdx,
         fill: &PoolFill,
         b: BufferIdx,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Option<PoolFill> {
         let mut members: Vec<BufferIdx> = fill.placed.iter().map(|&(b, _)| b).collect();
         members.push(b);
@@ -573,7 +573,7 @@ impl Guided<'_> {
         load: &mut LoadTree,
         b: BufferIdx,
         is_optional: &[bool],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Option<PoolFill> {
         let problem = self.problem;
         let capacity = problem.pool(p).capacity;
@@ -657,7 +657,7 @@ impl Guided<'_> {
         p: PoolIdx,
         mut fill: PoolFill,
         optional: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> PoolFill {
         let problem = self.problem;
         let mut rng = ChaCha8Rng::seed_from_u64(self.options.seed ^ u64::from(p.0));
@@ -716,12 +716,12 @@ impl Guided<'_> {
     }
 
     /// Whether `deadline` has passed; records that the work was cut short.
-    fn passed(&mut self, deadline: &Deadline) -> bool {
+    fn passed(&mut self, deadline: &Stop) -> bool {
         if self.options.cancel.is_raised() {
             self.stopped = Some(Stopped::Interrupted);
             return true;
         }
-        if deadline.passed() {
+        if deadline.is_cut() {
             self.stopped.get_or_insert(Stopped::TimeLimit);
             return true;
         }
@@ -730,7 +730,7 @@ impl Guided<'_> {
 
     /// A probe's time: `1/share` of the time left before `deadline`, at
     /// least [`MIN_PROBE`] (zero: the greedy variants alone).
-    fn slice(&self, deadline: &Deadline, share: u32) -> Duration {
+    fn slice(&self, deadline: &Stop, share: u32) -> Duration {
         match deadline.remaining() {
             Some(left) => (left / share).max(MIN_PROBE).min(left),
             None => Duration::from_secs(1),

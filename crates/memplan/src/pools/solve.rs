@@ -138,7 +138,7 @@ pub fn solve_pools(
                 ),
                 ..options.clone()
             };
-            let deadline = options.deadline();
+            let deadline = options.stop();
             let guided = guided(problem, &spans, &options, deadline);
             match (guided, baseline) {
                 (Ok(g), Ok(base)) => {

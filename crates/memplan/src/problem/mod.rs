@@ -277,12 +277,15 @@ impl Problem {
     pub fn load_profile(&self) -> crate::geometry::sweep::LoadProfile {
         use crate::geometry::sweep::LoadProfile;
         if !self.has_gaps() {
-            return LoadProfile::new(&self.buffers);
+            return crate::stop::uncut(|never| LoadProfile::new(&self.buffers, never));
         }
-        LoadProfile::of_spans(
-            self.indices()
-                .flat_map(|b| self.pieces(b).map(|p| (p.start, p.end, p.hi - p.lo))),
-        )
+        crate::stop::uncut(|never| {
+            LoadProfile::of_spans(
+                self.indices()
+                    .flat_map(|b| self.pieces(b).map(|p| (p.start, p.end, p.hi - p.lo))),
+                never,
+            )
+        })
     }
 
     /// What buffer `b` occupies over time ([`crate::geometry::gaps::pieces`]).
@@ -472,7 +475,7 @@ impl Problem {
         if self.has_gaps() {
             crate::geometry::gaps::max_load(&self.buffers, &self.gaps)
         } else {
-            crate::geometry::sweep::max_load(&self.buffers)
+            crate::stop::uncut(|never| crate::geometry::sweep::max_load(&self.buffers, never))
         }
     }
 }

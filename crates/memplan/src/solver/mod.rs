@@ -5,10 +5,11 @@ mod prepared;
 mod solution;
 pub mod zero_size;
 
+pub use crate::stop::{uncut, Cancel, Cut, Poll, Stop, Stopped};
 pub use prepared::{starting_plan, Prepared};
-pub use solution::{NotFoundReason, Solution, SolveError, Stopped};
+pub use solution::{NotFoundReason, Solution, SolveError};
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -49,24 +50,11 @@ pub struct SolveOptions {
 
 impl SolveOptions {
     /// The prepared facts of `problem`: the caller's, else computed now
-    /// (bounds only).
-    pub fn prepared(&self, problem: &Problem) -> Arc<Prepared> {
+    /// (bounds only; `Err` once `stop` cuts while computing them).
+    pub fn prepared(&self, problem: &Problem, stop: &Stop) -> Result<Arc<Prepared>, Cut> {
         match &self.prepared {
-            Some(p) => p.clone(),
-            None => Arc::new(Prepared::bounds(problem)),
-        }
-    }
-
-    /// [`SolveOptions::prepared`] that gives up (`None`) once `stop()`
-    /// holds while computing them.
-    pub fn prepared_until(
-        &self,
-        problem: &Problem,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Arc<Prepared>> {
-        match &self.prepared {
-            Some(p) => Some(p.clone()),
-            None => Prepared::bounds_until(problem, stop).map(Arc::new),
+            Some(p) => Ok(p.clone()),
+            None => Prepared::bounds(problem, stop).map(Arc::new),
         }
     }
 
@@ -101,17 +89,14 @@ impl SolveOptions {
     /// The point at which the solver must stop, measured from now. A limit
     /// too far away to represent (e.g. `Duration::MAX`) means no limit: the
     /// arithmetic saturates, it never overflows.
-    pub fn deadline(&self) -> Deadline {
-        Deadline {
-            at: self.time_limit.and_then(|t| Instant::now().checked_add(t)),
-            cancel: self.cancel.clone(),
-        }
+    pub fn stop(&self) -> Stop {
+        Stop::after(self.time_limit, self.cancel.clone())
     }
 }
 
 /// A time limit of `seconds`, saturating: a negative or NaN count gives
 /// zero, one too large for a [`Duration`] gives `Duration::MAX` (which
-/// [`SolveOptions::deadline`] treats as no limit). Never panics, unlike
+/// [`SolveOptions::stop`] treats as no limit). Never panics, unlike
 /// `Duration::from_secs_f64`.
 pub fn seconds(seconds: f64) -> Duration {
     if seconds.is_nan() || seconds <= 0.0 {
@@ -167,43 +152,6 @@ impl Effort {
     }
 }
 
-/// Shared stop flags: raised when any of them is. All `Cancel` values
-/// compare equal (the flags are not part of what a solve means).
-#[derive(Clone, Debug, Default)]
-pub struct Cancel(Vec<Arc<AtomicBool>>);
-
-impl Cancel {
-    /// A flag that `flag.store(true)` raises.
-    pub fn new(flag: Arc<AtomicBool>) -> Self {
-        Cancel(vec![flag])
-    }
-
-    /// These flags and `flag`.
-    pub fn with(&self, flag: Arc<AtomicBool>) -> Self {
-        let mut flags = self.0.clone();
-        flags.push(flag);
-        Cancel(flags)
-    }
-
-    /// Whether there is a flag at all (without one, nothing can raise it).
-    pub fn has_flags(&self) -> bool {
-        !self.0.is_empty()
-    }
-
-    /// True once any flag is raised.
-    pub fn is_raised(&self) -> bool {
-        self.0.iter().any(|f| f.load(Ordering::Relaxed))
-    }
-}
-
-impl PartialEq for Cancel {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for Cancel {}
-
 /// The best makespan and lower bound of a running solve, shared between
 /// the solver (which publishes) and its caller (which polls, e.g. from a
 /// thread drawing a progress line): the library never prints. Clones share
@@ -250,99 +198,6 @@ impl PartialEq for Progress {
 
 impl Eq for Progress {}
 
-/// When a solver must stop: a wall-clock instant and/or a cancel flag.
-#[derive(Clone, Debug, Default)]
-pub struct Deadline {
-    at: Option<Instant>,
-    cancel: Cancel,
-}
-
-impl Deadline {
-    /// True once the instant has passed or the flag is raised.
-    pub fn passed(&self) -> bool {
-        self.at.is_some_and(|d| Instant::now() >= d) || self.cancel.is_raised()
-    }
-
-    /// Whether it can ever pass: it has an instant or a cancel flag.
-    pub fn can_pass(&self) -> bool {
-        self.at.is_some() || self.cancel.has_flags()
-    }
-
-    /// Why it has passed, if it has: the cancel flags first.
-    pub fn stopped(&self) -> Option<Stopped> {
-        if self.cancel.is_raised() {
-            Some(Stopped::Interrupted)
-        } else if self.at.is_some_and(|d| Instant::now() >= d) {
-            Some(Stopped::TimeLimit)
-        } else {
-            None
-        }
-    }
-
-    /// Time left before the instant; `None` without one.
-    pub fn remaining(&self) -> Option<Duration> {
-        self.at.map(|d| d.saturating_duration_since(Instant::now()))
-    }
-
-    /// The same flags with the instant brought forward by `by` (passed at
-    /// once when less than `by` is left): the deadline of work that must
-    /// leave `by` to the work after it (a plan to complete and measure
-    /// after a cut).
-    pub fn ahead(&self, by: Duration) -> Deadline {
-        Deadline {
-            at: self
-                .at
-                .map(|d| d.checked_sub(by).unwrap_or_else(Instant::now)),
-            cancel: self.cancel.clone(),
-        }
-    }
-
-    /// The same flags with the instant brought forward to `slice` from now
-    /// when that is sooner (a slice too long to represent changes nothing).
-    pub fn within(&self, slice: Duration) -> Deadline {
-        let at = match (self.at, Instant::now().checked_add(slice)) {
-            (Some(d), Some(soon)) => Some(d.min(soon)),
-            (at, soon) => at.or(soon),
-        };
-        Deadline {
-            at,
-            cancel: self.cancel.clone(),
-        }
-    }
-}
-
-/// How many units of work (buffers placed, entries scanned...) pass between
-/// two looks at the clock in a [`Poll`]: a deadline check costs a clock
-/// read and a few atomic loads, a unit often a few nanoseconds.
-pub const POLL_EVERY: usize = 1024;
-
-/// Spaces out deadline checks in a loop: `poll.due(units)` is true once
-/// per [`POLL_EVERY`] units (and at the first call), so that
-/// `if poll.due(1) && deadline.passed()` costs a decrement per iteration.
-#[derive(Clone, Debug, Default)]
-pub struct Poll {
-    left: usize,
-}
-
-impl Poll {
-    /// A poll that is due at once.
-    pub fn new() -> Self {
-        Poll { left: 0 }
-    }
-
-    /// Counts `units` of work; true when a check is due.
-    #[inline]
-    pub fn due(&mut self, units: usize) -> bool {
-        if self.left > units {
-            self.left -= units;
-            false
-        } else {
-            self.left = POLL_EVERY;
-            true
-        }
-    }
-}
-
 /// What a decision procedure says of one capacity.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Probe {
@@ -365,9 +220,9 @@ pub fn minimise(
     problem: &Problem,
     best: Measured,
     lower: u64,
-    deadline: &Deadline,
+    deadline: &Stop,
     progress: &Progress,
-    mut decide: impl FnMut(u64, &Deadline) -> Probe,
+    mut decide: impl FnMut(u64, &Stop) -> Probe,
 ) -> Solution {
     minimise_within(problem, best, lower, deadline, progress, None, |c, d, _| {
         (decide(c, d), 0)
@@ -383,15 +238,15 @@ pub fn minimise_within(
     problem: &Problem,
     best: Measured,
     lower: u64,
-    deadline: &Deadline,
+    deadline: &Stop,
     progress: &Progress,
     work: Option<u64>,
-    mut decide: impl FnMut(u64, &Deadline, u64) -> (Probe, u64),
+    mut decide: impl FnMut(u64, &Stop, u64) -> (Probe, u64),
 ) -> Solution {
     // Stopped already, no capacity is tried: the granularity (a pass over
     // every buffer, tens of milliseconds at millions) would only round the
     // bound up.
-    let unit = if deadline.passed() {
+    let unit = if deadline.is_cut() {
         1
     } else {
         problem.granularity().max(1)
@@ -406,7 +261,7 @@ pub fn minimise_within(
     let mut work_left = work.unwrap_or(u64::MAX);
     progress.improve(best_makespan);
     progress.raise_lower_bound(proven);
-    while low < best_makespan && !deadline.passed() && work_left > 0 {
+    while low < best_makespan && !deadline.is_cut() && work_left > 0 {
         let c = if first {
             low
         } else {
@@ -663,7 +518,7 @@ mod tests {
             seen: Mutex::new(Vec::new()),
         };
         let options = SolveOptions {
-            prepared: Some(Arc::new(Prepared::bounds(problem))),
+            prepared: Some(Arc::new(Prepared::bounds(problem, &Stop::never()).unwrap())),
             ignore_hints,
             ..SolveOptions::default()
         };
@@ -690,71 +545,5 @@ mod tests {
         let gapped = Problem::new_with_gaps(vec![b("a", 4), b("b", 8)], gaps, None).unwrap();
         assert_eq!(seen(&gapped, false, false), vec![(2, false)]);
         assert_eq!(seen(&gapped, true, false), vec![(2, true)]);
-    }
-
-    /// No user number and no retry loop can overflow a deadline's
-    /// arithmetic: deadlines saturate.
-    #[test]
-    fn time_limits_and_deadlines_saturate() {
-        assert_eq!(seconds(f64::NAN), Duration::ZERO);
-        assert_eq!(seconds(-1.0), Duration::ZERO);
-        assert_eq!(seconds(f64::NEG_INFINITY), Duration::ZERO);
-        assert_eq!(seconds(1.5), Duration::from_millis(1500));
-        for huge in [9.3e18, 1.85e19, 1e300, f64::INFINITY] {
-            // 9.3e18 s is a duration, but no instant that far ahead.
-            if huge >= 1.85e19 {
-                assert_eq!(seconds(huge), Duration::MAX, "{huge}");
-            }
-            // Past what an instant can hold: no limit, never passed.
-            let options = SolveOptions {
-                time_limit: Some(seconds(huge)),
-                ..SolveOptions::default()
-            };
-            let deadline = options.deadline();
-            assert!(!deadline.passed() && !deadline.can_pass());
-            assert_eq!(deadline.stopped(), None);
-        }
-        let limited = SolveOptions {
-            time_limit: Some(Duration::from_secs(3600)),
-            ..SolveOptions::default()
-        }
-        .deadline();
-        // A slice doubled until it cannot be represented (the retry loop
-        // of item 1) keeps the deadline it had.
-        let mut slice = Duration::from_millis(1);
-        for _ in 0..80 {
-            let within = limited.within(slice);
-            assert!(within.at.is_some() && within.at <= limited.at);
-            assert!(!within.passed());
-            slice = slice.saturating_mul(2);
-        }
-        assert_eq!(slice, Duration::MAX);
-        assert_eq!(limited.within(Duration::MAX).at, limited.at);
-        // Without an instant, a slice gives one, unless it is too long.
-        let unlimited = SolveOptions::default().deadline();
-        assert!(unlimited
-            .within(Duration::from_secs(60))
-            .remaining()
-            .is_some());
-        assert_eq!(unlimited.within(Duration::MAX).remaining(), None);
-        // Brought forward by more than is left: passed at once.
-        assert!(limited.ahead(Duration::MAX).passed());
-        assert_eq!(
-            limited.ahead(Duration::MAX).stopped(),
-            Some(Stopped::TimeLimit)
-        );
-        assert_eq!(unlimited.ahead(Duration::MAX).remaining(), None);
-    }
-
-    #[test]
-    fn poll_is_due_first_then_once_per_period() {
-        let mut poll = Poll::new();
-        assert!(poll.due(1));
-        let dues = (0..10 * POLL_EVERY).filter(|_| poll.due(1)).count();
-        assert_eq!(dues, 10);
-        // Large units count as much work.
-        assert!(poll.due(POLL_EVERY));
-        assert!(!poll.due(POLL_EVERY - 1));
-        assert!(poll.due(1));
     }
 }

@@ -2,6 +2,7 @@
 //! that none computes it again: the bounds every member needs and the best
 //! greedy plan, a warm start for the solvers that improve on a plan.
 
+use super::{Cut, Stop};
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 
@@ -12,7 +13,7 @@ use crate::problem::Problem;
 /// and [`Solver::solve`](super::Solver::solve) drops them whenever it hands
 /// `solve_positive` another problem (zero-size buffers set aside, hints
 /// ignored, gaps planned as hulls).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Prepared {
     /// The max load (idealloc §2): no plan is shorter.
     pub max_load: u64,
@@ -24,26 +25,16 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The bounds of `problem` (one sweep), without a greedy plan.
-    pub fn bounds(problem: &Problem) -> Self {
-        let max_load = problem.max_load();
-        Prepared {
-            max_load,
-            lower_bound: max_load.max(problem.fixed_end()),
-            greedy: None,
-        }
-    }
-
-    /// [`Prepared::bounds`] that gives up (`None`) once `stop()` holds
-    /// (polled in the sweep's sorts; at millions of buffers they take
-    /// tenths of a second).
-    pub fn bounds_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option<Self> {
+    /// The bounds of `problem` (one sweep), without a greedy plan; `Err`
+    /// once `stop` cuts (checked in the sweep's sorts; at millions of
+    /// buffers they take tenths of a second).
+    pub fn bounds(problem: &Problem, stop: &Stop) -> Result<Self, Cut> {
         let max_load = if problem.has_gaps() {
             problem.max_load()
         } else {
-            crate::geometry::sweep::max_load_until(problem.buffers(), stop)?
+            crate::geometry::sweep::max_load(problem.buffers(), stop)?
         };
-        Some(Prepared {
+        Ok(Prepared {
             max_load,
             lower_bound: max_load.max(problem.fixed_end()),
             greedy: None,

@@ -2,6 +2,7 @@
 
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
+use crate::stop::Stopped;
 
 /// A plan and what the solver knows about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,25 +26,6 @@ pub struct Solution {
     /// plan is then the best found so far); `None` when it ran to its end
     /// or proved the plan optimal. Filled in by [`run`](super::run).
     pub stopped: Option<Stopped>,
-}
-
-/// What cut a solve short.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stopped {
-    /// The time limit ran out.
-    TimeLimit,
-    /// The cancel flag was raised (Ctrl-C, SIGTERM, a caller's cancel).
-    Interrupted,
-}
-
-impl Stopped {
-    /// The name used in reports: `time_limit` or `interrupted`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Stopped::TimeLimit => "time_limit",
-            Stopped::Interrupted => "interrupted",
-        }
-    }
 }
 
 impl Solution {
@@ -247,7 +229,7 @@ mod tests {
             cancel: Cancel::new(Arc::new(AtomicBool::new(true))),
             ..SolveOptions::default()
         };
-        let mut s = crate::solvers::greedy::plan_of_no_time(&problem, &options.deadline()).unwrap();
+        let mut s = crate::solvers::greedy::plan_of_no_time(&problem, &options.stop()).unwrap();
         crate::plan::validate(&problem, &s.plan).unwrap();
         let max_load = problem.max_load();
         assert!(s.lower_bound < max_load, "the weak bound of a stop");

@@ -20,6 +20,7 @@
 //! [`SolveOptions::progress`] as they improve (boxing and search publish
 //! theirs while they run), for a caller to display.
 
+use crate::stop::uncut;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +28,7 @@ use std::time::Duration;
 use crate::plan::Measured;
 use crate::problem::Problem;
 use crate::solver::{
-    Deadline, Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
+    Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
 use crate::solvers::boxing::{Boxing, BoxingOptions};
 use crate::solvers::greedy::{self, First, Fit, Greedy, Order};
@@ -164,13 +165,11 @@ impl Solver for Auto {
             time_limit: Some(limit),
             ..options.clone()
         }
-        .deadline();
-        let stop = || {
-            if limit.is_zero() {
-                options.cancel.is_raised()
-            } else {
-                cap.passed()
-            }
+        .stop();
+        let stop = if limit.is_zero() {
+            Stop::new(None, options.cancel.clone())
+        } else {
+            cap.clone()
         };
         // At scale under the caller's time limit, the default greedy plan
         // first (boxing's bootstrap, computed by boxing otherwise): cut,
@@ -192,9 +191,9 @@ impl Solver for Auto {
                 greedy: Some((Greedy::default().name(), plan)),
                 ..(*prepared).clone()
             }),
-            First::Usual => match options.prepared_until(problem, &stop) {
-                Some(prepared) => prepared,
-                None => {
+            First::Usual => match options.prepared(problem, &stop) {
+                Ok(prepared) => prepared,
+                Err(_) => {
                     // No time even for the bounds: the plan greedy gives
                     // in no time, with a weaker bound.
                     let plan = greedy::plan_within(problem, Greedy::default(), &stop).plan;
@@ -242,19 +241,18 @@ impl Auto {
         problem: &Problem,
         options: &SolveOptions,
         limit: Duration,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<Solution, SolveError> {
-        let prepared = options.prepared(problem);
+        let prepared = uncut(|never| options.prepared(problem, never));
         let max_load = prepared.max_load;
         // Every variant runs to the end, unless the safety cap passes; with
         // a limit of 0 (greedy only), every variant runs.
-        let (greedy, greedy_plan) = crate::solvers::greedy::best_variant(problem, &|| {
-            if limit.is_zero() {
-                options.cancel.is_raised()
-            } else {
-                deadline.passed()
-            }
-        });
+        let stop = if limit.is_zero() {
+            Stop::new(None, options.cancel.clone())
+        } else {
+            deadline.clone()
+        };
+        let (greedy, greedy_plan) = crate::solvers::greedy::best_variant(problem, &stop);
         options.progress.improve(greedy_plan.makespan(problem));
         let mut best = Solution::within_capacity(
             problem,
@@ -270,7 +268,7 @@ impl Auto {
         if conclusive(problem, &best) || problem.is_empty() {
             return best;
         }
-        if limit.is_zero() || deadline.passed() {
+        if limit.is_zero() || deadline.is_cut() {
             return best.map_err(|e| clock_miss(e, options));
         }
         // The members start from the greedy plan (search, once more, does
@@ -316,7 +314,7 @@ impl Auto {
         problem: &Problem,
         options: &SolveOptions,
         effort: Effort,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<Solution, SolveError> {
         let boxing = Boxing {
             options: BoxingOptions {
@@ -408,19 +406,19 @@ impl Solver for Skylines {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.deadline();
+        let deadline = options.stop();
         let stopped = || SolveError::NotFound {
             capacity: problem.capacity.unwrap_or(0),
             reason: NotFoundReason::TimeLimit,
             best_makespan: None,
             counters: Vec::new(),
         };
-        let max_load = options.prepared(problem).max_load;
+        let max_load = uncut(|never| options.prepared(problem, never)).max_load;
         // One order after the other, the best plan kept (ties to the
         // earlier order); an optimal plan ends the run, since the later
         // orders could only tie with it. A run cut by the safety cap keeps
         // the best plan of the orders done.
-        let stop = || deadline.passed();
+        let stop = deadline.clone();
         let run = || {
             let mut best: Option<(Greedy, Measured)> = None;
             for &order in self.orders {
@@ -487,7 +485,7 @@ fn run_by_priority(
     problem: &Problem,
     options: &SolveOptions,
     members: &[&dyn Solver],
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Vec<Result<Solution, SolveError>> {
     let priorities = Priorities::new(members.len());
     std::thread::scope(|scope| {

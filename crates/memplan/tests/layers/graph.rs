@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first; a module sees only those before its own.
 /// Within `solvers`, the same rule holds between solvers.
 pub const LAYERS: &[&[&str]] = &[
-    &["buffer", "quote", "dispose"],
+    &["buffer", "quote", "dispose", "stop"],
     &["named"],
     &["geometry"],
     &["problem"],

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::dispose::drop_later;
-use crate::solver::Deadline;
+use crate::stop::{Cut, Stop, Stopped};
 
 use super::elementary::interval_coloring;
 use super::jobs::Job;
@@ -20,39 +20,34 @@ use super::prelude::{Round, MAX_ROUNDS, MU_MAX};
 /// Theorem 2 recursions on fewer jobs run sequentially.
 const PARALLEL_JOBS: usize = 4096;
 
-/// How many jobs the passes over all jobs (Theorem 16's partitions,
-/// Corollary 15's size classes, Theorem 2's split) handle between two
-/// deadline checks: at millions of jobs one pass takes longer than a stop
-/// may wait.
-const POLL: usize = 1 << 16;
-
 /// `jobs` split by `small` into (those that are, those that are not), in
-/// their order (as [`Iterator::partition`]), or `None` once `deadline` has
-/// passed (polled every [`POLL`] jobs). The parts are counted first and
+/// their order (as [`Iterator::partition`]), or `Err` once `deadline` has
+/// passed (checked every [`Stop::EVERY`] jobs: at millions of jobs one pass
+/// takes longer than a stop may wait). The parts are counted first and
 /// allocated once (growing them would copy hundreds of megabytes at
 /// millions of jobs, unpolled); the second has room for `n` jobs, so that
 /// Theorem 16 appends the first part's boxes (no more than its jobs)
 /// without a copy.
-fn partition_until(
+fn partition(
     jobs: Vec<Job>,
     small: impl Fn(&Job) -> bool,
-    deadline: &Deadline,
-) -> Option<(Vec<Job>, Vec<Job>)> {
+    deadline: &Stop,
+) -> Result<(Vec<Job>, Vec<Job>), Cut> {
     let n = jobs.len();
     let mut yes_count = 0;
     for (k, job) in jobs.iter().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if let Err(cut) = deadline.every(k + 1) {
             drop_later(jobs, n);
-            return None;
+            return Err(cut);
         }
         yes_count += usize::from(small(job));
     }
     let (mut yes, mut no) = (Vec::with_capacity(yes_count), Vec::with_capacity(n));
     let mut jobs = jobs.into_iter();
     for (k, job) in jobs.by_ref().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if let Err(cut) = deadline.every(k + 1) {
             drop_later((jobs, yes, no), n);
-            return None;
+            return Err(cut);
         }
         if small(&job) {
             yes.push(job);
@@ -62,30 +57,30 @@ fn partition_until(
     }
     // The emptied vector: freeing it is no business of this thread.
     drop_later(jobs, n);
-    Some((yes, no))
+    Ok((yes, no))
 }
 
-/// Moves `from` onto the end of `to` (reserving room once), [`POLL`] jobs
-/// at a time with `deadline` checked in between; false once it has passed
-/// (the rest of `from` freed on the disposal thread). Gathering boxes moves
-/// millions of jobs, tenths of a second in one go.
-fn append_until(to: &mut Vec<Job>, from: Vec<Job>, deadline: &Deadline) -> bool {
+/// Moves `from` onto the end of `to` (reserving room once), [`Stop::EVERY`]
+/// jobs at a time with `deadline` checked in between; `Err` once it has
+/// passed (the rest of `from` freed on the disposal thread). Gathering
+/// boxes moves millions of jobs, tenths of a second in one go.
+fn append(to: &mut Vec<Job>, from: Vec<Job>, deadline: &Stop) -> Result<(), Cut> {
     let n = from.len();
     to.reserve(n);
     let mut from = from.into_iter();
     loop {
         let before = to.len();
-        to.extend(from.by_ref().take(POLL));
+        to.extend(from.by_ref().take(Stop::EVERY));
         if to.len() == before {
             break;
         }
-        if deadline.passed() {
+        if let Err(cut) = deadline.check() {
             drop_later(from, n);
-            return false;
+            return Err(cut);
         }
     }
     drop_later(from, n);
-    true
+    Ok(())
 }
 
 /// Theorem 16: box the smallest jobs with Corollary 15 until
@@ -96,7 +91,7 @@ pub(super) fn theorem_16(
     mut jobs: Vec<Job>,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Vec<Job> {
     let h_max = jobs.iter().map(|j| j.size).max().unwrap_or(1);
     let n = jobs.len();
@@ -105,13 +100,12 @@ pub(super) fn theorem_16(
         let Some(round) = Round::new(h_min, h_max, epsilon) else {
             break;
         };
-        let Some((small, large)) = partition_until(jobs, |j| j.size <= round.small_limit, deadline)
-        else {
+        let Ok((small, large)) = partition(jobs, |j| j.size <= round.small_limit, deadline) else {
             return Vec::new();
         };
         jobs = large;
         let boxes = corollary_15(small, round.box_height, round.mu, rng, deadline);
-        if !append_until(&mut jobs, boxes, deadline) {
+        if append(&mut jobs, boxes, deadline).is_err() {
             drop_later(jobs, n);
             return Vec::new();
         }
@@ -135,7 +129,7 @@ fn corollary_15(
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Vec<Job> {
     let base = (1.0 + epsilon).ln();
     let rounded = |h: u64| -> u64 {
@@ -143,12 +137,12 @@ fn corollary_15(
         let r = (i * base).exp().floor() as u64;
         r.max(h)
     };
-    if deadline.passed() {
+    if deadline.is_cut() {
         let len = jobs.len();
         drop_later(jobs, len);
         return Vec::new();
     }
-    let Some(jobs) = sort_by_size_until(jobs, &|| deadline.passed()) else {
+    let Ok(jobs) = sort_by_size(jobs, deadline) else {
         return Vec::new();
     };
     // Split into size classes (consecutive after the sort).
@@ -156,7 +150,7 @@ fn corollary_15(
     let n = jobs.len();
     let mut jobs = jobs.into_iter();
     for (k, job) in jobs.by_ref().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if deadline.every(k + 1).is_err() {
             drop_later((jobs, classes), n);
             return Vec::new();
         }
@@ -181,14 +175,14 @@ fn corollary_15(
         .collect();
     // Stopped: the caller discards the boxes; gathering them would cost a
     // copy of millions of jobs.
-    if deadline.passed() {
+    if deadline.is_cut() {
         drop_later(per_class, usize::MAX);
         return Vec::new();
     }
     let mut boxes = Vec::with_capacity(per_class.iter().map(Vec::len).sum());
     let mut classes = per_class.into_iter();
     for class in classes.by_ref() {
-        if !append_until(&mut boxes, class, deadline) {
+        if append(&mut boxes, class, deadline).is_err() {
             drop_later((boxes, classes), usize::MAX);
             return Vec::new();
         }
@@ -196,25 +190,27 @@ fn corollary_15(
     boxes
 }
 
-/// From this many jobs on, [`sort_by_size_until`] sorts on a thread of its
-/// own (tenths of a second at millions of jobs).
+/// From this many jobs on, [`sort_by_size`] sorts on a thread of its own
+/// (tenths of a second at millions of jobs).
 const SORT_APART_JOBS: usize = 1 << 16;
 
-/// How often [`sort_by_size_until`] polls `stop()` while the sort runs.
+/// How often [`sort_by_size`] looks at the stop token while it waits for
+/// the sort's thread: a wait, not work, so a time rather than units of
+/// work ([`Stop::EVERY`]) between two looks.
 const SORT_POLL: Duration = Duration::from_millis(2);
 
-/// `jobs` by size (`sort_unstable_by_key`), or `None` once `stop()` holds.
+/// `jobs` by size (`sort_unstable_by_key`), or `Err` once `stop` cuts.
 /// The plans depend on the order of jobs of equal size, which is that
 /// unstable sort's own, so the sort cannot be swapped for one that polls
-/// ([`crate::geometry::sort::sort_until`] orders ties otherwise): from
+/// ([`crate::geometry::sort::sort`] orders ties otherwise): from
 /// [`SORT_APART_JOBS`] jobs, it runs on a thread of its own while this one
-/// polls `stop()`, and a stop abandons it (the thread ends with its sort,
+/// checks the stop token, and a stop abandons it (the thread ends with its sort,
 /// its result dropped). Below, or if no thread can be started, it runs
 /// here.
-fn sort_by_size_until(mut jobs: Vec<Job>, stop: &(dyn Fn() -> bool + Sync)) -> Option<Vec<Job>> {
+fn sort_by_size(mut jobs: Vec<Job>, stop: &Stop) -> Result<Vec<Job>, Cut> {
     if jobs.len() < SORT_APART_JOBS {
         jobs.sort_unstable_by_key(|j| j.size);
-        return Some(jobs);
+        return Ok(jobs);
     }
     // The jobs stay reachable from here if the thread cannot start.
     let shared = Arc::new(Mutex::new(jobs));
@@ -232,13 +228,16 @@ fn sort_by_size_until(mut jobs: Vec<Job>, stop: &(dyn Fn() -> bool + Sync)) -> O
     if started.is_err() {
         let mut jobs = std::mem::take(&mut *shared.lock().unwrap_or_else(PoisonError::into_inner));
         jobs.sort_unstable_by_key(|j| j.size);
-        return Some(jobs);
+        return Ok(jobs);
     }
     loop {
         match receive.recv_timeout(SORT_POLL) {
-            Ok(jobs) => return Some(jobs),
-            Err(RecvTimeoutError::Timeout) if !stop() => continue,
-            Err(_) => return None,
+            Ok(jobs) => return Ok(jobs),
+            Err(RecvTimeoutError::Timeout) => stop.check()?,
+            // The sort's thread is gone (a panic): given up, as when cut.
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(stop.check().err().unwrap_or(Cut(Stopped::Interrupted)))
+            }
         }
     }
 }
@@ -255,23 +254,23 @@ fn theorem_2(
     box_height: u64,
     epsilon: f64,
     rng: &mut ChaCha8Rng,
-    deadline: &Deadline,
+    deadline: &Stop,
     out: &mut Vec<Job>,
 ) {
     if jobs.is_empty() {
         return;
     }
-    if deadline.passed() {
+    if deadline.is_cut() {
         let len = jobs.len();
         drop_later(jobs, len);
         return;
     }
     let t = jobs[rng.gen_range(0..jobs.len())].start;
     let n = jobs.len();
-    // Counted first, then allocated once (see `partition_until`).
+    // Counted first, then allocated once (see `partition`).
     let (mut live_count, mut before_count) = (0, 0);
     for (k, job) in jobs.iter().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if deadline.every(k + 1).is_err() {
             drop_later(jobs, n);
             return;
         }
@@ -283,7 +282,7 @@ fn theorem_2(
     let mut after = Vec::with_capacity(n - live_count - before_count);
     let mut jobs = jobs.into_iter();
     for (k, job) in jobs.by_ref().enumerate() {
-        if k % POLL == POLL - 1 && deadline.passed() {
+        if deadline.every(k + 1).is_err() {
             drop_later((jobs, live, before, after), n);
             return;
         }
@@ -321,16 +320,17 @@ fn theorem_2(
         // Stopped: the caller discards what was boxed, and gathering it
         // (a copy at every level of the recursion) would take tenths of a
         // second at millions of jobs.
-        if deadline.passed() {
+        if deadline.is_cut() {
             drop_later((a, b), usize::MAX);
             return;
         }
         out.reserve(a.len() + b.len());
-        if !append_until(out, a, deadline) {
+        if append(out, a, deadline).is_err() {
             drop_later(b, usize::MAX);
             return;
         }
-        append_until(out, b, deadline);
+        // Cut, what is appended is discarded by the caller.
+        let _ = append(out, b, deadline);
     } else {
         theorem_2(
             before,
@@ -450,7 +450,6 @@ fn box_rows(jobs: Vec<Job>, per_box: u64, box_height: u64, out: &mut Vec<Job>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Jobs with many equal sizes, so that the order of ties shows.
     fn jobs(n: usize) -> Vec<Job> {
@@ -473,21 +472,21 @@ mod tests {
     /// keeps the order of each part, or gives up past the deadline.
     #[test]
     fn append_and_partition_keep_order_or_stop() {
-        let n = 2 * POLL + 3;
+        let n = 2 * Stop::EVERY + 3;
         let mut to = jobs(5);
-        assert!(append_until(&mut to, jobs(n), &Deadline::default()));
+        assert!(append(&mut to, jobs(n), &Stop::default()).is_ok());
         let want: Vec<_> = key(&jobs(5)).into_iter().chain(key(&jobs(n))).collect();
         assert_eq!(key(&to), want);
-        let passed = Deadline::default().within(std::time::Duration::ZERO);
+        let passed = Stop::default().within(std::time::Duration::ZERO);
         let mut to = jobs(5);
-        assert!(!append_until(&mut to, jobs(n), &passed));
-        assert_eq!(to.len(), 5 + POLL);
+        assert!(append(&mut to, jobs(n), &passed).is_err());
+        assert_eq!(to.len(), 5 + Stop::EVERY);
         let small = |j: &Job| j.size < 40;
-        let (yes, no) = partition_until(jobs(n), small, &Deadline::default()).unwrap();
+        let (yes, no) = partition(jobs(n), small, &Stop::default()).unwrap();
         let (want_yes, want_no): (Vec<Job>, Vec<Job>) = jobs(n).into_iter().partition(small);
         assert_eq!((key(&yes), key(&no)), (key(&want_yes), key(&want_no)));
         assert!(no.capacity() >= n);
-        assert!(partition_until(jobs(n), small, &passed).is_none());
+        assert!(partition(jobs(n), small, &passed).is_err());
         // A stop raised during the second pass (by the predicate itself,
         // after the first pass's n calls and a chunk of the second's) is
         // seen there too.
@@ -501,14 +500,14 @@ mod tests {
         };
         let calls = AtomicUsize::new(0);
         let raising = |j: &Job| {
-            if calls.fetch_add(1, Ordering::Relaxed) == n + POLL / 2 {
+            if calls.fetch_add(1, Ordering::Relaxed) == n + Stop::EVERY / 2 {
                 flag.store(true, Ordering::Relaxed);
             }
             small(j)
         };
-        assert!(partition_until(jobs(n), raising, &options.deadline()).is_none());
+        assert!(partition(jobs(n), raising, &options.stop()).is_err());
         // Stopped at the second pass's first poll after the flag.
-        assert_eq!(calls.load(Ordering::Relaxed), n + POLL - 1);
+        assert_eq!(calls.load(Ordering::Relaxed), n + Stop::EVERY - 1);
     }
 
     /// Sorted apart or here, the order is `sort_unstable_by_key`'s, ties
@@ -519,12 +518,11 @@ mod tests {
         for n in [100, SORT_APART_JOBS + 5] {
             let mut want = jobs(n);
             want.sort_unstable_by_key(|j| j.size);
-            let got = sort_by_size_until(jobs(n), &|| false).unwrap();
+            let got = sort_by_size(jobs(n), &Stop::never()).unwrap();
             assert_eq!(key(&got), key(&want), "{n}");
             for cut in 0..3 {
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-                if let Some(got) = sort_by_size_until(jobs(n), &stop) {
+                let stop = Stop::after_looks(cut as u64);
+                if let Ok(got) = sort_by_size(jobs(n), &stop) {
                     assert_eq!(key(&got), key(&want), "{n} cut {cut}");
                 }
             }

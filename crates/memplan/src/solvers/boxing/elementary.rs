@@ -1,25 +1,21 @@
 //! Elementary cases (idealloc §2.1, §5.6) and interval graph coloring,
 //! which both they and the boxing of unresolved jobs use.
 
+use crate::stop::Stop;
 use std::cmp::Reverse;
 
 use rayon::prelude::*;
 
-use crate::geometry::sort::sort_until;
+use crate::geometry::sort::sort;
 use crate::plan::Plan;
 use crate::problem::Problem;
 
 /// Elementary cases (idealloc §2.1, §5.6): when no two buffers overlap in
 /// time, every offset is 0; when all buffers have one size, interval graph
 /// coloring is optimal. `None` when neither applies (or fixed buffers or
-/// alignments get in the way).
-pub fn elementary_case(problem: &Problem) -> Option<Plan> {
-    elementary_case_until(problem, &|| false)
-}
-
-/// [`elementary_case`] that answers `None` once `stop()` holds (polled in
-/// the sort of the lifetimes).
-pub fn elementary_case_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option<Plan> {
+/// alignments get in the way), or once `stop` cuts (checked in the sort of
+/// the lifetimes).
+pub fn elementary_case(problem: &Problem, stop: &Stop) -> Option<Plan> {
     let buffers = problem.buffers();
     let first = buffers.first()?;
     let (fixed, sum, lo, hi) = buffers
@@ -48,7 +44,7 @@ pub fn elementary_case_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)
             return Some(Plan::from_offsets(vec![0; buffers.len()]));
         }
     }
-    if stop() {
+    if stop.is_cut() {
         return None;
     }
     let size = first.size;
@@ -102,9 +98,9 @@ pub(super) fn interval_coloring(lifetimes: impl Iterator<Item = (u64, u64)>) -> 
 }
 
 /// Whether two of the `(start, end)` lifetimes intersect; true (as far as
-/// anyone knows) once `stop()` holds.
-pub(super) fn overlapping(mut spans: Vec<(u64, u64)>, stop: &(dyn Fn() -> bool + Sync)) -> bool {
-    if !sort_until(&mut spans, stop) {
+/// anyone knows) once `stop` cuts.
+pub(super) fn overlapping(mut spans: Vec<(u64, u64)>, stop: &Stop) -> bool {
+    if sort(&mut spans, stop).is_err() {
         return true;
     }
     spans.windows(2).any(|w| w[1].0 < w[0].1)

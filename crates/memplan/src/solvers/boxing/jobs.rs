@@ -2,7 +2,7 @@
 //! height and a lifetime.
 
 use crate::dispose::drop_later;
-use crate::solver::Deadline;
+use crate::stop::{Cut, Stop};
 
 /// What a job holds (idealloc §5.2: buffers and boxes are both jobs).
 #[derive(Clone, Debug)]
@@ -47,12 +47,13 @@ impl Job {
 }
 
 /// Frees `jobs` and the boxes nested in them, one level after the other,
-/// with `deadline` checked every [`FREE_POLL`] jobs: once it has passed,
+/// with `deadline` checked every [`Stop::EVERY_COSTLY`] jobs (a free each):
+/// once it has passed,
 /// what is left goes to the disposal thread ([`drop_later`]). (At
 /// millions of buffers, freeing the boxes of an iteration takes longer
 /// than a stop may wait.) Returns how many jobs it freed here.
-pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
-    if deadline.passed() {
+pub(super) fn free(jobs: Vec<Job>, deadline: &Stop) -> usize {
+    if deadline.is_cut() {
         drop_later(jobs, usize::MAX);
         return 0;
     }
@@ -67,9 +68,9 @@ pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
         freed += jobs.len();
         unpolled += jobs.len();
         drop(jobs);
-        if unpolled >= FREE_POLL {
+        if unpolled >= Stop::EVERY_COSTLY {
             unpolled = 0;
-            if deadline.passed() {
+            if deadline.is_cut() {
                 drop_later(stack, usize::MAX);
                 return freed;
             }
@@ -78,25 +79,21 @@ pub(super) fn free_until(jobs: Vec<Job>, deadline: &Deadline) -> usize {
     freed
 }
 
-/// How many jobs [`free_until`] frees, and [`clone_until`] copies, between
-/// two deadline checks.
-const FREE_POLL: usize = 1 << 14;
-
 /// A copy of `jobs` (an iteration's own, which Theorem 16 consumes), made
-/// [`FREE_POLL`] jobs at a time with `deadline` checked in between; `None`
+/// [`Stop::EVERY`] jobs at a time with `deadline` checked in between; `Err`
 /// once it has passed (the partial copy goes to the disposal thread). At
 /// 5M buffers the copy is a quarter of a gigabyte of fresh pages, a tenth
 /// of a second.
-pub(super) fn clone_until(jobs: &[Job], deadline: &Deadline) -> Option<Vec<Job>> {
+pub(super) fn copied(jobs: &[Job], deadline: &Stop) -> Result<Vec<Job>, Cut> {
     let mut copy = Vec::with_capacity(jobs.len());
-    for chunk in jobs.chunks(FREE_POLL) {
-        if deadline.passed() {
+    for chunk in jobs.chunks(Stop::EVERY) {
+        if let Err(cut) = deadline.check() {
             drop_later(copy, usize::MAX);
-            return None;
+            return Err(cut);
         }
         copy.extend_from_slice(chunk);
     }
-    Some(copy)
+    Ok(copy)
 }
 
 #[cfg(test)]
@@ -104,14 +101,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clone_until_copies_unless_the_deadline_passed() {
+    fn copied_unless_the_deadline_passed() {
         let jobs = tree(1, 3);
-        let copy = clone_until(&jobs, &Deadline::default()).unwrap();
+        let copy = copied(&jobs, &Stop::default()).unwrap();
         assert_eq!(format!("{copy:?}"), format!("{jobs:?}"));
-        let passed = Deadline::default().within(std::time::Duration::ZERO);
-        assert!(clone_until(&jobs, &passed).is_none());
+        let passed = Stop::default().within(std::time::Duration::ZERO);
+        assert!(copied(&jobs, &passed).is_err());
         // None, exactly one chunk, and across chunk boundaries.
-        for len in [0, FREE_POLL, FREE_POLL + 1, 2 * FREE_POLL + 7] {
+        for len in [0, Stop::EVERY, Stop::EVERY + 1, 2 * Stop::EVERY + 7] {
             let jobs: Vec<Job> = (0..len)
                 .map(|i| Job {
                     size: i as u64 + 1,
@@ -120,7 +117,7 @@ mod tests {
                     contents: Contents::Buffer(i as u32),
                 })
                 .collect();
-            let copy = clone_until(&jobs, &Deadline::default()).unwrap();
+            let copy = copied(&jobs, &Stop::default()).unwrap();
             assert_eq!(copy.len(), len);
             assert!(copy.iter().zip(&jobs).all(|(a, b)| a.size == b.size
                 && a.start == b.start
@@ -153,13 +150,13 @@ mod tests {
     fn freeing_a_tree_of_boxes_before_or_after_the_deadline() {
         use crate::solver::SolveOptions;
         let all = 16 + 16 * 16 + 16 * 16 * 16 + 16 * 16 * 16 * 16;
-        let never = SolveOptions::default().deadline();
-        assert_eq!(free_until(tree(3, 16), &never), all);
+        let never = SolveOptions::default().stop();
+        assert_eq!(free(tree(3, 16), &never), all);
         let passed = SolveOptions {
             time_limit: Some(std::time::Duration::ZERO),
             ..SolveOptions::default()
         }
-        .deadline();
-        assert_eq!(free_until(tree(3, 16), &passed), 0);
+        .stop();
+        assert_eq!(free(tree(3, 16), &passed), 0);
     }
 }

@@ -38,7 +38,6 @@ mod prelude;
 mod unbox;
 
 pub use elementary::elementary_case;
-use elementary::elementary_case_until;
 
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,14 +48,14 @@ use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
-use crate::geometry::sort::sort_until;
+use crate::geometry::sort::sort;
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
-use crate::solver::{Deadline, NotFoundReason, Solution, SolveError, SolveOptions, Solver};
+use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stop};
 use crate::solvers::greedy::{self, Fit, Greedy, Placer};
 
 use boxes::theorem_16;
-use jobs::{clone_until, free_until};
+use jobs::{copied, free};
 use prelude::Prelude;
 use unbox::{unbox_all, Halt};
 
@@ -120,10 +119,10 @@ impl Solver for Boxing {
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
         // A cut leaves time to measure the plan.
-        let own = options.deadline();
+        let own = options.stop();
         let deadline = greedy::reserved(problem, &own);
-        let stop = || deadline.passed();
-        let settle = || greedy::settled(problem, &own);
+        let stop = deadline.clone();
+        let settle = greedy::settle(problem, &own);
         // How many iterations were abandoned is not counted: it depends on the
         // threads' timing (the shared best makespan), and a report says the
         // same for the same options and seed.
@@ -152,7 +151,7 @@ impl Solver for Boxing {
         // before the order, the greedy fallback's; cut in the bootstrap,
         // the fallback completes it.
         let elementary = if self.options.elementary_cases {
-            elementary_case_until(problem, &stop)
+            elementary_case(problem, &stop)
         } else {
             None
         };
@@ -162,8 +161,8 @@ impl Solver for Boxing {
         } else {
             let (placer, best, max_load, makespan) = match bootstrap {
                 Some(plan) => {
-                    let placer = Placer::new_until(problem, Fit::FirstFit, &stop);
-                    let max_load = placer.as_ref().and_then(|p| p.max_load_until(&stop));
+                    let placer = Placer::new(problem, Fit::FirstFit, &stop).ok();
+                    let max_load = placer.as_ref().and_then(|p| p.max_load(&stop));
                     (placer, plan.clone(), max_load, None)
                 }
                 // The default greedy plan and its placer (at scale under
@@ -203,12 +202,12 @@ impl Solver for Boxing {
             Some(load) => load,
             // No time left for it: a weaker bound (the largest size, from
             // the pass that measures the plan).
-            None if deadline.passed() => 0,
+            None if deadline.is_cut() => 0,
             None => problem.max_load(),
         };
         // A plan over the capacity when the clock ran out: more time might
         // have found one.
-        let reason = if deadline.passed() {
+        let reason = if deadline.is_cut() {
             NotFoundReason::TimeLimit
         } else {
             NotFoundReason::Heuristic
@@ -235,7 +234,7 @@ impl Boxing {
         &self,
         problem: &Problem,
         options: &SolveOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
         placer: &Placer,
         mut best: Plan,
         max_load: u64,
@@ -252,14 +251,14 @@ impl Boxing {
         if best_makespan <= target || iterations == 0 {
             return best;
         }
-        let Some(prelude) = Prelude::new_until(problem, &|| deadline.passed()) else {
+        let Ok(prelude) = Prelude::new(problem, deadline) else {
             return best;
         };
         let shared_best = AtomicU64::new(best_makespan);
         let mut stopped = 0u64;
         let mut done = 0u32;
         while done < iterations && best_makespan > target {
-            if deadline.passed() {
+            if deadline.is_cut() {
                 break;
             }
             let round = (iterations - done).min(ROUND as u32);
@@ -348,26 +347,26 @@ fn iteration(
     seed: u64,
     size_classes: bool,
     best: &AtomicU64,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Outcome {
-    if deadline.passed() {
+    if deadline.is_cut() {
         return Outcome::Stopped;
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let Some(jobs) = clone_until(&prelude.jobs, deadline) else {
+    let Ok(jobs) = copied(&prelude.jobs, deadline) else {
         return Outcome::Stopped;
     };
     let boxes = theorem_16(jobs, prelude.epsilon, &mut rng, deadline);
     // Also true when Theorem 2 gave up midway: `boxes` is then partial.
-    if deadline.passed() {
+    if deadline.is_cut() {
         drop_later(boxes, problem.len());
         return Outcome::Stopped;
     }
     let mut sparse = vec![0; problem.len()];
     unbox_all(&boxes, 0, &mut sparse, &mut Halt::new(deadline));
     // Freeing the boxes takes a tenth of the iteration at 5M buffers.
-    free_until(boxes, deadline);
-    if deadline.passed() {
+    free(boxes, deadline);
+    if deadline.is_cut() {
         return Outcome::Stopped;
     }
     // Squeeze (§4): first-fit in increasing sparse offset, ties at random
@@ -394,17 +393,17 @@ fn iteration(
             )
         })
         .collect();
-    if !sort_until(&mut keyed, &|| deadline.passed()) {
+    if sort(&mut keyed, deadline).is_err() {
         return Outcome::Stopped;
     }
     let order: Vec<BufferIdx> = keyed.into_iter().map(|k| k.3).collect();
     let limit = best.load(Ordering::Relaxed);
-    match placer.place_until(&order, Some(limit), &|| deadline.passed()) {
+    match placer.place(&order, Some(limit), deadline) {
         Some(plan) => {
             best.fetch_min(plan.makespan(problem), Ordering::Relaxed);
             Outcome::Placed(plan)
         }
-        None if deadline.passed() => Outcome::Stopped,
+        None if deadline.is_cut() => Outcome::Stopped,
         None => Outcome::Abandoned,
     }
 }
@@ -452,7 +451,7 @@ mod tests {
             .map(|(i, &(s, e))| Buffer::new(format!("b{i}"), s, e, 8))
             .collect();
         let p = Problem::new(buffers, None).unwrap();
-        let plan = elementary_case(&p).unwrap();
+        let plan = elementary_case(&p, &Stop::never()).unwrap();
         // Rows by start: b0 row 0, b1 row 1, b2 row 2, b3 reuses row 0,
         // b4 reuses row 1, b5 row 1 again (b4 ended at 5).
         assert_eq!(plan.offsets(), &[0, 8, 16, 0, 8, 8]);
@@ -485,7 +484,7 @@ mod tests {
                 })
                 .collect();
             let p = Problem::new(buffers, None).unwrap();
-            let prelude = Prelude::new(&p);
+            let prelude = Prelude::new(&p, &Stop::never()).unwrap();
             assert!(prelude.jobs.iter().all(|j| j.size > 0));
             let s = solve(&p, 1, 16);
             assert!(s.counters[0].1 > 0, "{:?}", s.counters);
@@ -588,23 +587,23 @@ mod tests {
         // 5000 buffers: the squeeze checks the deadline between buffers.
         let g = crate::generate::generate(crate::generate::Kind::Random, 5000, 4);
         let p = &g.problem;
-        let placer = Placer::new(p, Fit::FirstFit);
-        let prelude = Prelude::new(p);
+        let placer = Placer::new(p, Fit::FirstFit, &Stop::never()).unwrap();
+        let prelude = Prelude::new(p, &Stop::never()).unwrap();
         let best = AtomicU64::new(u64::MAX);
-        let run = |deadline: &Deadline| iteration(&placer, p, &prelude, 9, true, &best, deadline);
-        assert!(matches!(run(&Deadline::default()), Outcome::Placed(_)));
+        let run = |deadline: &Stop| iteration(&placer, p, &prelude, 9, true, &best, deadline);
+        assert!(matches!(run(&Stop::default()), Outcome::Placed(_)));
         let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
         let cancelled = SolveOptions {
             cancel: crate::solver::Cancel::new(flag),
             ..SolveOptions::default()
         }
-        .deadline();
+        .stop();
         assert!(matches!(run(&cancelled), Outcome::Stopped));
-        let order = greedy::order(p, greedy::Order::Size);
-        assert!(placer.place_until(&order, None, &|| true).is_none());
+        let order = greedy::order(p, greedy::Order::Size, &Stop::never()).unwrap();
+        assert!(placer.place(&order, None, &Stop::after_looks(0)).is_none());
         assert_eq!(
-            placer.place_until(&order, None, &|| false),
-            placer.place(&order, None)
+            placer.place(&order, None, &Stop::never()),
+            placer.place(&order, None, &Stop::never())
         );
     }
 

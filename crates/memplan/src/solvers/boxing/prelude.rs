@@ -2,13 +2,11 @@
 //! calibration of ε by simulating Theorem 16's rounds on the heights.
 
 use crate::dispose::drop_later;
-use crate::geometry::sort::{collect_until, sort_until};
+use crate::geometry::sort::{collect, sort};
 use crate::problem::Problem;
+use crate::stop::{Cut, Stop};
 
 use super::jobs::{Contents, Job};
-
-/// Buffers between two polls of `stop()` in [`Prelude::new_until`].
-const POLL: usize = 1 << 16;
 
 /// Inequality 12 (§3.2): BA needs `h_max / h_min > 2216.53`.
 pub(super) const MIN_RATIO: f64 = 2216.53;
@@ -26,35 +24,23 @@ pub(super) struct Prelude {
 
 impl Prelude {
     /// Builds the jobs, adds the dummy job when the height ratio breaks
-    /// Inequality 12 and calibrates ε (§5.6).
-    #[cfg(test)]
-    pub(super) fn new(problem: &Problem) -> Prelude {
-        Self::new_until(problem, &|| false).unwrap_or(Prelude {
-            jobs: Vec::new(),
-            epsilon: 1.0,
-        })
-    }
-
-    /// [`Prelude::new`] that gives up (`None`) once `stop()` holds (polled
-    /// every `POLL` buffers of the jobs, in the collect and the sort of
-    /// the heights).
-    pub(super) fn new_until(
-        problem: &Problem,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Prelude> {
-        // In chunks that poll `stop()`: at millions of buffers the jobs
+    /// Inequality 12 and calibrates ε (§5.6). `Err` once `stop` cuts
+    /// (checked every [`Stop::EVERY`] buffers of the jobs, in the collect
+    /// and the sort of the heights).
+    pub(super) fn new(problem: &Problem, stop: &Stop) -> Result<Prelude, Cut> {
+        // In chunks that check the stop token: at millions of buffers the jobs
         // take a tenth of a second (and a stop must be answered within it).
         let buffers = problem.buffers();
         let mut jobs: Vec<Job> = Vec::new();
-        for (k, chunk) in buffers.chunks(POLL).enumerate() {
-            if stop() {
+        for (k, chunk) in buffers.chunks(Stop::EVERY).enumerate() {
+            if let Err(cut) = stop.check() {
                 drop_later(jobs, buffers.len());
-                return None;
+                return Err(cut);
             }
             jobs.extend(
                 chunk
                     .iter()
-                    .zip(k * POLL..)
+                    .zip(k * Stop::EVERY..)
                     .filter(|(b, _)| b.fixed_offset.is_none())
                     .map(|(b, i)| Job {
                         size: b.size,
@@ -79,17 +65,20 @@ impl Prelude {
                 contents: Contents::Dummy,
             });
         }
-        let Some(mut heights) = collect_until(jobs.len(), |i| jobs[i].size, stop) else {
-            drop_later(jobs, buffers.len());
-            return None;
+        let mut heights = match collect(jobs.len(), |i| jobs[i].size, stop) {
+            Ok(heights) => heights,
+            Err(cut) => {
+                drop_later(jobs, buffers.len());
+                return Err(cut);
+            }
         };
-        if !sort_until(&mut heights, stop) {
+        if let Err(cut) = sort(&mut heights, stop) {
             drop_later((jobs, heights), buffers.len());
-            return None;
+            return Err(cut);
         }
         heights.dedup();
         let epsilon = calibrate_epsilon(&heights);
-        Some(Prelude { jobs, epsilon })
+        Ok(Prelude { jobs, epsilon })
     }
 }
 
@@ -197,12 +186,11 @@ impl Round {
 mod tests {
     use super::*;
 
-    /// The jobs poll every `POLL` buffers: a stop at any poll gives up,
+    /// The jobs look every `Stop::EVERY` buffers: a stop at any poll gives up,
     /// and the jobs of an uncut prelude are the free buffers, in order.
     #[test]
     fn stops_at_any_poll_of_the_jobs() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let n = 2 * POLL + 5;
+        let n = 2 * Stop::EVERY + 5;
         let buffers: Vec<crate::Buffer> = (0..n as u64)
             .map(|i| {
                 let b = crate::Buffer::new(format!("b{i}"), i % 7, i % 7 + 3, 1 + i % 5000);
@@ -214,19 +202,14 @@ mod tests {
             })
             .collect();
         let p = Problem::new(buffers, None).unwrap();
-        let counted = AtomicUsize::new(0);
-        let full = Prelude::new_until(&p, &|| {
-            counted.fetch_add(1, Ordering::Relaxed);
-            false
-        })
-        .unwrap();
-        let polls = counted.load(Ordering::Relaxed);
+        let counted = Stop::after_looks(u64::MAX);
+        let full = Prelude::new(&p, &counted).unwrap();
+        let polls = (u64::MAX - counted.looks_left().unwrap()) as usize;
         // Three chunks of jobs, then the heights' collect and sort.
         assert!(polls > 3, "{polls}");
         for cut in 0..polls {
-            let seen = AtomicUsize::new(0);
-            let stop = || seen.fetch_add(1, Ordering::Relaxed) >= cut;
-            assert!(Prelude::new_until(&p, &stop).is_none(), "cut at poll {cut}");
+            let stop = Stop::after_looks(cut as u64);
+            assert!(Prelude::new(&p, &stop).is_err(), "cut at poll {cut}");
         }
         let free: Vec<u32> = (0..n as u32).filter(|i| i % 1000 != 0).collect();
         let jobs: Vec<u32> = full

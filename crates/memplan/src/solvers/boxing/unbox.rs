@@ -2,23 +2,23 @@
 
 use std::cmp::Reverse;
 
-use crate::solver::{Deadline, Poll};
+use crate::solver::{Poll, Stop};
 
 use super::elementary::{interval_coloring, overlapping};
 use super::jobs::{Contents, Job};
 
 /// When unboxing stops: `deadline`, looked at once per
-/// [`POLL_EVERY`](crate::solver::POLL_EVERY) jobs unboxed (at 5M buffers,
+/// [`Stop::EVERY_COSTLY`] jobs unboxed (at 5M buffers,
 /// an unboxing takes over half a second); once passed, every call returns
 /// at once, the sparse offsets left incomplete.
 pub(super) struct Halt<'d> {
-    deadline: &'d Deadline,
+    deadline: &'d Stop,
     poll: Poll,
     stopped: bool,
 }
 
 impl<'d> Halt<'d> {
-    pub(super) fn new(deadline: &'d Deadline) -> Self {
+    pub(super) fn new(deadline: &'d Stop) -> Self {
         Halt {
             deadline,
             poll: Poll::new(),
@@ -28,8 +28,8 @@ impl<'d> Halt<'d> {
 
     /// Counts `jobs` about to be unboxed; true once the deadline passed.
     fn stopped(&mut self, jobs: usize) -> bool {
-        if !self.stopped && self.poll.due(jobs) {
-            self.stopped = self.deadline.passed();
+        if !self.stopped {
+            self.stopped = self.poll.tick(jobs, self.deadline).is_err();
         }
         self.stopped
     }
@@ -99,13 +99,16 @@ fn place_job(job: &Job, w: u64, sparse: &mut [u64], halt: &mut Halt) {
 /// Fig. 6 line 5, Overlap(J): true when two of `jobs` are alive at the
 /// same time.
 fn any_overlap(jobs: &[Job]) -> bool {
-    overlapping(jobs.iter().map(|j| (j.start, j.end)).collect(), &|| false)
+    overlapping(
+        jobs.iter().map(|j| (j.start, j.end)).collect(),
+        &Stop::never(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::Deadline;
+    use crate::solver::Stop;
     use crate::solvers::boxing::boxes::theorem_16;
     use crate::solvers::boxing::prelude::Prelude;
     use rand::SeedableRng;
@@ -114,14 +117,14 @@ mod tests {
     #[test]
     fn unboxing_places_every_buffer() {
         let g = crate::generate::generate(crate::generate::Kind::Random, 500, 3);
-        let prelude = Prelude::new(&g.problem);
+        let prelude = Prelude::new(&g.problem, &Stop::never()).unwrap();
         assert!(prelude.jobs.len() >= 500);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let boxes = theorem_16(
             prelude.jobs.clone(),
             prelude.epsilon,
             &mut rng,
-            &Deadline::default(),
+            &Stop::default(),
         );
         let mut sparse = vec![u64::MAX; 500];
         fn count(jobs: &[Job]) -> usize {
@@ -134,7 +137,7 @@ mod tests {
                 .sum()
         }
         assert_eq!(count(&boxes), 500);
-        let never = Deadline::default();
+        let never = Stop::default();
         unbox_all(&boxes, 0, &mut sparse, &mut Halt::new(&never));
         let missing: Vec<usize> = (0..500).filter(|&i| sparse[i] == u64::MAX).collect();
         assert!(missing.is_empty(), "{missing:?}");
@@ -143,7 +146,7 @@ mod tests {
             time_limit: Some(std::time::Duration::ZERO),
             ..Default::default()
         }
-        .deadline();
+        .stop();
         let mut sparse = vec![u64::MAX; 500];
         unbox_all(&boxes, 0, &mut sparse, &mut Halt::new(&passed));
         assert!(sparse.iter().all(|&o| o == u64::MAX));

@@ -14,7 +14,8 @@
 //! wrong: the first-fit placement it completes is the real plan.
 
 use crate::dispose::drop_later;
-use std::time::{Duration, Instant};
+use crate::stop::{Cancel, Cut, Stop};
+use std::time::Duration;
 
 use rayon::prelude::*;
 
@@ -26,17 +27,6 @@ use crate::problem::Problem;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
-
-/// Buffers handled between two polls of `stop()` in the passes of
-/// [`bucketed_until`].
-const POLL: usize = 1 << 16;
-
-/// Positions coloured between two polls of `stop()` in [`colour`]: each
-/// costs a few cache misses at millions of buffers, so they are polled
-/// more often than the other passes: with [`POLL`] positions between
-/// polls, a stop waited a large share of what it may wait (figures in
-/// `docs/benchmarks.md`).
-const COLOUR_POLL: usize = 1 << 13;
 
 /// The slots of one size class.
 struct Class {
@@ -102,21 +92,16 @@ enum Coloured {
     Done(Colouring),
     /// Absurdly many classes.
     TooManyClasses,
-    /// `stop()` held at a poll.
-    Stopped,
+    /// The token cut it.
+    Stopped(Cut),
 }
 
 /// Interval colouring by size class of the `n` positions that `item`
 /// gives (`None`: left out), visited in non-decreasing start: a slot
 /// freed at an item's end is reused by an item starting at or after it.
-/// Ends are at most `times`. `stop()` is polled every [`COLOUR_POLL`]
+/// Ends are at most `times`. The token is checked every [`Stop::EVERY_COSTLY`]
 /// positions.
-fn colour(
-    times: usize,
-    n: usize,
-    item: impl Fn(usize) -> Option<Item>,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Coloured {
+fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>, stop: &Stop) -> Coloured {
     // Positions ending at each time (linked through `next`), to free their
     // slots when the sweep reaches it.
     let mut ending = vec![NONE; times + 1];
@@ -131,11 +116,13 @@ fn colour(
     let mut by_log = [u16::MAX; 64];
     let (mut released, mut count) = (0usize, 0usize);
     for p in 0..n {
-        if p % COLOUR_POLL == 0 && stop() {
+        // A position costs a few cache misses at millions of buffers: a
+        // costly unit.
+        if let Err(cut) = stop.every_costly(p) {
             // Freeing a hundred megabytes at millions of buffers takes
             // tens of milliseconds: not on the stop's path.
             drop_later((ending, next, class_of, slot_of, classes), n);
-            return Coloured::Stopped;
+            return Coloured::Stopped(cut);
         }
         let Some(Item {
             start,
@@ -209,26 +196,15 @@ fn colour(
 /// `(_, _ + size)` of the others, and receives theirs; `alignment(p)` is
 /// the alignment at position `p`. Returns how many buffers it placed.
 /// Linear in the number of buffers and distinct start times (no sort), and
-/// sequential in memory.
+/// sequential in memory. `Err` (`ranges` unchanged) once `stop` cuts,
+/// checked every [`Stop::EVERY_COSTLY`] buffers of its colouring.
 pub fn complete(
     occupancy: &Occupancy,
     ranges: &mut [(u64, u64)],
     placed: &[bool],
     alignment: &dyn Fn(u32) -> u64,
-) -> usize {
-    // Unreachable: nothing stops it.
-    complete_until(occupancy, ranges, placed, alignment, &|| false).unwrap_or(0)
-}
-
-/// [`complete`] that gives up (`None`, `ranges` unchanged) once `stop()`
-/// holds, polled every `COLOUR_POLL` (8,192) buffers of its colouring.
-pub fn complete_until(
-    occupancy: &Occupancy,
-    ranges: &mut [(u64, u64)],
-    placed: &[bool],
-    alignment: &dyn Fn(u32) -> u64,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<usize> {
+    stop: &Stop,
+) -> Result<usize, Cut> {
     let n = ranges.len();
     let base = ranges
         .iter()
@@ -237,14 +213,12 @@ pub fn complete_until(
         .map(|(r, _)| r.1)
         .max()
         .unwrap_or(0);
-    if stop() {
-        return None;
-    }
+    stop.check()?;
     // Absurdly many classes, or columns past 2^64 (sizes near the limit
     // the problem allows): one buffer above the other always fits.
     let size = |p: usize| (!placed[p]).then(|| ranges[p].1 - ranges[p].0);
     let Some(columns) = columns_of(occupancy, n, size, alignment, base, stop)? else {
-        return Some(stack(ranges, placed, alignment, base));
+        return Ok(stack(ranges, placed, alignment, base));
     };
     for (p, range) in ranges.iter_mut().enumerate() {
         if !placed[p] {
@@ -252,7 +226,7 @@ pub fn complete_until(
             *range = (offset, offset + (range.1 - range.0));
         }
     }
-    Some(columns.count())
+    Ok(columns.count())
 }
 
 /// A colouring ([`colour`]) and its columns' bases: the offset of each
@@ -276,36 +250,35 @@ impl Columns {
     }
 }
 
-/// [`complete_until`] with no buffer placed but the fixed ones, from the
-/// sizes by position of `occupancy` (`fixed[p]`: left out) and the
-/// highest fixed end `fixed_end`: the same offsets, as [`Columns`].
-/// `None` once `stop()` holds (polled every [`COLOUR_POLL`] positions);
-/// `Some(None)` where [`complete_until`] stacks instead (absurdly many
-/// classes, columns past 2^64).
-pub(crate) fn columns_until(
+/// [`complete`] with no buffer placed but the fixed ones, from the sizes
+/// by position of `occupancy` (`fixed[p]`: left out) and the highest fixed
+/// end `fixed_end`: the same offsets, as [`Columns`]. `Err` once `stop`
+/// cuts (checked every [`Stop::EVERY_COSTLY`] positions); `Ok(None)` where
+/// [`complete`] stacks instead (absurdly many classes, columns past 2^64).
+pub(crate) fn columns(
     occupancy: &Occupancy,
     sizes: &[u64],
     fixed: &[bool],
     alignment: &dyn Fn(u32) -> u64,
     fixed_end: u64,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Option<Columns>> {
+    stop: &Stop,
+) -> Result<Option<Columns>, Cut> {
     let size = |p: usize| (!fixed[p]).then(|| sizes[p]);
     columns_of(occupancy, sizes.len(), size, alignment, fixed_end, stop)
 }
 
 /// The colouring of the `n` positions of `occupancy` that `size` gives a
-/// size (`None`: left out), its columns stacked from `base`: `None` once
-/// `stop()` holds, `Some(None)` with absurdly many classes or columns
-/// past 2^64.
+/// size (`None`: left out), its columns stacked from `base`: `Err` once
+/// `stop` cuts, `Ok(None)` with absurdly many classes or columns past
+/// 2^64.
 fn columns_of(
     occupancy: &Occupancy,
     n: usize,
     size: impl Fn(usize) -> Option<u64>,
     alignment: &dyn Fn(u32) -> u64,
     base: u64,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Option<Columns>> {
+    stop: &Stop,
+) -> Result<Option<Columns>, Cut> {
     let item = |p: usize| {
         size(p).map(|size| {
             let (start, end) = occupancy.compressed(p as u32);
@@ -319,14 +292,12 @@ fn columns_of(
     };
     let colouring = match colour(occupancy.times(), n, item, stop) {
         Coloured::Done(colouring) => colouring,
-        Coloured::TooManyClasses => return Some(None),
-        Coloured::Stopped => return None,
+        Coloured::TooManyClasses => return Ok(None),
+        Coloured::Stopped(cut) => return Err(cut),
     };
-    Some(
-        colouring
-            .columns(base)
-            .map(|bases| Columns { colouring, bases }),
-    )
+    Ok(colouring
+        .columns(base)
+        .map(|bases| Columns { colouring, bases }))
 }
 
 /// A buffer of [`bucketed`], by its place in bucket order.
@@ -345,21 +316,10 @@ struct Record {
 /// buckets as time steps it is the fallback's plan itself. Every free
 /// buffer goes above the highest fixed end. Linear time (a few passes,
 /// no sort); returns the plan and how many buffers it placed (the free
-/// ones).
-pub fn bucketed(problem: &Problem) -> (Plan, usize) {
-    // Nothing stops it: always a plan.
-    bucketed_until(problem, &|| false).unwrap_or_else(|| stacked(problem))
-}
-
-/// [`bucketed`] that gives up (`None`) once `stop()` holds, polled between
-/// its passes and every `POLL` (65,536) buffers within them.
-pub fn bucketed_until(
-    problem: &Problem,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<(Plan, usize)> {
-    if stop() {
-        return None;
-    }
+/// ones). `Err` once `stop` cuts, checked between its passes and every
+/// [`Stop::EVERY`] buffers within them.
+pub fn bucketed(problem: &Problem, stop: &Stop) -> Result<(Plan, usize), Cut> {
+    stop.check()?;
     let buffers = problem.buffers();
     // One pass for the timeline of the free buffers and the fixed end.
     let (lo, hi, fixed_end) = buffers
@@ -378,7 +338,7 @@ pub fn bucketed_until(
         for (o, b) in offsets.iter_mut().zip(buffers) {
             *o = b.fixed_offset.unwrap_or(0);
         }
-        return Some((Plan::from_offsets(offsets), 0));
+        return Ok((Plan::from_offsets(offsets), 0));
     }
     let span = hi - lo;
     // At most one bucket per buffer (and per time step).
@@ -397,9 +357,7 @@ pub fn bucketed_until(
     let mut low = vec![0u32; digits + 1];
     let mut high = vec![0u32; digits + 1];
     for (i, b) in buffers.iter().enumerate() {
-        if i % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(i)?;
         if b.fixed_offset.is_none() {
             let k = start_of(b.start);
             low[(k & mask) as usize + 1] += 1;
@@ -411,9 +369,7 @@ pub fn bucketed_until(
     let count = low[digits] as usize;
     let mut by_low = vec![Record::default(); count];
     for (i, b) in buffers.iter().enumerate() {
-        if i % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(i)?;
         if let Some(o) = b.fixed_offset {
             offsets[i] = o;
             continue;
@@ -433,9 +389,7 @@ pub fn bucketed_until(
     }
     let mut records = vec![Record::default(); count];
     for (k, r) in by_low.iter().enumerate() {
-        if k % POLL == 0 && stop() {
-            return None;
-        }
+        stop.every(k)?;
         let at = &mut high[(r.item.start >> bits) as usize];
         records[*at as usize] = *r;
         *at += 1;
@@ -443,16 +397,16 @@ pub fn bucketed_until(
     drop(by_low);
     let colouring = match colour(buckets as usize, count, |p| Some(records[p].item), stop) {
         Coloured::Done(colouring) => colouring,
-        Coloured::TooManyClasses => return Some(stacked(problem)),
-        Coloured::Stopped => return None,
+        Coloured::TooManyClasses => return Ok(stacked(problem)),
+        Coloured::Stopped(cut) => return Err(cut),
     };
     let Some(bases) = colouring.columns(fixed_end) else {
-        return Some(stacked(problem));
+        return Ok(stacked(problem));
     };
     for (p, r) in records.iter().enumerate() {
         offsets[r.buffer as usize] = colouring.offset(&bases, p);
     }
-    Some((Plan::from_offsets(offsets), count))
+    Ok((Plan::from_offsets(offsets), count))
 }
 
 /// How long [`bucketed_or_stacked`] gives the bucketed plan: part of what
@@ -479,11 +433,10 @@ pub fn bucketed_or_stacked(problem: &Problem) -> (Plan, usize) {
 
 /// [`bucketed_or_stacked`] with `grace` for the bucketed plan.
 pub(crate) fn bucketed_within(problem: &Problem, grace: Duration) -> (Plan, usize) {
-    let started = Instant::now();
-    let give_up = || started.elapsed() >= grace;
+    let give_up = Stop::after(Some(grace), Cancel::default());
     // Both cores are free after a stop: the stacked plan beside.
     let (bucketed, stacked) = rayon::join(
-        || bucketed_until(problem, &give_up),
+        || bucketed(problem, &give_up).ok(),
         || (problem.len() >= STACKED_BESIDE_MIN).then(|| stacked(problem)),
     );
     bucketed
@@ -676,15 +629,20 @@ mod tests {
     /// Completes `offsets` (by buffer) where `placed` (by buffer) is false.
     fn complete_plan(p: &Problem, placed: &[bool], offsets: &[u64]) -> (Plan, usize) {
         let spans: Vec<Span> = p.buffers().iter().map(Span::from).collect();
-        let occupancy = Occupancy::new(&spans, usize::MAX);
+        let occupancy = Occupancy::new(&spans, usize::MAX, &Stop::never()).unwrap();
         let at = |q: u32| occupancy.buffer_at(q) as usize;
         let mut ranges: Vec<(u64, u64)> = (0..p.len() as u32)
             .map(|q| (offsets[at(q)], offsets[at(q)] + p.buffers()[at(q)].size))
             .collect();
         let by_position: Vec<bool> = (0..p.len() as u32).map(|q| placed[at(q)]).collect();
-        let count = complete(&occupancy, &mut ranges, &by_position, &|q| {
-            p.buffers()[at(q)].alignment
-        });
+        let count = complete(
+            &occupancy,
+            &mut ranges,
+            &by_position,
+            &|q| p.buffers()[at(q)].alignment,
+            &Stop::never(),
+        )
+        .unwrap();
         let offsets = (0..p.len() as u32)
             .map(|b| ranges[occupancy.position(b) as usize].0)
             .collect();
@@ -697,7 +655,12 @@ mod tests {
             let p = generate(kind, 600, 4).problem;
             let full = crate::solvers::greedy::place(
                 &p,
-                &crate::solvers::greedy::order(&p, crate::solvers::greedy::Order::Size),
+                &crate::solvers::greedy::order(
+                    &p,
+                    crate::solvers::greedy::Order::Size,
+                    &Stop::never(),
+                )
+                .unwrap(),
                 crate::solvers::greedy::Fit::FirstFit,
                 None,
             )
@@ -781,7 +744,7 @@ mod tests {
         for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
             let p = crate::solvers::greedy::tests::mixed(kind, 3000);
             let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
-            let (plan, count) = bucketed(&p);
+            let (plan, count) = bucketed(&p, &Stop::never()).unwrap();
             assert_eq!(validate(&p, &plan), Ok(()), "{kind:?}");
             assert_eq!(count, free.count());
             // Heights above the fixed buffers (placed up to 2^41).
@@ -811,7 +774,10 @@ mod tests {
         assert!(span <= p.len() as u64, "{span}");
         let none = vec![false; p.len()];
         let (exact, _) = complete_plan(&p, &none, &vec![0; p.len()]);
-        assert_eq!(bucketed(&p).0.makespan(&p), exact.makespan(&p));
+        assert_eq!(
+            bucketed(&p, &Stop::never()).unwrap().0.makespan(&p),
+            exact.makespan(&p)
+        );
         // Wider buckets than steps (a long timeline): still valid.
         let stretched: Vec<Buffer> = p
             .buffers()
@@ -819,12 +785,21 @@ mod tests {
             .map(|b| Buffer::new(b.id.clone(), b.start * 1000, b.end * 1000 - 7, b.size))
             .collect();
         let q = Problem::new(stretched, None).unwrap();
-        assert_eq!(validate(&q, &bucketed(&q).0), Ok(()));
+        assert_eq!(
+            validate(&q, &bucketed(&q, &Stop::never()).unwrap().0),
+            Ok(())
+        );
         // Nothing free, or nothing at all.
         let fixed = Problem::new(vec![Buffer::new("f", 0, 4, 8).fixed(16)], None).unwrap();
-        assert_eq!(bucketed(&fixed), (Plan::from_offsets(vec![16]), 0));
+        assert_eq!(
+            bucketed(&fixed, &Stop::never()).unwrap(),
+            (Plan::from_offsets(vec![16]), 0)
+        );
         let empty = Problem::new(Vec::new(), None).unwrap();
-        assert_eq!(bucketed(&empty), (Plan::default(), 0));
+        assert_eq!(
+            bucketed(&empty, &Stop::never()).unwrap(),
+            (Plan::default(), 0)
+        );
     }
 
     /// The bucketed plan cut at any poll gives up (`None`), else it is the
@@ -834,16 +809,14 @@ mod tests {
     /// stacked plan beside is the same function.
     #[test]
     fn a_stop_at_any_poll_of_the_bucketed_plan_gives_a_valid_plan() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         let p = crate::solvers::greedy::tests::mixed(Kind::Trace, 3000);
-        let whole = bucketed(&p);
+        let whole = bucketed(&p, &Stop::never()).unwrap();
         let mut cuts = 0;
         for cut in 0..12 {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-            match bucketed_until(&p, &stop) {
-                Some(plan) => assert_eq!(plan, whole, "cut {cut}"),
-                None => cuts += 1,
+            let stop = Stop::after_looks(cut as u64);
+            match bucketed(&p, &stop) {
+                Ok(plan) => assert_eq!(plan, whole, "cut {cut}"),
+                Err(_) => cuts += 1,
             }
         }
         // A stop at the first poll and at the poll of each pass.
@@ -871,7 +844,7 @@ mod tests {
         assert_eq!(count, 4);
         assert_eq!(validate(&p, &plan), Ok(()));
         assert!(plan.offsets()[1..].iter().all(|&o| o >= 1100));
-        let (plan, count) = bucketed(&p);
+        let (plan, count) = bucketed(&p, &Stop::never()).unwrap();
         assert_eq!(count, 4);
         assert_eq!(validate(&p, &plan), Ok(()));
         assert!(plan.offsets()[1..].iter().all(|&o| o >= 1100));

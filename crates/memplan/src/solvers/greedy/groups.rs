@@ -2,6 +2,7 @@
 //! groups in a [`TimeTree`], the others by sorting each buffer's conflicts,
 //! in batches computed in parallel.
 
+use crate::stop::Stop;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
@@ -28,14 +29,14 @@ pub(super) struct GroupContext<'a> {
     /// Hints ending above this are not tried (the limit or the capacity).
     pub(super) hint_limit: Option<u64>,
     pub(super) limit: Option<u64>,
-    pub(super) stop: &'a (dyn Fn() -> bool + Sync),
+    pub(super) stop: &'a Stop,
 }
 
 impl GroupContext<'_> {
     /// Places the group starting at position `from`: `work` lists its
     /// (position, buffer) pairs in order; fills `ranges` (the group's
     /// address ranges, by position). Returns how it ended (not done when
-    /// `limit` is exceeded or `stop()` holds) and the longest batch that
+    /// `limit` is exceeded or `stop` cuts) and the longest batch that
     /// [`GroupContext::place_in_batches`] placed (0 for none: a dense
     /// group, or one buffer at a time throughout).
     pub(super) fn place_group(
@@ -78,7 +79,7 @@ impl GroupContext<'_> {
         mut tree: TimeTree,
     ) -> GroupEnd {
         for (k, &(p, b)) in work.iter().enumerate() {
-            if k % STOP_CHECK == 0 && (self.stop)() {
+            if self.stop.every_costly(k).is_err() {
                 return GroupEnd::Stopped(k);
             }
             let local = (p - from) as usize;
@@ -206,7 +207,7 @@ impl GroupContext<'_> {
         while k < work.len() {
             if k >= next_poll {
                 next_poll = k + BATCH_POLL;
-                if (self.stop)() {
+                if self.stop.is_cut() {
                     return GroupEnd::Stopped(k);
                 }
             }
@@ -224,7 +225,7 @@ impl GroupContext<'_> {
                 let items = &work[k..(k + chunk).min(work.len())];
                 self.windows(ranges, from, items, &mut windows);
                 for (i, &item) in items.iter().enumerate() {
-                    if scans.passed(windows[i].0.scan_len()) && (self.stop)() {
+                    if scans.passed(windows[i].0.scan_len()) && self.stop.is_cut() {
                         return GroupEnd::Stopped(k + i);
                     }
                     if let Some((ahead, _)) = windows.get(i + PREFETCH) {
@@ -283,7 +284,7 @@ impl GroupContext<'_> {
                             for (i, ((&item, guess), window)) in
                                 items.iter().zip(guesses).zip(windows.iter()).enumerate()
                             {
-                                if scans.passed(window.0.scan_len()) && (self.stop)() {
+                                if scans.passed(window.0.scan_len()) && self.stop.is_cut() {
                                     cut.store(true, Ordering::Relaxed);
                                     return;
                                 }
@@ -324,7 +325,7 @@ impl GroupContext<'_> {
                     let r = self.stamps[p as usize].1;
                     let window = (self.occupancy.window(p), size);
                     // Cut in the commits: the batch's first `i` are placed.
-                    if scans.passed(window.0.scan_len()) && (self.stop)() {
+                    if scans.passed(window.0.scan_len()) && self.stop.is_cut() {
                         return GroupEnd::Stopped(k + i);
                     }
                     offset = self.fit(
@@ -550,7 +551,7 @@ pub(super) fn group_tree(
     occupancy: &Occupancy,
     from: u32,
     to: u32,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<TimeTree> {
     let spans: Vec<Span> = (from..to)
         .map(|p| {
@@ -563,7 +564,7 @@ pub(super) fn group_tree(
             }
         })
         .collect();
-    let mut tree = TimeTree::new_until(&spans, stop)?;
+    let mut tree = TimeTree::new(&spans, stop).ok()?;
     for p in from..to {
         let b = &buffers[occupancy.buffer_at(p) as usize];
         if let Some(offset) = b.fixed_offset {
@@ -580,35 +581,31 @@ pub(super) enum GroupEnd {
     Done,
     /// A buffer would have ended above the limit.
     OverLimit,
-    /// `stop()` held after this many buffers of the group's work.
+    /// `stop` cut after this many buffers of the group's work.
     Stopped(usize),
 }
 
-/// How many buffers [`Placer::place_until`](super::Placer::place_until) places between two `stop()`
-/// checks.
-pub(super) const STOP_CHECK: usize = 1024;
-
-/// How many buffers the batched path places between two `stop()` checks
-/// at most (polled sooner after [`SCAN_POLL`] positions of fits' scans).
+/// How many buffers the batched path places between two looks at the stop
+/// token at most (sooner after [`Stop::EVERY`] positions of fits' scans).
+/// Smaller than [`Stop::EVERY_COSTLY`]: a batch's buffers are fitted
+/// speculatively beside each other and committed together, so a look
+/// falls between batches, and a batch can hold up to a thousand buffers.
 const BATCH_POLL: usize = 64;
 
-/// Positions the fits of the batched path scan between two `stop()`
-/// checks: a buffer alive beside thousands of others scans that many
-/// positions to fit, so polls by count of buffers alone let a stop wait
-/// on a few slow fits (figures in `docs/benchmarks.md`).
-const SCAN_POLL: usize = 1 << 16;
-
-/// The work of fits since the last poll, counted in positions scanned.
+/// The work of fits since the last look, counted in positions scanned
+/// (cheap units: a buffer alive beside thousands of others scans that many
+/// positions to fit, so looks by count of buffers alone let a stop wait on
+/// a few slow fits).
 #[derive(Default)]
 struct Scans(usize);
 
 impl Scans {
-    /// Adds a fit's `scan` and says whether it is time to poll (then
+    /// Adds a fit's `scan` and says whether it is time to look (then
     /// starts counting anew).
     #[inline]
     fn passed(&mut self, scan: usize) -> bool {
         self.0 += scan;
-        if self.0 >= SCAN_POLL {
+        if self.0 >= Stop::EVERY {
             self.0 = 0;
             return true;
         }

@@ -14,7 +14,6 @@ mod variants;
 
 pub use fallback::{bucketed, stacked};
 pub use orders::order;
-pub use orders::order_until;
 pub use placer::{place, plan_within, plan_within_beside, Placer, Within};
 pub use variants::{best_of, best_variant, best_variant_plan, is_dense};
 
@@ -23,7 +22,7 @@ use std::sync::Arc;
 
 use crate::plan::{Measured, Plan};
 use crate::solver::{
-    Deadline, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stopped,
+    NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
 
 /// The order in which buffers are placed. Ties always end on input order.
@@ -160,17 +159,11 @@ impl Solver for Greedy {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let own = options.deadline();
+        let own = options.stop();
         let deadline = reserved(problem, &own);
         let hurried = hurried(problem, &deadline);
-        let within = if own.can_pass() {
-            plan_within_beside(
-                problem,
-                *self,
-                &|| deadline.passed(),
-                &|| settled(problem, &own),
-                hurried,
-            )
+        let within = if own.can_cut() {
+            plan_within_beside(problem, *self, &deadline, &settle(problem, &own), hurried)
         } else {
             placer::plan_unstoppable(problem, *self)
         };
@@ -188,7 +181,7 @@ impl Solver for Greedy {
 /// of `problem`, estimated at 2 µs a buffer (the rate measured on random
 /// instances, in `docs/benchmarks.md`), so that [`plan_within_beside`]
 /// computes the bucketed plan beside it.
-pub(crate) fn hurried(problem: &Problem, deadline: &Deadline) -> bool {
+pub(crate) fn hurried(problem: &Problem, deadline: &Stop) -> bool {
     let need = std::time::Duration::from_nanos(2000u64.saturating_mul(problem.len() as u64));
     deadline.remaining().is_some_and(|left| left < need)
 }
@@ -206,8 +199,20 @@ pub const IMPROVE_AFTER_INTERRUPT_MAX: usize = 1 << 20;
 /// must return the plan in hand ([`plan_within_beside`]'s `settle`): the
 /// time limit has passed, or an interrupt came on more than
 /// [`IMPROVE_AFTER_INTERRUPT_MAX`] buffers.
-pub fn settled(problem: &Problem, deadline: &Deadline) -> bool {
+pub fn settled(problem: &Problem, deadline: &Stop) -> bool {
     settles(problem.len(), deadline.stopped())
+}
+
+/// The token whose cut settles a greedy placement cut ahead of `own`
+/// (the caller's own token; see [`settled`]): on more than
+/// [`IMPROVE_AFTER_INTERRUPT_MAX`] buffers `own` itself, else its clock
+/// alone (an interrupt does not settle there).
+pub fn settle(problem: &Problem, own: &Stop) -> Stop {
+    if problem.len() > IMPROVE_AFTER_INTERRUPT_MAX {
+        own.clone()
+    } else {
+        own.clock_only()
+    }
 }
 
 /// [`settled`] on `len` buffers, stopped as `stopped` says.
@@ -234,7 +239,7 @@ pub fn reserve(problem: &Problem) -> std::time::Duration {
 /// `deadline` brought forward by [`reserve`]: the deadline of work that
 /// must leave the time to answer after it (greedy's placement, the exact
 /// solvers' variants and setup).
-pub fn reserved(problem: &Problem, deadline: &Deadline) -> Deadline {
+pub fn reserved(problem: &Problem, deadline: &Stop) -> Stop {
     deadline.ahead(reserve(problem))
 }
 
@@ -242,15 +247,11 @@ pub fn reserved(problem: &Problem, deadline: &Deadline) -> Deadline {
 /// counter `fallback` when the clock left buffers to the fallback, and
 /// without the time to compute the max load, a weaker bound (the largest
 /// size, from the pass that measures the plan).
-fn solution_of(
-    problem: &Problem,
-    within: Within,
-    deadline: &Deadline,
-) -> Result<Solution, SolveError> {
+fn solution_of(problem: &Problem, within: Within, deadline: &Stop) -> Result<Solution, SolveError> {
     let (plan, fallback) = (within.plan, within.fallback);
     let max_load = match within.max_load {
         Some(load) => load,
-        None if deadline.passed() => 0,
+        None if deadline.is_cut() => 0,
         None => problem.max_load(),
     };
     let reason = if fallback > 0 {
@@ -301,7 +302,7 @@ pub enum First {
 /// whole of a second at 5M buffers, and a stop then had only the stacked
 /// plan, 30,000 times the max load). Without a deadline, or on smaller
 /// problems, [`First::Usual`].
-pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Deadline) -> First {
+pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Stop) -> First {
     greedy_first_from(problem, options, deadline, GREEDY_FIRST_MIN)
 }
 
@@ -309,15 +310,15 @@ pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Deadli
 fn greedy_first_from(
     problem: &Problem,
     options: &SolveOptions,
-    deadline: &Deadline,
+    deadline: &Stop,
     min: usize,
 ) -> First {
     if problem.len() < min || options.prepared.is_some() || deadline.remaining().is_none() {
         return First::Usual;
     }
     let ahead = reserved(problem, deadline);
-    let stop = || ahead.passed();
-    let settle = || settled(problem, deadline);
+    let stop = ahead.clone();
+    let settle = settle(problem, deadline);
     let hurried = hurried(problem, &ahead);
     let within = plan_within_beside(problem, Greedy::default(), &stop, &settle, hurried);
     let bounds = match within.max_load {
@@ -327,7 +328,7 @@ fn greedy_first_from(
             lower_bound: max_load.max(problem.fixed_end()),
             greedy: None,
         }),
-        None => Prepared::bounds_until(problem, &stop),
+        None => Prepared::bounds(problem, &stop).ok(),
     };
     match bounds {
         Some(prepared) => First::Done {
@@ -353,7 +354,7 @@ fn greedy_first_from(
 pub fn exact_start(
     problem: &Problem,
     options: &SolveOptions,
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
     exact_start_from(problem, options, deadline, GREEDY_FIRST_MIN)
 }
@@ -362,7 +363,7 @@ pub fn exact_start(
 fn exact_start_from(
     problem: &Problem,
     options: &SolveOptions,
-    deadline: &Deadline,
+    deadline: &Stop,
     min: usize,
 ) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
     match greedy_first_from(problem, options, deadline, min) {
@@ -386,18 +387,18 @@ fn exact_start_from(
             // beside the bounds: their sorts take long at millions of
             // buffers, and the plan's pass made after a stop would take
             // most of what a stop may wait.
-            let prestack = deadline.can_pass()
+            let prestack = deadline.can_cut()
                 && options.prepared.is_none()
                 && problem.len() > fallback::BUCKETED_MAX;
             // The stacked plan first, on this thread (see `plan_within`).
             let (prestacked, prepared) = rayon::join(
                 || prestack.then(|| fallback::stacked_measured(problem)),
-                || options.prepared_until(problem, &|| deadline.passed()),
+                || options.prepared(problem, deadline).ok(),
             );
             match prepared {
                 // Done before the stop (or nothing made ahead): the solver
                 // goes on.
-                Some(prepared) if prestacked.is_none() || !deadline.passed() => {
+                Some(prepared) if prestacked.is_none() || !deadline.is_cut() => {
                     crate::dispose::drop_later(prestacked, problem.len());
                     Ok((prepared, None))
                 }
@@ -423,7 +424,7 @@ pub fn at_least(
     problem: &Problem,
     floor: Option<Plan>,
     max_load: u64,
-    deadline: &Deadline,
+    deadline: &Stop,
     result: Result<Solution, SolveError>,
 ) -> Result<Solution, SolveError> {
     let Some(floor) = floor.filter(|_| deadline.stopped().is_some()) else {
@@ -466,7 +467,7 @@ pub fn at_least(
 /// bounds (millions of buffers): the default greedy's plan within that
 /// deadline (next to none left), with the weakest bound (the largest size,
 /// from the pass that measures the plan) and the stop recorded.
-pub fn plan_of_no_time(problem: &Problem, deadline: &Deadline) -> Result<Solution, SolveError> {
+pub fn plan_of_no_time(problem: &Problem, deadline: &Stop) -> Result<Solution, SolveError> {
     plan_of_no_time_given(problem, deadline, 0, None)
 }
 
@@ -476,13 +477,13 @@ pub fn plan_of_no_time(problem: &Problem, deadline: &Deadline) -> Result<Solutio
 /// buffers).
 fn plan_of_no_time_given(
     problem: &Problem,
-    deadline: &Deadline,
+    deadline: &Stop,
     max_load: u64,
     prestacked: Option<fallback::Stacked>,
 ) -> Result<Solution, SolveError> {
     let within = match prestacked {
         Some(stacked) => Within::stacked(stacked),
-        None => plan_within(problem, Greedy::default(), &|| deadline.passed()),
+        None => plan_within(problem, Greedy::default(), deadline),
     };
     // The stacked plan comes measured: no second pass over the buffers.
     let best = Measured {
@@ -529,12 +530,12 @@ mod tests {
             let free = Greedy::default()
                 .solve(&p, &SolveOptions::default())
                 .unwrap();
-            assert!(!SolveOptions::default().deadline().can_pass());
+            assert!(!SolveOptions::default().stop().can_cut());
             let flag = SolveOptions {
                 cancel: crate::solver::Cancel::new(Arc::new(AtomicBool::new(false))),
                 ..SolveOptions::default()
             };
-            assert!(flag.deadline().can_pass());
+            assert!(flag.stop().can_cut());
             let watched = Greedy::default().solve(&p, &flag).unwrap();
             assert_eq!(free.plan, watched.plan);
             assert_eq!(free.lower_bound, p.max_load());
@@ -555,7 +556,10 @@ mod tests {
         assert_eq!(s.plan.offsets(), &[12, 28, 0, 33, 22, 0]);
         assert_eq!(s.makespan, 37);
         assert_eq!(s.lower_bound, p.max_load());
-        assert_eq!(order(&p, Order::Size), [5, 0, 2, 4, 1, 3].map(BufferIdx));
+        assert_eq!(
+            order(&p, Order::Size, &Stop::never()).unwrap(),
+            [5, 0, 2, 4, 1, 3].map(BufferIdx)
+        );
     }
 
     #[test]
@@ -669,7 +673,7 @@ mod tests {
     fn early_stopping_limit() {
         let p = read_problem_from(NOTE.as_bytes(), Path::new("note.csv"), Lifetimes::Inclusive)
             .unwrap();
-        let o = order(&p, Order::Size);
+        let o = order(&p, Order::Size, &Stop::never()).unwrap();
         assert!(place(&p, &o, Fit::FirstFit, Some(36)).is_none());
         assert_eq!(
             place(&p, &o, Fit::FirstFit, Some(37)).unwrap().makespan(&p),
@@ -765,7 +769,7 @@ mod tests {
         use std::time::Duration;
         let p = mixed(crate::generate::Kind::Random, 3000);
         let first =
-            |options: &SolveOptions, min| greedy_first_from(&p, options, &options.deadline(), min);
+            |options: &SolveOptions, min| greedy_first_from(&p, options, &options.stop(), min);
         let limited = |seconds| SolveOptions {
             time_limit: Some(Duration::from_secs(seconds)),
             ..SolveOptions::default()
@@ -788,7 +792,7 @@ mod tests {
         let First::Done { prepared, plan } = first(&limited(100), 0) else {
             panic!("cut");
         };
-        assert_eq!(*prepared, Prepared::bounds(&p));
+        assert_eq!(*prepared, Prepared::bounds(&p, &Stop::never()).unwrap());
         assert_eq!(
             plan,
             Greedy::default()
@@ -799,7 +803,7 @@ mod tests {
         assert!(matches!(first(&limited(100), p.len() + 1), First::Usual));
         assert!(matches!(first(&SolveOptions::default(), 0), First::Usual));
         let given = SolveOptions {
-            prepared: Some(Arc::new(Prepared::bounds(&p))),
+            prepared: Some(Arc::new(Prepared::bounds(&p, &Stop::never()).unwrap())),
             ..limited(100)
         };
         assert!(matches!(first(&given, 0), First::Usual));
@@ -816,7 +820,7 @@ mod tests {
             time_limit: Some(Duration::from_secs(100)),
             ..SolveOptions::default()
         };
-        let deadline = limited.deadline();
+        let deadline = limited.stop();
         // A trace: greedy reaches the max load on it.
         let perfect = crate::generate::generate(crate::generate::Kind::Trace, 2000, 1).problem;
         let greedy = Greedy::default().solve(&perfect, &limited).unwrap();
@@ -850,7 +854,7 @@ mod tests {
         let Ok((prepared, Some(floor))) = exact_start_from(&p, &limited, &deadline, 0) else {
             panic!("no floor");
         };
-        assert_eq!(*prepared, Prepared::bounds(&p));
+        assert_eq!(*prepared, Prepared::bounds(&p, &Stop::never()).unwrap());
         assert_eq!(floor, greedy.plan);
         // Below the threshold: the usual bounds, no floor.
         let Ok((_, None)) = exact_start_from(&perfect, &limited, &deadline, perfect.len() + 1)
@@ -875,13 +879,29 @@ mod tests {
             cancel: raised,
             ..SolveOptions::default()
         };
-        assert!(!settled(&p, &interrupted.deadline()));
+        assert!(!settled(&p, &interrupted.stop()));
         let passed = SolveOptions {
             time_limit: Some(std::time::Duration::ZERO),
             ..SolveOptions::default()
         };
-        assert!(settled(&p, &passed.deadline()));
-        assert!(!settled(&p, &SolveOptions::default().deadline()));
+        assert!(settled(&p, &passed.stop()));
+        assert!(!settled(&p, &SolveOptions::default().stop()));
+        // The settle token cuts exactly where `settled` holds (one of the
+        // two cuts at a time; both at once, the clock settles).
+        for options in [&interrupted, &passed, &SolveOptions::default()] {
+            let own = options.stop();
+            assert_eq!(settle(&p, &own).is_cut(), settled(&p, &own));
+        }
+        // At scale, an interrupt settles too.
+        let large = Problem::new(
+            (0..=IMPROVE_AFTER_INTERRUPT_MAX)
+                .map(|i| crate::problem::Buffer::new(i.to_string(), 0, 1, 1))
+                .collect(),
+            None,
+        )
+        .unwrap();
+        let own = interrupted.stop();
+        assert!(settled(&large, &own) && settle(&large, &own).is_cut());
     }
 
     /// The floor replaces a result only once the deadline has passed, and
@@ -903,8 +923,8 @@ mod tests {
             time_limit: Some(Duration::ZERO),
             ..SolveOptions::default()
         }
-        .deadline();
-        let open = SolveOptions::default().deadline();
+        .stop();
+        let open = SolveOptions::default().stop();
         let floor = Some(good.plan.clone());
         // Not cut: untouched.
         let kept = at_least(&p, floor.clone(), load, &open, Ok(worse.clone())).unwrap();

@@ -1,34 +1,24 @@
 //! The orders in which the greedy places buffers ([`Order`]).
 
+use crate::stop::{Cut, Stop};
 use std::cmp::Reverse;
 
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
-use crate::geometry::sort::{collect_until, radix_sort_until, sort_until};
+use crate::geometry::sort::{collect, radix_sort, sort};
 use crate::geometry::sweep::LoadProfile;
 use crate::problem::{Buffer, Problem};
 
 use super::Order;
 
-/// The free buffers of `problem` in placement order `order`.
-pub fn order(problem: &Problem, order: Order) -> Vec<BufferIdx> {
-    order_until(problem, order, &|| false).unwrap_or_default()
-}
-
-/// [`order`] that gives up (`None`) once `stop()` holds, polled inside the
-/// sort ([`sort_until`]).
-pub fn order_until(
-    problem: &Problem,
-    order: Order,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<BufferIdx>> {
-    if stop() {
-        return None;
-    }
+/// The free buffers of `problem` in placement order `order`; `Err` once
+/// `stop` cuts, checked inside the sort ([`sort`]).
+pub fn order(problem: &Problem, order: Order, stop: &Stop) -> Result<Vec<BufferIdx>, Cut> {
+    stop.check()?;
     let profile = if order == Order::Contention {
-        LoadProfile::new_until(problem.buffers(), stop)?
+        LoadProfile::new(problem.buffers(), stop)?
     } else {
         LoadProfile::default()
     };
@@ -39,8 +29,8 @@ fn order_with_profile(
     problem: &Problem,
     order: Order,
     profile: &LoadProfile,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<BufferIdx>> {
+    stop: &Stop,
+) -> Result<Vec<BufferIdx>, Cut> {
     let buffers = problem.buffers();
     match order {
         // Sizes and lifetimes below 2^32 (the usual case): one word per
@@ -48,7 +38,9 @@ fn order_with_profile(
         // (Each pass over millions of buffers takes tens of milliseconds:
         // a stop is polled between them.)
         Order::Size
-            if fits_u32(buffers, |b| b.size) && !stop() && fits_u32(buffers, Buffer::lifetime) =>
+            if fits_u32(buffers, |b| b.size)
+                && !stop.is_cut()
+                && fits_u32(buffers, Buffer::lifetime) =>
         {
             sorted_by_word(
                 buffers,
@@ -81,7 +73,7 @@ fn order_with_profile(
         ),
         Order::Start => sorted_by_key(buffers, |b, _| (b.start, Reverse(b.size)), stop),
         Order::Contention => {
-            let contention = profile.contention_until(buffers, stop)?;
+            let contention = profile.contention(buffers, stop)?;
             sorted_by_key(
                 buffers,
                 |b, i| {
@@ -104,16 +96,16 @@ fn order_with_profile(
 }
 
 /// The free (not fixed) buffers sorted by `key(buffer, index)`, ties by
-/// index. Keys are computed once, then sorted in parallel; `None` once
-/// `stop()` holds.
+/// index. Keys are computed once, then sorted in parallel; `Err` once
+/// `stop` cuts.
 fn sorted_by_key<K: Ord + Copy + Send + Sync + 'static>(
     buffers: &[Buffer],
     key: impl Fn(&Buffer, usize) -> K + Sync + Send,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<BufferIdx>> {
+    stop: &Stop,
+) -> Result<Vec<BufferIdx>, Cut> {
     // Every buffer, fixed ones last: an exact-size collect (a filtered
     // one gathers pieces and copies them, twice the memory).
-    let mut keyed: Vec<(bool, K, BufferIdx)> = collect_until(
+    let mut keyed: Vec<(bool, K, BufferIdx)> = collect(
         buffers.len(),
         |i| {
             let b = &buffers[i];
@@ -121,26 +113,26 @@ fn sorted_by_key<K: Ord + Copy + Send + Sync + 'static>(
         },
         stop,
     )?;
-    if !sort_until(&mut keyed, stop) {
+    if let Err(cut) = sort(&mut keyed, stop) {
         drop_later(keyed, buffers.len());
-        return None;
+        return Err(cut);
     }
     let free = keyed.partition_point(|k| !k.0);
-    indices_until(keyed, free, |k| k.2, stop)
+    indices(keyed, free, |k| k.2, stop)
 }
 
 /// The buffers of the first `free` entries of the sorted `keyed`, in
-/// order, gathered in parallel with `stop()` polled ([`collect_until`]):
-/// at millions of buffers a plain collect keeps a stop waiting. `keyed`
-/// is freed on the disposal thread.
-fn indices_until<T: Sync + Send + 'static>(
+/// order, gathered in parallel with the token checked ([`collect`]): at
+/// millions of buffers a plain collect keeps a stop waiting. `keyed` is
+/// freed on the disposal thread.
+fn indices<T: Sync + Send + 'static>(
     keyed: Vec<T>,
     free: usize,
     index: impl Fn(&T) -> BufferIdx + Sync + Send,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<BufferIdx>> {
+    stop: &Stop,
+) -> Result<Vec<BufferIdx>, Cut> {
     let n = keyed.len();
-    let indices = collect_until(free, |i| index(&keyed[i]), stop);
+    let indices = collect(free, |i| index(&keyed[i]), stop);
     drop_later(keyed, n);
     indices
 }
@@ -156,9 +148,9 @@ fn fits_u32(buffers: &[Buffer], value: impl Fn(&Buffer) -> u64 + Sync) -> bool {
 fn sorted_by_word(
     buffers: &[Buffer],
     key: impl Fn(&Buffer) -> u64 + Sync + Send,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<BufferIdx>> {
-    let mut keyed: Vec<(u64, BufferIdx)> = collect_until(
+    stop: &Stop,
+) -> Result<Vec<BufferIdx>, Cut> {
+    let mut keyed: Vec<(u64, BufferIdx)> = collect(
         buffers.len(),
         |i| {
             let word = match buffers[i].fixed_offset {
@@ -170,12 +162,12 @@ fn sorted_by_word(
         stop,
     )?;
     // By index at first: the stable sort by word ties by index.
-    if !radix_sort_until(&mut keyed, stop) {
+    if let Err(cut) = radix_sort(&mut keyed, stop) {
         drop_later(keyed, buffers.len());
-        return None;
+        return Err(cut);
     }
     let free = keyed.partition_point(|k| k.0 != u64::MAX);
-    indices_until(keyed, free, |k| k.1, stop)
+    indices(keyed, free, |k| k.1, stop)
 }
 
 #[cfg(test)]
@@ -210,11 +202,14 @@ mod tests {
             .count();
         assert!(fixed > 0);
         assert!(fits_u32(p.buffers(), |b| b.size));
-        assert_eq!(order(&p, Order::Size), by_pair(&p));
+        assert_eq!(order(&p, Order::Size, &Stop::never()).unwrap(), by_pair(&p));
         let mut huge = p.buffers().to_vec();
         huge[1].size = 1 << 33;
         let huge = Problem::new(huge, None).unwrap();
         assert!(!fits_u32(huge.buffers(), |b| b.size));
-        assert_eq!(order(&huge, Order::Size), by_pair(&huge));
+        assert_eq!(
+            order(&huge, Order::Size, &Stop::never()).unwrap(),
+            by_pair(&huge)
+        );
     }
 }

@@ -2,7 +2,9 @@
 //! one, in independent time groups ([`Placer`]); within a deadline, the
 //! [`fallback`] completes a placement cut short.
 
+use crate::stop::{uncut, Cut, Stop};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -11,15 +13,15 @@ use crate::dispose::drop_later;
 use crate::geometry::fit::align_up;
 use crate::geometry::gaps::{best_free, first_free, PieceConflicts};
 use crate::geometry::occupancy::Occupancy;
-use crate::geometry::sort::sort_until;
-use crate::geometry::sweep::dense_max_load_until;
+use crate::geometry::sort::sort;
+use crate::geometry::sweep::dense_max_load;
 use crate::geometry::time_tree::TimeTree;
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 
 use super::fallback;
-use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS, STOP_CHECK};
-use super::orders::order_until;
+use super::groups::{group_tree, GroupContext, GroupEnd, DENSE_CONFLICTS};
+use super::orders::order;
 use super::{Fit, Greedy, Order};
 
 /// Places the fixed buffers, then the buffers of `order` one by one with
@@ -31,7 +33,11 @@ use super::{Fit, Greedy, Order};
 /// groups are placed independently (in parallel); the plan is exactly the
 /// one a single pass over `order` gives.
 pub fn place(problem: &Problem, order: &[BufferIdx], fit: Fit, limit: Option<u64>) -> Option<Plan> {
-    Placer::new(problem, fit).place(order, limit)
+    // Nothing cuts the never-stop token: `ok()` only satisfies the type.
+    let never = Stop::never();
+    Placer::new(problem, fit, &never)
+        .ok()?
+        .place(order, limit, &never)
 }
 
 /// Everything about placement that does not depend on the order: the
@@ -68,55 +74,26 @@ impl Drop for Placer<'_> {
 }
 
 impl<'p> Placer<'p> {
-    /// Prepares placement with `fit`.
-    pub fn new(problem: &'p Problem, fit: Fit) -> Self {
+    /// Prepares placement with `fit`; `Err` once `stop` cuts, checked
+    /// while the index is built ([`Occupancy::of_buffers`]) and between the
+    /// trees of dense groups.
+    pub fn new(problem: &'p Problem, fit: Fit, stop: &Stop) -> Result<Self, Cut> {
         // Small groups are merged: a parallel task per handful of buffers
         // costs more than it saves.
-        Self::with_min_group(problem, fit, 4096)
+        Self::with_min_group(problem, fit, 4096, stop)
     }
 
-    /// [`Placer::new`] that gives up (`None`) once `stop()` holds, polled
-    /// while the index is built ([`Occupancy::of_buffers_until`]) and
-    /// between the trees of dense groups.
-    pub fn new_until(
-        problem: &'p Problem,
-        fit: Fit,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
-        Self::with_min_group_until(problem, fit, 4096, stop)
-    }
-
-    fn with_min_group(problem: &'p Problem, fit: Fit, min_group: usize) -> Self {
-        match Self::with_min_group_until(problem, fit, min_group, &|| false) {
-            Some(placer) => placer,
-            // Unreachable: nothing stops it.
-            None => {
-                let occupancy = Occupancy::of_buffers(problem.buffers(), min_group);
-                Placer {
-                    problem,
-                    fit,
-                    pieces: None,
-                    trees: vec![None; occupancy.groups().len()],
-                    occupancy,
-                    aligned: true,
-                }
-            }
-        }
-    }
-
-    fn with_min_group_until(
+    fn with_min_group(
         problem: &'p Problem,
         fit: Fit,
         min_group: usize,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
-        if stop() {
-            return None;
-        }
+        stop: &Stop,
+    ) -> Result<Self, Cut> {
+        stop.check()?;
         let buffers = problem.buffers();
         // With gaps, first-fit and best-fit place pieces.
         let pieces = if problem.has_gaps() && fit != Fit::Skyline {
-            Some(PieceConflicts::new_until(
+            Some(PieceConflicts::new(
                 problem.buffers(),
                 problem.gaps(),
                 stop,
@@ -124,11 +101,11 @@ impl<'p> Placer<'p> {
         } else {
             None
         };
-        // The skyline keeps its own state (see `place_until`).
+        // The skyline keeps its own state (see `place`).
         let occupancy = if fit == Fit::Skyline || pieces.is_some() {
             Occupancy::default()
         } else {
-            Occupancy::of_buffers_until(buffers, min_group, stop)?
+            Occupancy::of_buffers(buffers, min_group, stop)?
         };
         // A tree cut by the stop is left out (`None`, as for a sparse
         // group): the placer is given up just below.
@@ -137,7 +114,7 @@ impl<'p> Placer<'p> {
             .par_iter()
             .map(|&(from, to)| {
                 (fit == Fit::FirstFit
-                    && !stop()
+                    && !stop.is_cut()
                     && occupancy.mean_conflicts(from, to) > DENSE_CONFLICTS)
                     .then(|| group_tree(buffers, &occupancy, from, to, stop))
                     .flatten()
@@ -146,13 +123,14 @@ impl<'p> Placer<'p> {
         // A pass over every buffer (tens of milliseconds at 5M), in
         // parallel chunks that poll the stop.
         let aligned = buffers
-            .par_chunks(SETUP_POLL)
-            .map(|chunk| (!stop()).then(|| chunk.iter().any(|b| b.alignment != 1)))
-            .try_reduce(|| false, |a, b| Some(a || b))?;
-        if stop() {
-            return None;
-        }
-        Some(Placer {
+            .par_chunks(Stop::EVERY)
+            .map(|chunk| {
+                stop.check()
+                    .map(|()| chunk.iter().any(|b| b.alignment != 1))
+            })
+            .try_reduce(|| false, |a, b| Ok(a || b))?;
+        stop.check()?;
+        Ok(Placer {
             problem,
             fit,
             pieces,
@@ -162,44 +140,23 @@ impl<'p> Placer<'p> {
         })
     }
 
-    /// The problem's max load, from the index when there is one (no sort).
-    pub fn max_load(&self) -> u64 {
-        if self.occupancy.len() == self.problem.len() && !self.problem.has_gaps() {
-            let buffers = self.problem.buffers();
-            let occ = &self.occupancy;
-            occ.max_load(|b| buffers[b as usize].size)
-        } else {
-            self.problem.max_load()
-        }
-    }
-
-    /// [`Placer::max_load`] from the index, or `None` once `stop()` holds
-    /// (polled between its passes) or without an index.
-    pub fn max_load_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
-        if self.occupancy.len() != self.problem.len() || self.problem.has_gaps() || stop() {
+    /// The problem's max load from the index (no sort), or `None` once
+    /// `stop` cuts (checked between its passes) or without an index.
+    pub fn max_load(&self, stop: &Stop) -> Option<u64> {
+        if self.occupancy.len() != self.problem.len() || self.problem.has_gaps() || stop.is_cut() {
             return None;
         }
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
-        occ.max_load_until(|b| buffers[b as usize].size, stop)
+        occ.max_load(|b| buffers[b as usize].size, stop).ok()
     }
 
     /// Places the fixed buffers, then the buffers of `order` one by one. With
     /// `limit`, stops and returns `None` as soon as a buffer would end above
     /// it (idealloc §5.5 early stopping). Buffers that are neither fixed nor
-    /// in `order` get offset 0.
-    pub fn place(&self, order: &[BufferIdx], limit: Option<u64>) -> Option<Plan> {
-        self.place_until(order, limit, &|| false)
-    }
-
-    /// [`Placer::place`] that also gives up (`None`) once `stop()` holds,
-    /// checked every `STOP_CHECK` buffers (a time limit, a cancel flag).
-    pub fn place_until(
-        &self,
-        order: &[BufferIdx],
-        limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Plan> {
+    /// in `order` get offset 0. Also gives up (`None`) once `stop` cuts,
+    /// checked every [`Stop::EVERY_COSTLY`] buffers.
+    pub fn place(&self, order: &[BufferIdx], limit: Option<u64>, stop: &Stop) -> Option<Plan> {
         if self.fit == Fit::Skyline {
             // Not one buffer at a time: each row takes the buffers that fit.
             return crate::solvers::greedy::skyline::place(self.problem, order, limit, stop);
@@ -220,16 +177,12 @@ impl<'p> Placer<'p> {
         Some(Plan::from_offsets(offsets))
     }
 
-    /// [`Placer::place`] within a deadline: once `stop()` holds (checked
-    /// every `STOP_CHECK` buffers), the buffers not placed yet are placed
+    /// [`Placer::place`] within a deadline: once `stop` cuts (checked
+    /// every [`Stop::EVERY_COSTLY`] buffers), the buffers not placed yet are placed
     /// by [`fallback::complete`] above the others, in linear time. Returns
     /// the plan, always complete and valid, and how many buffers the
     /// fallback placed (0 when the placement finished).
-    pub fn place_within(
-        &self,
-        order: &[BufferIdx],
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> (Plan, usize) {
+    pub fn place_within(&self, order: &[BufferIdx], stop: &Stop) -> (Plan, usize) {
         let (plan, count, _) = self.place_within_or(order, stop, stop, None);
         (plan, count)
     }
@@ -240,25 +193,21 @@ impl<'p> Placer<'p> {
     /// wait), then [`Placer::place_within`] that order: a cut finds its
     /// fallback ready. Cut before the order is known, that fallback's plan
     /// (or [`Placer::place_none`]'s).
-    pub fn place_order_within(
-        &self,
-        order: Order,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> (Plan, usize) {
+    pub fn place_order_within(&self, order: Order, stop: &Stop) -> (Plan, usize) {
         let placed = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN, None);
         (placed.plan, placed.count)
     }
 
     /// [`Placer::place_order_within`], the fallback computed beside the
     /// order from `early_min` buffers on (and the max load, always), a
-    /// cut's improvement on it abandoned once `settle()` holds
+    /// cut's improvement on it abandoned once `settle` cuts
     /// ([`Placer::place_within_or`]); `prestacked`, the stacked plan
     /// computed ahead, is the plan when the fallback is cut.
     fn place_order_within_from(
         &self,
         order: Order,
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
         early_min: usize,
         prestacked: Option<fallback::Stacked>,
     ) -> OrderPlaced {
@@ -268,14 +217,14 @@ impl<'p> Placer<'p> {
         // pass over every buffer, most of what a stop may wait at
         // millions). Its 8 bytes a buffer are those the fallback saves by
         // colouring from sizes rather than address ranges
-        // ([`Placer::columns_until`]), so the peak of memory stays where
+        // ([`Placer::columns`]), so the peak of memory stays where
         // it was.
         let (sorted, (fallback, max_load)) = rayon::join(
-            || order_until(self.problem, order, stop),
+            || super::orders::order(self.problem, order, stop).ok(),
             || {
                 rayon::join(
                     || early.then(|| self.fallback_plan(stop)),
-                    || self.max_load_until(stop),
+                    || self.max_load(stop),
                 )
             },
         );
@@ -292,10 +241,10 @@ impl<'p> Placer<'p> {
         sorted: Option<Vec<BufferIdx>>,
         max_load: Option<u64>,
         prestacked: Option<fallback::Stacked>,
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
     ) -> OrderPlaced {
-        let max_load = max_load.or_else(|| self.max_load_until(stop));
+        let max_load = max_load.or_else(|| self.max_load(stop));
         OrderPlaced {
             max_load,
             ..self.place_sorted_within(sorted, None, prestacked, stop, settle)
@@ -311,8 +260,8 @@ impl<'p> Placer<'p> {
         sorted: Option<Vec<BufferIdx>>,
         fallback: Option<Option<Option<FallbackPlan>>>,
         prestacked: Option<fallback::Stacked>,
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
     ) -> OrderPlaced {
         let problem = self.problem;
         // Not needed once a better plan is in hand: freed off the path.
@@ -379,36 +328,36 @@ impl<'p> Placer<'p> {
 
     /// The fallback for every free buffer as a plan, when the placer has
     /// the index it needs (`Some(None)` with the skyline or gaps); `None`
-    /// once `stop()` holds (polled in its colouring).
-    fn fallback_plan(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Option<FallbackPlan>> {
+    /// once `stop` cuts (polled in its colouring).
+    fn fallback_plan(&self, stop: &Stop) -> Option<Option<FallbackPlan>> {
         if !self.has_fallback_plan() {
             return Some(None);
         }
-        let Some(columns) = self.columns_until(stop)? else {
+        let Some(columns) = self.columns(stop)? else {
             // Where the colouring stacks instead: through the ranges.
-            let (ranges, count) = self.fallback_for_all_until(&self.occupancy, stop)?;
+            let (ranges, count) = self.fallback_for_all(&self.occupancy, stop).ok()?;
             return Some(Some(FallbackPlan {
                 top: top(&ranges),
-                plan: self.by_buffer_until(&self.occupancy, &ranges, stop)?,
+                plan: self.by_buffer(&self.occupancy, &ranges, stop).ok()?,
                 count,
             }));
         };
-        let placed = self.columns_by_buffer_until(&columns, stop);
+        let placed = self.columns_by_buffer(&columns, stop);
         let count = columns.count();
         drop_later(columns, self.problem.len());
-        let (plan, top) = placed?;
+        let (plan, top) = placed.ok()?;
         Some(Some(FallbackPlan { plan, top, count }))
     }
 
-    /// [`fallback::columns_until`] on the index: the fallback's offsets
-    /// for every free buffer, as [`Placer::fallback_for_all_until`] gives
+    /// [`fallback::columns`] on the index: the fallback's offsets
+    /// for every free buffer, as [`Placer::fallback_for_all`] gives
     /// them but with the sizes by position gathered (8 bytes a buffer)
     /// instead of address ranges (16): at millions of buffers, the memory
     /// the stacked plan made ahead takes while the fallback runs.
-    fn columns_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Option<Option<fallback::Columns>> {
+    fn columns(&self, stop: &Stop) -> Option<Option<fallback::Columns>> {
         let buffers = self.problem.buffers();
         let occupancy = &self.occupancy;
-        let (sizes, fixed) = self.gather_by_position_until(occupancy, |b| b.size, stop);
+        let (sizes, fixed) = self.gather_by_position(occupancy, |b| b.size, stop);
         let alignment = |p: u32| {
             if self.aligned {
                 buffers[occupancy.buffer_at(p) as usize].alignment
@@ -416,10 +365,10 @@ impl<'p> Placer<'p> {
                 1
             }
         };
-        let columns = (!stop())
+        let columns = (!stop.is_cut())
             .then(|| {
                 let fixed_end = self.problem.fixed_end();
-                fallback::columns_until(occupancy, &sizes, &fixed, &alignment, fixed_end, stop)
+                fallback::columns(occupancy, &sizes, &fixed, &alignment, fixed_end, stop).ok()
             })
             .flatten();
         // Freed off the path (tens of milliseconds at millions of buffers).
@@ -428,13 +377,13 @@ impl<'p> Placer<'p> {
     }
 
     /// The fallback's plan from its `columns` and its makespan, in chunks
-    /// that poll `stop()` (`None` once it holds): a random gather, longer
+    /// that check the token (`Err` once it cuts): a random gather, longer
     /// than a stop may wait at millions of buffers.
-    fn columns_by_buffer_until(
+    fn columns_by_buffer(
         &self,
         columns: &fallback::Columns,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<(Plan, u64)> {
+        stop: &Stop,
+    ) -> Result<(Plan, u64), Cut> {
         let buffers = self.problem.buffers();
         let mut offsets = vec![0u64; buffers.len()];
         let top = offsets
@@ -442,9 +391,7 @@ impl<'p> Placer<'p> {
             .zip(buffers.par_chunks(GATHER_CHUNK))
             .enumerate()
             .map(|(k, (offsets, chunk))| {
-                if stop() {
-                    return None;
-                }
+                stop.check()?;
                 let mut top = 0;
                 for (b, (offset, buf)) in (k * GATHER_CHUNK..).zip(offsets.iter_mut().zip(chunk)) {
                     *offset = buf.fixed_offset.unwrap_or_else(|| {
@@ -452,69 +399,56 @@ impl<'p> Placer<'p> {
                     });
                     top = top.max(*offset + buf.size);
                 }
-                Some(top)
+                Ok(top)
             })
-            .try_reduce(|| 0, |a, b| Some(a.max(b)));
+            .try_reduce(|| 0, |a, b| Ok(a.max(b)));
         match top {
-            Some(top) => Some((Plan::from_offsets(offsets), top)),
-            None => {
+            Ok(top) => Ok((Plan::from_offsets(offsets), top)),
+            Err(cut) => {
                 drop_later(offsets, buffers.len());
-                None
+                Err(cut)
             }
         }
     }
 
-    /// [`Placer::by_buffer`] in chunks that poll `stop()`: `None` once it
-    /// holds (at millions of buffers the gather takes longer than a stop
-    /// may wait).
-    fn by_buffer_until(
+    /// The plan of offsets by buffer from address ranges by position of
+    /// `occupancy`: a random gather, in parallel chunks that check the
+    /// token, `Err` once it cuts (at millions of buffers the gather takes
+    /// longer than a stop may wait).
+    fn by_buffer(
         &self,
         occupancy: &Occupancy,
         ranges: &[(u64, u64)],
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Plan> {
+        stop: &Stop,
+    ) -> Result<Plan, Cut> {
         let mut offsets = vec![0u64; self.problem.len()];
-        // Whether a chunk was left out (a complete gather is kept).
-        let cut = AtomicBool::new(false);
-        offsets
+        let gathered = offsets
             .par_chunks_mut(GATHER_CHUNK)
             .enumerate()
-            .for_each(|(k, offsets)| {
-                if stop() {
-                    cut.store(true, Ordering::Relaxed);
-                    return;
-                }
+            .try_for_each(|(k, offsets)| {
+                stop.check()?;
                 let from = k * GATHER_CHUNK;
                 for (b, offset) in (from..).zip(offsets.iter_mut()) {
                     *offset = ranges[occupancy.position(b as u32) as usize].0;
                 }
+                Ok(())
             });
-        (!cut.into_inner()).then(|| Plan::from_offsets(offsets))
-    }
-
-    /// The plan of offsets by buffer from address ranges by position of
-    /// `occupancy` (in parallel: a random gather).
-    fn by_buffer(&self, occupancy: &Occupancy, ranges: &[(u64, u64)]) -> Plan {
-        let offsets = (0..self.problem.len() as u32)
-            .into_par_iter()
-            .map(|b| ranges[occupancy.position(b) as usize].0)
-            .collect();
-        Plan::from_offsets(offsets)
+        gathered.map(|()| Plan::from_offsets(offsets))
     }
 
     /// [`Placer::place_within`], with the fallback's plan for every free
     /// buffer already computed (or not). Cut with it in hand, the work
     /// that could only improve on it (the fallback above the placed
     /// buffers, a pass over them all)
-    /// is abandoned once `settle()` holds (the caller's own deadline, past
+    /// is abandoned once `settle` cuts (the caller's own deadline, past
     /// at once on an interrupt, so that a signal is answered promptly),
     /// and the plan in hand returned. The plan's
     /// makespan comes with it when known without a pass (the fallback's).
     fn place_within_or(
         &self,
         order: &[BufferIdx],
-        stop: &(dyn Fn() -> bool + Sync),
-        settle: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
+        settle: &Stop,
         mut fallback: Option<FallbackPlan>,
     ) -> (Plan, usize, Option<u64>) {
         let problem = self.problem;
@@ -544,7 +478,7 @@ impl<'p> Placer<'p> {
         // Stopped already, the fallback in hand and no time to improve on
         // it: the run would be cut at once, after setting up its arrays
         // (tens of milliseconds at millions of buffers).
-        if fallback.is_some() && stop() && settle() {
+        if fallback.is_some() && stop.is_cut() && settle.is_cut() {
             if let Some(fallback) = fallback.take() {
                 return fallback.measured();
             }
@@ -560,7 +494,9 @@ impl<'p> Placer<'p> {
                 let (plan, count) = fallback::bucketed_or_stacked(problem);
                 return (plan, count, None);
             }
-            std::borrow::Cow::Owned(Occupancy::of_buffers(buffers, usize::MAX))
+            std::borrow::Cow::Owned(uncut(|never| {
+                Occupancy::of_buffers(buffers, usize::MAX, never)
+            }))
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
@@ -569,7 +505,7 @@ impl<'p> Placer<'p> {
         } else {
             self.run(order, None, stop)
         };
-        if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle() {
+        if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle.is_cut() {
             if let Some(fallback) = fallback.take() {
                 // The run's arrays (tens of bytes a buffer) are freed off
                 // the stop's path.
@@ -612,12 +548,12 @@ impl<'p> Placer<'p> {
                 if placed >= fallback.top {
                     return fallback.measured();
                 }
-                match self.complete_until(&occupancy, &mut ranges, &skip, settle) {
-                    Some(count) => match top(&ranges) {
+                match self.complete(&occupancy, &mut ranges, &skip, settle) {
+                    Ok(count) => match top(&ranges) {
                         top if top <= fallback.top => (ranges, count, Some(top)),
                         _ => return fallback.measured(),
                     },
-                    None => return fallback.measured(),
+                    Err(_) => return fallback.measured(),
                 }
             }
             (Some((mut ranges, skip)), None) => {
@@ -626,8 +562,8 @@ impl<'p> Placer<'p> {
                 // never give a worse plan than a shorter one); both at
                 // once.
                 let (count, (scratch, all)) = rayon::join(
-                    || self.complete(&occupancy, &mut ranges, &skip),
-                    || self.fallback_for_all(&occupancy),
+                    || uncut(|never| self.complete(&occupancy, &mut ranges, &skip, never)),
+                    || uncut(|never| self.fallback_for_all(&occupancy, never)),
                 );
                 let (scratch_top, ranges_top) = (top(&scratch), top(&ranges));
                 if scratch_top < ranges_top {
@@ -638,11 +574,12 @@ impl<'p> Placer<'p> {
             }
             (None, Some(fallback)) => return fallback.measured(),
             (None, None) => {
-                let (ranges, count) = self.fallback_for_all(&occupancy);
+                let (ranges, count) = uncut(|never| self.fallback_for_all(&occupancy, never));
                 (ranges, count, None)
             }
         };
-        (self.by_buffer(&occupancy, &ranges), count, makespan)
+        let plan = uncut(|never| self.by_buffer(&occupancy, &ranges, never));
+        (plan, count, makespan)
     }
 
     /// Whether [`Placer::fallback_plan`] can make a plan (the skyline and
@@ -667,33 +604,29 @@ impl<'p> Placer<'p> {
             return fallback::bucketed_or_stacked(problem);
         }
         let occupancy = if self.fit == Fit::Skyline {
-            std::borrow::Cow::Owned(Occupancy::of_buffers(problem.buffers(), usize::MAX))
+            std::borrow::Cow::Owned(uncut(|never| {
+                Occupancy::of_buffers(problem.buffers(), usize::MAX, never)
+            }))
         } else {
             std::borrow::Cow::Borrowed(&self.occupancy)
         };
-        let (ranges, count) = self.fallback_for_all(&occupancy);
-        (self.by_buffer(&occupancy, &ranges), count)
-    }
-
-    /// Every free buffer placed by [`fallback::complete`] above the fixed
-    /// ones: the address ranges by position of `occupancy` and how many
-    /// buffers the fallback placed.
-    fn fallback_for_all(&self, occupancy: &Occupancy) -> (Vec<(u64, u64)>, usize) {
-        // Unreachable: nothing stops it.
-        self.fallback_for_all_until(occupancy, &|| false)
-            .unwrap_or_default()
+        let (ranges, count) = uncut(|never| self.fallback_for_all(&occupancy, never));
+        (
+            uncut(|never| self.by_buffer(&occupancy, &ranges, never)),
+            count,
+        )
     }
 
     /// By position of `occupancy`: `value` of each buffer and whether it
     /// is fixed. A random gather (tenths of a second at millions of
-    /// buffers on a busy machine), so in chunks that poll `stop()`: once it
-    /// holds, the chunks left are not filled, and the caller polls `stop()`
+    /// buffers on a busy machine), so in chunks that check the stop token: once it
+    /// cuts, the chunks left are not filled, and the caller checks the stop token
     /// before using them.
-    fn gather_by_position_until<T: Copy + Default + Send>(
+    fn gather_by_position<T: Copy + Default + Send>(
         &self,
         occupancy: &Occupancy,
         value: impl Fn(&Buffer) -> T + Sync,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> (Vec<T>, Vec<bool>) {
         let buffers = self.problem.buffers();
         let mut values = vec![T::default(); buffers.len()];
@@ -703,7 +636,7 @@ impl<'p> Placer<'p> {
             .zip(fixed.par_chunks_mut(GATHER_CHUNK))
             .enumerate()
             .for_each(|(k, (values, fixed))| {
-                if stop() {
+                if stop.is_cut() {
                     return;
                 }
                 let from = k * GATHER_CHUNK;
@@ -716,15 +649,17 @@ impl<'p> Placer<'p> {
         (values, fixed)
     }
 
-    /// [`Placer::fallback_for_all`] that gives up (`None`) once `stop()`
-    /// holds, polled in the colouring of [`fallback::complete_until`].
-    fn fallback_for_all_until(
+    /// Every free buffer placed by [`fallback::complete`] above the fixed
+    /// ones: the address ranges by position of `occupancy` and how many
+    /// buffers the fallback placed; `Err` once `stop` cuts (checked in the
+    /// gather and the colouring).
+    fn fallback_for_all(
         &self,
         occupancy: &Occupancy,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<(Vec<(u64, u64)>, usize)> {
+        stop: &Stop,
+    ) -> Result<(Vec<(u64, u64)>, usize), Cut> {
         let buffers = self.problem.buffers();
-        let (mut ranges, skip) = self.gather_by_position_until(
+        let (mut ranges, skip) = self.gather_by_position(
             occupancy,
             |b| {
                 let offset = b.fixed_offset.unwrap_or(0);
@@ -734,34 +669,28 @@ impl<'p> Placer<'p> {
         );
         // Cut, the arrays are freed off the stop's path (tens of
         // milliseconds at millions of buffers).
-        let count = match (!stop())
-            .then(|| self.complete_until(occupancy, &mut ranges, &skip, stop))
-            .flatten()
+        let count = match stop
+            .check()
+            .and_then(|()| self.complete(occupancy, &mut ranges, &skip, stop))
         {
-            Some(count) => count,
-            None => {
+            Ok(count) => count,
+            Err(cut) => {
                 drop_later((ranges, skip), buffers.len());
-                return None;
+                return Err(cut);
             }
         };
-        Some((ranges, count))
+        Ok((ranges, count))
     }
 
-    /// [`fallback::complete`] of the positions `skip` leaves out.
-    fn complete(&self, occupancy: &Occupancy, ranges: &mut [(u64, u64)], skip: &[bool]) -> usize {
-        // Unreachable: nothing stops it.
-        self.complete_until(occupancy, ranges, skip, &|| false)
-            .unwrap_or(0)
-    }
-
-    /// [`Placer::complete`] that gives up (`None`) once `stop()` holds.
-    fn complete_until(
+    /// [`fallback::complete`] of the positions `skip` leaves out; `Err`
+    /// once `stop` cuts.
+    fn complete(
         &self,
         occupancy: &Occupancy,
         ranges: &mut [(u64, u64)],
         skip: &[bool],
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<usize> {
+        stop: &Stop,
+    ) -> Result<usize, Cut> {
         let buffers = self.problem.buffers();
         let alignment = |p: u32| {
             if self.aligned {
@@ -770,7 +699,7 @@ impl<'p> Placer<'p> {
                 1
             }
         };
-        fallback::complete_until(occupancy, ranges, skip, &alignment, stop)
+        fallback::complete(occupancy, ranges, skip, &alignment, stop)
     }
 
     /// Places the fixed buffers, then those of `order` one by one, each at
@@ -783,7 +712,7 @@ impl<'p> Placer<'p> {
         pieces: &PieceConflicts,
         order: &[BufferIdx],
         limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> (Vec<Option<u64>>, GroupEnd) {
         let buffers = self.problem.buffers();
         let mut offsets: Vec<Option<u64>> = buffers.iter().map(|b| b.fixed_offset).collect();
@@ -793,7 +722,7 @@ impl<'p> Placer<'p> {
             if buf.fixed_offset.is_some() {
                 continue;
             }
-            if k % STOP_CHECK == 0 && stop() {
+            if stop.every_costly(k).is_err() {
                 return (offsets, GroupEnd::Stopped(k));
             }
             pieces.forbidden(b, &offsets, &mut forbidden);
@@ -812,12 +741,7 @@ impl<'p> Placer<'p> {
     /// Places the groups in parallel: the address ranges by position, the
     /// work of each group (positions and buffers in the order) and how each
     /// ended. A group over the limit stops the others.
-    fn run(
-        &self,
-        order: &[BufferIdx],
-        limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Run> {
+    fn run(&self, order: &[BufferIdx], limit: Option<u64>, stop: &Stop) -> Option<Run> {
         self.run_batched(order, limit, stop).map(|(run, _)| run)
     }
 
@@ -827,7 +751,7 @@ impl<'p> Placer<'p> {
         &self,
         order: &[BufferIdx],
         limit: Option<u64>,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> Option<(Run, usize)> {
         let buffers = self.problem.buffers();
         let occ = &self.occupancy;
@@ -835,7 +759,7 @@ impl<'p> Placer<'p> {
         // Each buffer's rank in the order, from 1 (u32::MAX: not in it).
         let mut rank = vec![u32::MAX; n];
         for (r, b) in order.iter().enumerate() {
-            if r % SETUP_POLL == 0 && stop() {
+            if stop.every(r).is_err() {
                 return None;
             }
             rank[b.index()] = r as u32 + 1;
@@ -846,14 +770,14 @@ impl<'p> Placer<'p> {
         let mut stamps = vec![(0u32, 0u32); n];
         let mut ranges = vec![(0u64, 0u64); n];
         let done = stamps
-            .par_chunks_mut(SETUP_POLL)
-            .zip(ranges.par_chunks_mut(SETUP_POLL))
+            .par_chunks_mut(Stop::EVERY)
+            .zip(ranges.par_chunks_mut(Stop::EVERY))
             .enumerate()
             .try_for_each(|(k, (stamps, ranges))| {
-                if stop() {
+                if stop.is_cut() {
                     return None;
                 }
-                let from = (k * SETUP_POLL) as u32;
+                let from = (k * Stop::EVERY) as u32;
                 for ((stamp, range), p) in stamps.iter_mut().zip(ranges).zip(from..) {
                     let b = occ.buffer_at(p) as usize;
                     let buf = &buffers[b];
@@ -876,9 +800,9 @@ impl<'p> Placer<'p> {
         let work: Vec<Vec<(u32, u32)>> = if groups.len() == 1 {
             // One group (random instances): in parallel chunks.
             let chunks: Option<Vec<Vec<(u32, u32)>>> = order
-                .par_chunks(SETUP_POLL)
+                .par_chunks(Stop::EVERY)
                 .map(|chunk| {
-                    (!stop()).then(|| {
+                    (!stop.is_cut()).then(|| {
                         chunk
                             .iter()
                             .filter(|b| free(b))
@@ -897,7 +821,7 @@ impl<'p> Placer<'p> {
                 .map(|&(from, to)| {
                     let mut keyed: Vec<(u32, u32)> = Vec::new();
                     for p in from..to {
-                        if p % SETUP_POLL as u32 == 0 && stop() {
+                        if stop.every(p as usize).is_err() {
                             return None;
                         }
                         let rank = stamps[p as usize].1;
@@ -905,9 +829,7 @@ impl<'p> Placer<'p> {
                             keyed.push((rank, p));
                         }
                     }
-                    if !sort_until(&mut keyed, stop) {
-                        return None;
-                    }
+                    sort(&mut keyed, stop).ok()?;
                     // In place: (rank, position) becomes (position, buffer).
                     for item in &mut keyed {
                         *item = (item.1, occ.buffer_at(item.1));
@@ -924,8 +846,9 @@ impl<'p> Placer<'p> {
             slices.push(slice);
             rest = tail;
         }
-        let over = AtomicBool::new(false);
-        let stop = || over.load(Ordering::Relaxed) || stop();
+        // A group over the limit raises `over`, which cuts the others.
+        let over = Arc::new(AtomicBool::new(false));
+        let stop = stop.with(over.clone());
         let context = GroupContext {
             buffers,
             occupancy: occ,
@@ -982,14 +905,12 @@ impl Run {
     }
 }
 
-/// Positions per task of the gather of [`Placer::fallback_for_all_until`]
-/// (each polls the stop).
-const GATHER_CHUNK: usize = 1 << 14;
-
-/// How many buffers the setup of [`Placer::place_until`] (ranks, address
-/// ranges, work lists) and [`Placer::new_until`]'s alignment pass handle
-/// between two `stop()` checks.
-const SETUP_POLL: usize = 1 << 16;
+/// Positions per parallel task of the random gathers (by position to by
+/// buffer and back), each task one look at the stop token: a position is a
+/// cache miss at millions of buffers (a costly unit), and a task of
+/// [`Stop::EVERY_COSTLY`] positions would split a gather of millions into
+/// thousands of tasks, so a task holds 16 times that.
+const GATHER_CHUNK: usize = 16 * Stop::EVERY_COSTLY;
 
 /// Beyond this many buffers, a skyline cut by the clock is not completed
 /// by the fallback (whose index would cost a sort after the deadline):
@@ -1067,7 +988,7 @@ impl Within<'_> {
     }
 }
 
-/// The plan of `greedy` on `problem` with `stop()` polled throughout, the
+/// The plan of `greedy` on `problem` with the stop token checked throughout, the
 /// setup included: the placer first (cut there, the plan is
 /// [`fallback::bucketed_or_stacked`]'s, which needs no index),
 /// then the order (cut there, the fallback places every buffer), then the
@@ -1075,18 +996,15 @@ impl Within<'_> {
 /// Cut with the fallback's plan in hand on more than
 /// [`IMPROVE_AFTER_INTERRUPT_MAX`](super::IMPROVE_AFTER_INTERRUPT_MAX)
 /// buffers, that plan is returned at once (`stop` may be an interrupt).
-pub fn plan_within<'p>(
-    problem: &'p Problem,
-    greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Within<'p> {
+pub fn plan_within<'p>(problem: &'p Problem, greedy: Greedy, stop: &Stop) -> Within<'p> {
     let large = problem.len() > super::IMPROVE_AFTER_INTERRUPT_MAX;
+    let settle = if large { stop.clone() } else { Stop::never() };
     plan_within_unless(
         problem,
         greedy,
         stop,
-        &|| large && stop(),
-        &|| false,
+        &settle,
+        &AtomicBool::new(false),
         EARLY_FALLBACK_MIN,
         false,
     )
@@ -1097,13 +1015,14 @@ pub fn plan_within<'p>(
 /// order for a stop that cannot come (work on both cores that grows with
 /// the buffers).
 pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
-    let never = || false;
-    plan_within_unless(problem, greedy, &never, &never, &never, usize::MAX, false)
+    let never = Stop::never();
+    let ready = AtomicBool::new(false);
+    plan_within_unless(problem, greedy, &never, &never, &ready, usize::MAX, false)
 }
 
 /// [`plan_within`], except that cut before the index on more than
-/// [`fallback::BUCKETED_MAX`] buffers when `ready()` (a better plan is
-/// ready elsewhere), the plan is left empty (`stacked` said, for the
+/// [`fallback::BUCKETED_MAX`] buffers when `ready` is raised (a better
+/// plan is ready elsewhere), the plan is left empty (`stacked` said, for the
 /// caller to replace): the stacked plan would cost a pass for nothing.
 ///
 /// The fallback is computed beside the order from `early_min` buffers on
@@ -1124,9 +1043,9 @@ pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
 fn plan_within_unless<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-    settle: &(dyn Fn() -> bool + Sync),
-    ready: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
+    settle: &Stop,
+    ready: &AtomicBool,
     early_min: usize,
     beside: bool,
 ) -> Within<'p> {
@@ -1139,7 +1058,7 @@ fn plan_within_unless<'p>(
         || placer_and_order(problem, greedy, stop, early_min),
     );
     let Some(placer) = placer else {
-        if problem.len() > fallback::BUCKETED_MAX && ready() {
+        if problem.len() > fallback::BUCKETED_MAX && ready.load(Ordering::Acquire) {
             drop_later(prestacked, problem.len());
             return Within {
                 plan: Plan::default(),
@@ -1175,7 +1094,7 @@ fn plan_within_unless<'p>(
         fallback: placed.count,
         // As when it was computed after the placement: unknown once the
         // stop has come (callers read a known max load as time to spare).
-        max_load: placed.max_load.filter(|_| !stop()),
+        max_load: placed.max_load.filter(|_| !stop.is_cut()),
         placer: Some(placer),
         makespan: placed.makespan,
         stacked: placed.stacked,
@@ -1188,7 +1107,7 @@ fn plan_within_unless<'p>(
 fn placer_and_order<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
     early_min: usize,
 ) -> (
     Option<Placer<'p>>,
@@ -1198,16 +1117,16 @@ fn placer_and_order<'p>(
     // order is sorted beside the index: each alone keeps the second core
     // only partly busy.
     if problem.len() >= early_min {
-        (Placer::new_until(problem, greedy.fit, stop), None)
+        (Placer::new(problem, greedy.fit, stop).ok(), None)
     } else {
         // Beside the order too, the max load when the times are dense
         // (without the index: one pass, no sort).
         let (placer, sorted) = rayon::join(
-            || Placer::new_until(problem, greedy.fit, stop),
+            || Placer::new(problem, greedy.fit, stop).ok(),
             || {
-                let sorted = order_until(problem, greedy.order, stop);
+                let sorted = order(problem, greedy.order, stop).ok();
                 let dense = (!problem.has_gaps())
-                    .then(|| dense_max_load_until(problem.buffers(), stop))
+                    .then(|| dense_max_load(problem.buffers(), stop).ok().flatten())
                     .flatten();
                 (sorted, dense)
             },
@@ -1218,20 +1137,20 @@ fn placer_and_order<'p>(
 
 /// [`plan_within`] with, on more than [`fallback::BUCKETED_MAX`] buffers
 /// and when `beside` (a time limit too short for the greedy plan), the
-/// bucketed plan ([`fallback::bucketed_until`], no index needed)
+/// bucketed plan ([`fallback::bucketed`], no index needed)
 /// computed beside it from the start: a cut that leaves greedy only the
 /// stacked plan (at millions of buffers, before the index is built) then
 /// has the bucketed one instead, orders of magnitude lower on random
 /// instances. The bucketed plan gives up
 /// once the greedy plan is done, or at the stop. `stop` is the caller's
-/// deadline brought forward ([`Deadline::ahead`](crate::solver::Deadline::ahead)),
+/// deadline brought forward ([`Stop::ahead`](crate::solver::Stop::ahead)),
 /// `settle` its own: a cut placement may use the time between them to
 /// improve on the fallback's plan (see [`Placer::place_within`]).
 pub fn plan_within_beside<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-    settle: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
+    settle: &Stop,
     beside: bool,
 ) -> Within<'p> {
     plan_within_beside_from(
@@ -1248,27 +1167,26 @@ pub fn plan_within_beside<'p>(
 fn plan_within_beside_from<'p>(
     problem: &'p Problem,
     greedy: Greedy,
-    stop: &(dyn Fn() -> bool + Sync),
-    settle: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
+    settle: &Stop,
     beside: bool,
     min: usize,
 ) -> Within<'p> {
     if !beside || problem.len() < min {
-        let never = || false;
         return plan_within_unless(
             problem,
             greedy,
             stop,
             settle,
-            &never,
+            &AtomicBool::new(false),
             EARLY_FALLBACK_MIN,
             false,
         );
     }
-    let (done, ready) = (AtomicBool::new(false), AtomicBool::new(false));
+    // The greedy plan done raises `done`, which cuts the bucketed plan.
+    let (done, ready) = (Arc::new(AtomicBool::new(false)), AtomicBool::new(false));
     let (within, bucketed) = rayon::join(
         || {
-            let ready = || ready.load(Ordering::Acquire);
             let within = plan_within_unless(
                 problem,
                 greedy,
@@ -1282,8 +1200,7 @@ fn plan_within_beside_from<'p>(
             within
         },
         || {
-            let bucketed =
-                fallback::bucketed_until(problem, &|| done.load(Ordering::Relaxed) || stop());
+            let bucketed = fallback::bucketed(problem, &stop.with(done.clone())).ok();
             ready.store(bucketed.is_some(), Ordering::Release);
             bucketed
         },
@@ -1348,8 +1265,11 @@ mod tests {
             let huge = Problem::new(huge, None).unwrap();
             for p in [&low, &p, &huge] {
                 for fit in [Fit::FirstFit, Fit::BestFit] {
-                    let o = order(p, Order::Size);
-                    let plan = Placer::with_min_group(p, fit, 64).place(&o, None).unwrap();
+                    let o = order(p, Order::Size, &Stop::never()).unwrap();
+                    let plan = Placer::with_min_group(p, fit, 64, &Stop::never())
+                        .unwrap()
+                        .place(&o, None, &Stop::never())
+                        .unwrap();
                     validate(p, &plan).unwrap();
                     assert_eq!(
                         plan.offsets(),
@@ -1386,13 +1306,13 @@ mod tests {
             .collect();
         let p = Problem::new(buffers, None).unwrap();
         for fit in [Fit::FirstFit, Fit::BestFit] {
-            let o = order(&p, Order::Size);
-            let placer = Placer::with_min_group(&p, fit, usize::MAX);
-            let plan = placer.place(&o, None).unwrap();
+            let o = order(&p, Order::Size, &Stop::never()).unwrap();
+            let placer = Placer::with_min_group(&p, fit, usize::MAX, &Stop::never()).unwrap();
+            let plan = placer.place(&o, None, &Stop::never()).unwrap();
             validate(&p, &plan).unwrap();
             assert_eq!(plan.offsets(), &plain_pass(&p, &o, fit)[..], "{fit:?}");
             // The placement's own pass, measured: batches of the longest.
-            let (run, longest_batch) = placer.run_batched(&o, None, &|| false).unwrap();
+            let (run, longest_batch) = placer.run_batched(&o, None, &Stop::never()).unwrap();
             assert!(run.ends.iter().all(|end| *end == GroupEnd::Done));
             assert_eq!(longest_batch, 1024, "{fit:?}");
         }
@@ -1400,19 +1320,20 @@ mod tests {
 
     #[test]
     fn a_placement_cut_midway_is_completed() {
-        use std::sync::atomic::AtomicUsize;
         let mut partial = 0;
         for kind in [crate::generate::Kind::Layered, crate::generate::Kind::Trace] {
             let p = mixed(kind, 6000);
             for fit in [Fit::FirstFit, Fit::BestFit] {
-                let o = order(&p, Order::Size);
-                let full = Placer::new(&p, fit).place(&o, None).unwrap();
+                let o = order(&p, Order::Size, &Stop::never()).unwrap();
+                let full = Placer::new(&p, fit, &Stop::never())
+                    .unwrap()
+                    .place(&o, None, &Stop::never())
+                    .unwrap();
                 // Stop at the fifth poll (a few in the setup, then one per
-                // group and per `STOP_CHECK` buffers): some buffers are
+                // group and per `Stop::EVERY_COSTLY` buffers): some buffers are
                 // placed first.
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= 4;
-                let placer = Placer::with_min_group(&p, fit, 512);
+                let stop = Stop::after_looks(4);
+                let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
                 let (plan, fallback) = placer.place_within(&o, &stop);
                 assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
                 assert!(fallback > 0, "{fallback}");
@@ -1442,24 +1363,21 @@ mod tests {
     /// guesses or commits, gives a valid plan that keeps what was placed.
     #[test]
     fn long_fits_poll_by_the_positions_they_scan() {
-        use std::sync::atomic::AtomicUsize;
         let n = 3000u64;
         let buffers: Vec<Buffer> = (0..n)
             .map(|i| Buffer::new(format!("b{i}"), i, i + 2000, 1 + (i * 7919) % 4096))
             .collect();
         let p = Problem::new(buffers, None).unwrap();
-        let o = order(&p, Order::Size);
-        let placer = Placer::with_min_group(&p, Fit::BestFit, usize::MAX);
-        let full = placer.place(&o, None).unwrap();
-        let polls = AtomicUsize::new(0);
-        let counted = || polls.fetch_add(1, Ordering::Relaxed) == usize::MAX;
-        assert_eq!(placer.place_until(&o, None, &counted), Some(full.clone()));
-        let total = polls.into_inner();
+        let o = order(&p, Order::Size, &Stop::never()).unwrap();
+        let placer = Placer::with_min_group(&p, Fit::BestFit, usize::MAX, &Stop::never()).unwrap();
+        let full = placer.place(&o, None, &Stop::never()).unwrap();
+        let counted = Stop::after_looks(u64::MAX);
+        assert_eq!(placer.place(&o, None, &counted), Some(full.clone()));
+        let total = (u64::MAX - counted.looks_left().unwrap()) as usize;
         assert!(total > 3 * n as usize / 64, "{total} polls");
         let mut fallbacks = std::collections::BTreeSet::new();
         for cut in (0..total).step_by(total / 40 + 1) {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let stop = Stop::after_looks(cut as u64);
             let (plan, fallback) = placer.place_within(&o, &stop);
             assert_eq!(validate(&p, &plan), Ok(()), "cut {cut}");
             let kept = (0..p.len())
@@ -1475,7 +1393,6 @@ mod tests {
     /// plan is valid, and the fallback count says how many buffers it left.
     #[test]
     fn a_stop_at_any_poll_gives_a_valid_plan() {
-        use std::sync::atomic::AtomicUsize;
         let p = mixed(crate::generate::Kind::Random, 3000);
         let free = p
             .buffers()
@@ -1485,8 +1402,7 @@ mod tests {
         for g in Greedy::all() {
             let mut fallbacks = Vec::new();
             for cut in 0..12 {
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let stop = Stop::after_looks(cut as u64);
                 let within = plan_within(&p, g, &stop);
                 assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
                 assert!(within.fallback <= free);
@@ -1494,11 +1410,15 @@ mod tests {
             }
             // Cut at the first poll: nothing placed by the greedy.
             assert_eq!(fallbacks[0], free, "{}", g.name());
-            let full = plan_within(&p, g, &|| false);
+            let full = plan_within(&p, g, &Stop::never());
             assert_eq!(full.fallback, 0);
             assert_eq!(
                 Some(full.plan),
-                Placer::new(&p, g.fit).place(&order(&p, g.order), None)
+                Placer::new(&p, g.fit, &Stop::never()).unwrap().place(
+                    &order(&p, g.order, &Stop::never()).unwrap(),
+                    None,
+                    &Stop::never()
+                )
             );
         }
     }
@@ -1508,19 +1428,17 @@ mod tests {
     /// is done), and uncut, greedy's own plan.
     #[test]
     fn a_stop_at_any_poll_with_the_bucketed_plan_beside_gives_a_valid_plan() {
-        use std::sync::atomic::AtomicUsize;
         let p = mixed(crate::generate::Kind::Random, 3000);
         let g = Greedy::default();
         let (stacked, _) = fallback::stacked(&p);
         for cut in 0..30 {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+            let stop = Stop::after_looks(cut as u64);
             let within = plan_within_beside_from(&p, g, &stop, &stop, true, 0);
             assert_eq!(validate(&p, &within.plan), Ok(()), "cut {cut}");
             assert_eq!(within.stacked, within.plan == stacked, "cut {cut}");
         }
-        let whole = plan_within_beside_from(&p, g, &|| false, &|| false, true, 0);
-        assert_eq!(whole.plan, plan_within(&p, g, &|| false).plan);
+        let whole = plan_within_beside_from(&p, g, &Stop::never(), &Stop::never(), true, 0);
+        assert_eq!(whole.plan, plan_within(&p, g, &Stop::never()).plan);
         assert_eq!(whole.fallback, 0);
     }
 
@@ -1537,21 +1455,23 @@ mod tests {
     /// makespan that comes with the plan is its makespan.
     #[test]
     fn the_fallback_ready_beside_the_order_is_never_worse() {
-        use std::sync::atomic::AtomicUsize;
         let p = mixed(crate::generate::Kind::Layered, 6000);
         let stacked = fallback::stacked(&p);
         for fit in [Fit::FirstFit, Fit::BestFit] {
-            let placer = Placer::with_min_group(&p, fit, 512);
+            let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
             let (none, none_count) = placer.place_none();
             let full = placer
-                .place(&crate::solvers::greedy::order(&p, Order::Size), None)
+                .place(
+                    &crate::solvers::greedy::order(&p, Order::Size, &Stop::never()).unwrap(),
+                    None,
+                    &Stop::never(),
+                )
                 .unwrap();
             let (mut improved, mut in_hand) = (0, 0);
             for (settled, prestack) in [(false, false), (true, false), (false, true)] {
                 for cut in 0..40 {
-                    let polls = AtomicUsize::new(0);
-                    let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
-                    let settle = || settled && stop();
+                    let stop = Stop::after_looks(cut as u64);
+                    let settle = if settled { stop.clone() } else { Stop::never() };
                     let prestacked = prestack.then(|| fallback::stacked_measured(&p));
                     let placed =
                         placer.place_order_within_from(Order::Size, &stop, &settle, 0, prestacked);
@@ -1586,7 +1506,13 @@ mod tests {
             assert!(improved > 0 && in_hand > 0, "{fit:?}: {improved} {in_hand}");
             let never = |early_min| {
                 placer
-                    .place_order_within_from(Order::Size, &|| false, &|| false, early_min, None)
+                    .place_order_within_from(
+                        Order::Size,
+                        &Stop::never(),
+                        &Stop::never(),
+                        early_min,
+                        None,
+                    )
                     .plan
             };
             assert_eq!(never(0), never(usize::MAX));
@@ -1600,22 +1526,20 @@ mod tests {
     #[test]
     fn the_columns_fallback_is_the_ranges_fallback() {
         use crate::generate::Kind;
-        use std::sync::atomic::AtomicUsize;
         for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
             let p = mixed(kind, 5000);
             assert!(p.fixed_end() > 0, "{kind:?}");
             for fit in [Fit::FirstFit, Fit::BestFit] {
-                let placer = Placer::with_min_group(&p, fit, 512);
+                let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
                 let (none, none_count) = placer.place_none();
-                let fallback = placer.fallback_plan(&|| false).flatten().unwrap();
+                let fallback = placer.fallback_plan(&Stop::never()).flatten().unwrap();
                 assert_eq!(validate(&p, &fallback.plan), Ok(()), "{kind:?} {fit:?}");
                 assert_eq!(fallback.plan, none, "{kind:?} {fit:?}");
                 assert_eq!(fallback.count, none_count, "{kind:?} {fit:?}");
                 assert_eq!(fallback.top, none.makespan(&p), "{kind:?} {fit:?}");
                 let mut cut_before_done = 0;
                 for cut in 0..12 {
-                    let polls = AtomicUsize::new(0);
-                    let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                    let stop = Stop::after_looks(cut as u64);
                     match placer.fallback_plan(&stop) {
                         None => cut_before_done += 1,
                         Some(plan) => assert_eq!(plan.unwrap().plan, none, "cut {cut}"),
@@ -1630,7 +1554,6 @@ mod tests {
     /// a valid plan: the bucketed fallback's before the conflicts exist.
     #[test]
     fn a_stop_at_any_poll_with_gaps_gives_a_valid_plan() {
-        use std::sync::atomic::AtomicUsize;
         let base = crate::generate::generate(crate::generate::Kind::Trace, 2000, 5).problem;
         let buffers = base.buffers().to_vec();
         let gaps = crate::testutil::idle_in_second_step(&buffers);
@@ -1644,13 +1567,12 @@ mod tests {
             },
         ] {
             for cut in 0..8 {
-                let polls = AtomicUsize::new(0);
-                let stop = || polls.fetch_add(1, Ordering::Relaxed) >= cut;
+                let stop = Stop::after_looks(cut as u64);
                 let within = plan_within(&p, g, &stop);
                 assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
             }
             // Cut at once: every buffer to the bucketed fallback.
-            let within = plan_within(&p, g, &|| true);
+            let within = plan_within(&p, g, &Stop::after_looks(0));
             assert_eq!(within.fallback, p.len());
             assert!(within.placer.is_none());
         }
@@ -1661,8 +1583,8 @@ mod tests {
         fn grouped_placement_equals_a_plain_pass(p in arb_problem(), min_group in 1usize..8) {
             // The skyline is not a pass over the order (see `skyline`).
             for g in Greedy::all().filter(|g| g.fit != Fit::Skyline) {
-                let o = order(&p, g.order);
-                let grouped = Placer::with_min_group(&p, g.fit, min_group).place(&o, None).unwrap();
+                let o = order(&p, g.order, &Stop::never()).unwrap();
+                let grouped = Placer::with_min_group(&p, g.fit, min_group, &Stop::never()).unwrap().place(&o, None, &Stop::never()).unwrap();
                 prop_assert_eq!(grouped.offsets(), &plain_pass(&p, &o, g.fit)[..]);
             }
         }

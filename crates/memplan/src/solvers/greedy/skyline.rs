@@ -17,16 +17,16 @@
 //! no waiting buffers (it cannot be raised to them) places its first buffer
 //! at its lowest offset clear of the fixed buffers.
 
+use crate::stop::{Cut, Poll, Stop};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::buffer::BufferIdx;
 use crate::geometry::fit::{align_up, first_fit_from};
 use crate::geometry::groups::TimeGroups;
-use crate::geometry::sweep::{section_spans_until, MaxTree};
+use crate::geometry::sweep::{section_spans, MaxTree};
 use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
-use crate::solver::Poll;
 
 /// Height of a segment of the skyline that no waiting buffer lives in: it is
 /// never raised nor filled, and never a neighbour to raise a gap to.
@@ -44,12 +44,12 @@ struct Segment {
 /// Places the fixed buffers, then the buffers of `order` (the priority:
 /// earlier first) by the §3.1 skyline. Buffers neither fixed nor in `order`
 /// get offset 0. `None` as soon as a buffer would end above `limit`, or when
-/// `stop()` holds (checked every few gaps).
+/// `stop` cuts (checked every few gaps).
 pub fn place(
     problem: &Problem,
     order: &[BufferIdx],
     limit: Option<u64>,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<Plan> {
     let buffers = problem.buffers();
     let mut rank = vec![u32::MAX; buffers.len()];
@@ -60,11 +60,7 @@ pub fn place(
     }
     // Independent time groups share no section: each has a skyline of its
     // own, placed in parallel.
-    let groups = match TimeGroups::new_until(buffers, GROUP, stop) {
-        Some(groups) => groups,
-        None if stop() => return None,
-        None => TimeGroups::single(buffers.len()),
-    };
+    let groups = TimeGroups::new(buffers, GROUP, stop).ok()?;
     let offsets = groups.solve_each(|m| {
         let group: Vec<&Buffer> = m.iter().map(|b| &buffers[b.index()]).collect();
         let rank: Vec<u32> = m.iter().map(|b| rank[b.index()]).collect();
@@ -72,9 +68,6 @@ pub fn place(
     })?;
     Some(Plan::from_offsets(offsets))
 }
-
-/// Buffers between two polls of `stop()` in the skyline's setup.
-const SETUP_POLL: usize = 1 << 16;
 
 /// Consecutive independent parts are merged up to this many buffers per
 /// group (a skyline per handful of buffers costs more than it saves).
@@ -86,20 +79,20 @@ fn place_group(
     buffers: &[&Buffer],
     rank: &[u32],
     limit: Option<u64>,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<Vec<u64>> {
-    if stop() {
+    if stop.is_cut() {
         return None;
     }
     let mut offsets: Vec<u64> = buffers
         .iter()
         .map(|b| b.fixed_offset.unwrap_or(0))
         .collect();
-    let (spans, section_count) = section_spans_until(buffers.iter().copied(), stop)?;
+    let (spans, section_count) = section_spans(buffers.iter().copied(), stop).ok()?;
     let fixed: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].fixed_offset.is_some())
         .collect();
-    let mut sky = Skyline::new_until(&spans, section_count, rank, stop)?;
+    let mut sky = Skyline::new(&spans, section_count, rank, stop).ok()?;
     // Every gap, section scanned and candidate tried is a unit of work.
     let mut poll = Poll::new();
 
@@ -108,7 +101,7 @@ fn place_group(
     let mut blocked: Vec<(u64, u64)> = Vec::new();
     let mut pieces: Vec<(u32, u32, u64)> = Vec::new();
     while let Some((lo, seg)) = sky.pop() {
-        if poll.due(1) && stop() {
+        if poll.tick(1, stop).is_err() {
             return None;
         }
         let (hi, h) = (seg.hi, seg.height);
@@ -125,7 +118,7 @@ fn place_group(
         candidates.sort_unstable_by_key(|&i| rank[i as usize]);
         taken.clear();
         for &c in &candidates {
-            if poll.due(1 + fixed.len()) && stop() {
+            if poll.tick(1 + fixed.len(), stop).is_err() {
                 return None;
             }
             let (clo, chi) = spans[c as usize];
@@ -233,23 +226,21 @@ struct Skyline<'a> {
 
 impl<'a> Skyline<'a> {
     /// The skyline at height 0 over `section_count` sections, the buffers
-    /// of finite `rank` waiting; `None` once `stop()` holds (polled every
-    /// `SETUP_POLL` buffers, and in the tree's build).
-    fn new_until(
+    /// of finite `rank` waiting; `Err` once `stop` cuts (checked every
+    /// [`Stop::EVERY`] buffers, and in the tree's build).
+    fn new(
         spans: &'a [(u32, u32)],
         section_count: usize,
         rank: &[u32],
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
+        stop: &Stop,
+    ) -> Result<Self, Cut> {
         let waiting = |i: usize| rank[i] != u32::MAX;
         // A counting sort by start section (a row is a set: the buffers
         // taken from it are chosen by rank, so the order within it does
         // not matter).
         let mut start = vec![0u32; section_count + 1];
         for (i, &(lo, _)) in spans.iter().enumerate() {
-            if i % SETUP_POLL == 0 && stop() {
-                return None;
-            }
+            stop.every(i)?;
             if waiting(i) {
                 start[lo as usize + 1] += 1;
             }
@@ -261,9 +252,7 @@ impl<'a> Skyline<'a> {
         let mut by_start = vec![0u32; start[section_count] as usize];
         let mut next = start.clone();
         for (i, &(lo, _)) in spans.iter().enumerate() {
-            if i % SETUP_POLL == 0 && stop() {
-                return None;
-            }
+            stop.every(i)?;
             if waiting(i) {
                 by_start[next[lo as usize] as usize] = i as u32;
                 next[lo as usize] += 1;
@@ -288,12 +277,12 @@ impl<'a> Skyline<'a> {
             by_start,
             live,
             pos,
-            reach: MaxTree::new_until(&reach, stop)?,
+            reach: MaxTree::new(&reach, stop)?,
         };
         if section_count > 0 {
             sky.insert(0, section_count as u32, 0);
         }
-        Some(sky)
+        Ok(sky)
     }
 
     /// The lowest live segment, removed from the heap (it stays in place
@@ -315,7 +304,7 @@ impl<'a> Skyline<'a> {
     }
 
     /// The waiting buffers living only in `[lo, hi)`, into `out`; false
-    /// when `stop()` holds (checked as `poll` says: a gap may span most of
+    /// when `stop` cuts (checked as `poll` says: a gap may span most of
     /// the sections).
     fn contained(
         &self,
@@ -323,11 +312,11 @@ impl<'a> Skyline<'a> {
         hi: u32,
         out: &mut Vec<u32>,
         poll: &mut Poll,
-        stop: &(dyn Fn() -> bool + Sync),
+        stop: &Stop,
     ) -> bool {
         out.clear();
         for s in lo as usize..hi as usize {
-            if poll.due(1 + self.row(s).len()) && stop() {
+            if poll.tick(1 + self.row(s).len(), stop).is_err() {
                 return false;
             }
             out.extend(
@@ -428,7 +417,13 @@ mod tests {
     use proptest::prelude::*;
 
     fn skyline(p: &Problem, by: Order) -> Vec<u64> {
-        let plan = place(p, &order(p, by), None, &|| false).unwrap();
+        let plan = place(
+            p,
+            &order(p, by, &Stop::never()).unwrap(),
+            None,
+            &Stop::never(),
+        )
+        .unwrap();
         assert_eq!(validate(p, &plan), Ok(()));
         plan.offsets().to_vec()
     }
@@ -479,26 +474,27 @@ mod tests {
     #[test]
     fn limit_and_stop() {
         let p = problem(&[(0, 4, 8), (4, 6, 6), (4, 6, 5), (0, 6, 2)]);
-        let o = order(&p, Order::Size);
-        assert!(place(&p, &o, Some(12), &|| false).is_none());
-        assert!(place(&p, &o, Some(13), &|| false).is_some());
+        let o = order(&p, Order::Size, &Stop::never()).unwrap();
+        assert!(place(&p, &o, Some(12), &Stop::never()).is_none());
+        assert!(place(&p, &o, Some(13), &Stop::never()).is_some());
         let empty = problem(&[]);
-        assert_eq!(place(&empty, &[], None, &|| false), Some(Plan::default()));
+        assert_eq!(
+            place(&empty, &[], None, &Stop::never()),
+            Some(Plan::default())
+        );
     }
 
     /// A stop at any poll of the setup (time groups, sections, rows, the
     /// tree) or of the rows gives `None`; never stopped, the same plan.
     #[test]
     fn the_setup_polls_the_stop() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         let p = crate::generate::generate(crate::generate::Kind::Layered, 3000, 2).problem;
-        let o = order(&p, Order::Contention);
-        let full = place(&p, &o, None, &|| false).unwrap();
+        let o = order(&p, Order::Contention, &Stop::never()).unwrap();
+        let full = place(&p, &o, None, &Stop::never()).unwrap();
         assert_eq!(validate(&p, &full), Ok(()));
         let mut cut = 0;
         for k in 0..40 {
-            let polls = AtomicUsize::new(0);
-            let stop = || polls.fetch_add(1, Ordering::Relaxed) >= k;
+            let stop = Stop::after_looks(k as u64);
             match place(&p, &o, None, &stop) {
                 None => cut += 1,
                 Some(plan) => assert_eq!(plan, full, "{k}"),
@@ -532,7 +528,7 @@ mod tests {
                 return Ok(()); // fixed buffers that collide
             };
             for by in Order::ALL {
-                let plan = place(&p, &order(&p, by), None, &|| false).unwrap();
+                let plan = place(&p, &order(&p, by, &Stop::never()).unwrap(), None, &Stop::never()).unwrap();
                 prop_assert_eq!(validate(&p, &plan), Ok(()));
                 prop_assert!(plan.makespan(&p) >= p.max_load());
             }

@@ -1,63 +1,51 @@
 //! Every greedy variant at once: the best plan of several orders and fits,
 //! in parallel, within a deadline.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use rayon::prelude::*;
 
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
 use crate::plan::{Measured, Plan};
 use crate::problem::{Buffer, Problem};
-use crate::solver::Deadline;
+use crate::stop::{Cut, Stop};
 
-use crate::geometry::sort::{collect_until, sort_until};
+use crate::geometry::sort::{collect, sort};
 
 use super::groups::DENSE_CONFLICTS;
 
-use super::{order_until, plan_within, Fit, Greedy, Order, Placer};
+use super::{order, plan_within, Fit, Greedy, Order, Placer};
 
 /// True when buffers meet more than `DENSE_CONFLICTS` others on average:
 /// first-fit is then fast (the [`TimeTree`](crate::geometry::time_tree::TimeTree)) but best-fit sorts thousands
-/// of conflicts per buffer.
-pub fn is_dense(problem: &Problem) -> bool {
-    is_dense_until(problem, &|| false).unwrap_or(false)
-}
-
-/// [`is_dense`] that gives up (`None`) once `stop()` holds.
-fn is_dense_until(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Option<bool> {
-    Some(mean_conflicts(problem.buffers(), stop)? > DENSE_CONFLICTS)
+/// of conflicts per buffer. `Err` once `stop` cuts.
+pub fn is_dense(problem: &Problem, stop: &Stop) -> Result<bool, Cut> {
+    Ok(mean_conflicts(problem.buffers(), stop)? > DENSE_CONFLICTS)
 }
 
 /// Mean number of other buffers overlapping a buffer, in O(n log n): each
 /// overlapping pair has its later start inside the other's lifetime. By
 /// start order, the starts inside a lifetime follow its own, so they are
 /// counted by a search outwards from there (lifetimes are mostly short).
-fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Option<u64> {
+fn mean_conflicts(buffers: &[Buffer], stop: &Stop) -> Result<u64, Cut> {
     // Stopped already: not even the pass that gathers the lifetimes.
-    if stop() {
-        return None;
-    }
+    stop.check()?;
     let n = buffers.len();
     // Every pass polls (at 5M buffers, an unpolled gather or count kept a
     // stop waiting up to a tenth of a second), and the lifetimes are freed
     // off the caller's path.
-    let mut spans: Vec<(u64, u64)> =
-        collect_until(n, |i| (buffers[i].start, buffers[i].end), stop)?;
-    if !sort_until(&mut spans, stop) {
+    let mut spans: Vec<(u64, u64)> = collect(n, |i| (buffers[i].start, buffers[i].end), stop)?;
+    if let Err(cut) = sort(&mut spans, stop) {
         drop_later(spans, n);
-        return None;
+        return Err(cut);
     }
-    let cut = AtomicBool::new(false);
-    let pairs: u64 = spans
-        .par_chunks(CONFLICTS_CHUNK)
+    // A chunk of costly units (a search each, longer where lifetimes are
+    // long) a parallel task, the token checked before each.
+    let pairs = spans
+        .par_chunks(Stop::EVERY_COSTLY)
         .enumerate()
         .map(|(k, chunk)| {
-            if stop() {
-                cut.store(true, Ordering::Relaxed);
-                return 0;
-            }
-            (k * CONFLICTS_CHUNK..)
+            stop.check()?;
+            Ok((k * Stop::EVERY_COSTLY..)
                 .zip(chunk)
                 .map(|(p, &(_, end))| {
                     // The first position at or after p starting at `end`
@@ -71,35 +59,28 @@ fn mean_conflicts(buffers: &[Buffer], stop: &(dyn Fn() -> bool + Sync)) -> Optio
                     let to = lo + spans[lo..hi].partition_point(|s| s.0 < end);
                     (to - p - 1) as u64
                 })
-                .sum::<u64>()
+                .sum::<u64>())
         })
-        .sum();
+        .try_reduce(|| 0, |a, b| Ok(a + b));
     drop_later(spans, n);
-    (!cut.into_inner()).then(|| pairs / n.max(1) as u64)
+    Ok(pairs? / n.max(1) as u64)
 }
-
-/// Buffers counted between two polls of `stop()` in [`mean_conflicts`]
-/// (a search each, longer where lifetimes are long).
-const CONFLICTS_CHUNK: usize = 1 << 13;
 
 /// The best plan of every greedy variant (run in parallel), ties to the
 /// first in [`Greedy::all`] order. On dense problems best-fit is skipped:
 /// it weighs every gap where first-fit takes the first, so there it costs
 /// far more than first-fit and the skyline, and the budget is better spent
 /// elsewhere. Once
-/// `stop()` holds, unfinished variants are dropped; the default one
+/// `stop` cuts, unfinished variants are dropped; the default one
 /// (size/first-fit) always returns a plan, completed by the fallback when
 /// cut short ([`Placer::place_within`]).
-pub fn best_variant(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> (Greedy, Plan) {
+pub fn best_variant(problem: &Problem, stop: &Stop) -> (Greedy, Plan) {
     let (greedy, best) = best_variant_measured(problem, stop);
     (greedy, best.plan)
 }
 
 /// [`best_variant`] with the plan's makespan when a pass measured it.
-fn best_variant_measured(
-    problem: &Problem,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> (Greedy, Measured) {
+fn best_variant_measured(problem: &Problem, stop: &Stop) -> (Greedy, Measured) {
     let default = Greedy::default();
     // The variants' density check (a sort) beside the default plan, whose
     // start makes the plan a stop takes at scale (the stacked plan).
@@ -112,10 +93,10 @@ fn best_variant_measured(
 }
 
 /// The variants [`best_variant`] runs: all but best-fit on dense problems
-/// (and when `stop()` cut the density check: only the default variant
+/// (and when `stop` cut the density check: only the default variant
 /// runs then anyway).
-fn variants(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Vec<Greedy> {
-    let dense = is_dense_until(problem, stop).unwrap_or(true);
+fn variants(problem: &Problem, stop: &Stop) -> Vec<Greedy> {
+    let dense = is_dense(problem, stop).unwrap_or(true);
     Greedy::all()
         .filter(|g| !dense || g.fit != Fit::BestFit)
         .collect()
@@ -125,11 +106,7 @@ fn variants(problem: &Problem, stop: &(dyn Fn() -> bool + Sync)) -> Vec<Greedy> 
 /// made (by [`greedy_first`](super::greedy_first), at scale under a time
 /// limit): the same plan, without placing the default variant again.
 /// `default` must be complete (not cut by a stop) for that to hold.
-fn best_variant_from(
-    problem: &Problem,
-    default: Plan,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> (Greedy, Measured) {
+fn best_variant_from(problem: &Problem, default: Plan, stop: &Stop) -> (Greedy, Measured) {
     let variants = variants(problem, stop);
     best_of_given(
         problem,
@@ -146,13 +123,9 @@ fn best_variant_from(
 /// deadline so that the work after them (measuring, the search's first
 /// poll) ends within `deadline`. The makespan comes with the plan when a
 /// pass measured it (every variant's, compared; the stacked plan's).
-pub fn best_variant_plan(
-    problem: &Problem,
-    default: Option<&Plan>,
-    deadline: &Deadline,
-) -> Measured {
+pub fn best_variant_plan(problem: &Problem, default: Option<&Plan>, deadline: &Stop) -> Measured {
     let ahead = super::reserved(problem, deadline);
-    let stop = || ahead.passed();
+    let stop = ahead.clone();
     match default {
         Some(plan) => best_variant_from(problem, plan.clone(), &stop).1,
         None => best_variant_measured(problem, &stop).1,
@@ -160,7 +133,7 @@ pub fn best_variant_plan(
 }
 
 /// The best plan of `variants` (run in parallel), ties to the first listed,
-/// with its makespan when a pass measured it. Once `stop()` holds,
+/// with its makespan when a pass measured it. Once `stop` cuts,
 /// unfinished variants are dropped, except `finish`, which
 /// [`Placer::place_within`] completes; `None` when every variant was
 /// dropped.
@@ -168,7 +141,7 @@ pub fn best_of(
     problem: &Problem,
     variants: &[Greedy],
     finish: Option<Greedy>,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<(Greedy, Measured)> {
     // The variant that must finish goes first, alone: on large instances
     // its setup and placement take the whole budget, which the others
@@ -179,7 +152,7 @@ pub fn best_of(
 
 /// The plan of the variant that must finish ([`plan_within`]), with its
 /// makespan when the pass that made it measured it (the stacked plan's).
-fn finished(problem: &Problem, greedy: Greedy, stop: &(dyn Fn() -> bool + Sync)) -> Measured {
+fn finished(problem: &Problem, greedy: Greedy, stop: &Stop) -> Measured {
     let within = plan_within(problem, greedy, stop);
     Measured {
         plan: within.plan,
@@ -194,11 +167,11 @@ fn best_of_given(
     problem: &Problem,
     variants: &[Greedy],
     finished: Option<(Greedy, Measured)>,
-    stop: &(dyn Fn() -> bool + Sync),
+    stop: &Stop,
 ) -> Option<(Greedy, Measured)> {
     let finish = finished.as_ref().map(|(g, _)| *g);
     // One placer per fit and one order per order kind, shared by the
-    // other variants; none is built once `stop()` holds.
+    // other variants; none is built once `stop` cuts.
     let others: Vec<Greedy> = variants
         .iter()
         .copied()
@@ -213,13 +186,13 @@ fn best_of_given(
     let (placers, sorted): (Vec<Option<Placer>>, Vec<Option<Vec<BufferIdx>>>) = rayon::join(
         || {
             fits.par_iter()
-                .map(|&f| Placer::new_until(problem, f, stop))
+                .map(|&f| Placer::new(problem, f, stop).ok())
                 .collect()
         },
         || {
             orders
                 .par_iter()
-                .map(|&o| order_until(problem, o, stop))
+                .map(|&o| order(problem, o, stop).ok())
                 .collect()
         },
     );
@@ -228,10 +201,10 @@ fn best_of_given(
         .filter_map(|g| {
             let placer = placers[fits.iter().position(|&f| f == g.fit)?].as_ref()?;
             let order = sorted[orders.iter().position(|&o| o == g.order)?].as_ref()?;
-            let plan = if stop() {
+            let plan = if stop.is_cut() {
                 None
             } else {
-                placer.place_until(order, None, stop)
+                placer.place(order, None, stop)
             }?;
             let i = variants.iter().position(|v| v == g)?;
             Some((plan.makespan(problem), i, plan))
@@ -272,7 +245,7 @@ mod tests {
     /// found by placing every variant (dense or not, ties to the default).
     #[test]
     fn best_variant_from_the_default_plan_is_best_variant() {
-        let never = || false;
+        let never = Stop::never();
         for (kind, n, seed) in [
             (Kind::Random, 800, 1),
             (Kind::Layered, 800, 2),
@@ -288,7 +261,7 @@ mod tests {
             // Compared with the others, the best plan comes measured.
             let makespan = plan.makespan(&p);
             assert_eq!(from.makespan, Some(makespan), "{kind:?}");
-            let never_deadline = crate::solver::SolveOptions::default().deadline();
+            let never_deadline = crate::solver::SolveOptions::default().stop();
             for default in [Some(&default), None] {
                 let best = best_variant_plan(&p, default, &never_deadline);
                 assert_eq!(best, Measured::new(plan.clone(), makespan), "{kind:?}");
@@ -298,7 +271,7 @@ mod tests {
         // measured (no variant to compare it with).
         let p = generate(Kind::Random, 500, 5).problem;
         let default = plan_within(&p, Greedy::default(), &never).plan;
-        let (g, best) = best_variant_from(&p, default.clone(), &|| true);
+        let (g, best) = best_variant_from(&p, default.clone(), &Stop::after_looks(0));
         assert_eq!((g, best), (Greedy::default(), Measured::from(default)));
     }
 }

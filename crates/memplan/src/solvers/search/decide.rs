@@ -8,8 +8,8 @@ use super::options::{Schedule, SearchOptions};
 use super::preorder::Preorder;
 use super::state::{Outcome, State};
 use crate::plan::Plan;
-use crate::solver::Deadline;
 use crate::solver::Probe;
+use crate::solver::Stop;
 use std::sync::atomic::AtomicU64;
 use std::sync::Barrier;
 
@@ -20,7 +20,7 @@ impl Groups {
         &self,
         capacity: u64,
         options: &SearchOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
         step_limit: u64,
         counters: &mut Counters,
     ) -> Probe {
@@ -45,7 +45,7 @@ impl Group {
         &self,
         capacity: u64,
         options: &SearchOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
         step_limit: u64,
         counters: &mut Counters,
     ) -> Probe {
@@ -103,7 +103,7 @@ impl Group {
                     );
                 }
                 let left = step_limit.saturating_sub(counters.steps - start);
-                if quick != Probe::Unknown || left == 0 || deadline.passed() {
+                if quick != Probe::Unknown || left == 0 || deadline.is_cut() {
                     return quick;
                 }
                 let no_pause = |_: usize, _: u64| {};
@@ -163,7 +163,7 @@ impl Group {
         capacity: u64,
         options: &SearchOptions,
         preorders: &[Preorder],
-        deadline: &Deadline,
+        deadline: &Stop,
         step_limit: u64,
         counters: &mut Counters,
         pause: &(dyn Fn(usize, u64) + Sync),
@@ -235,7 +235,7 @@ impl Group {
         capacity: u64,
         options: &SearchOptions,
         preorders: &[Preorder],
-        deadline: &Deadline,
+        deadline: &Stop,
         step_limit: u64,
         rounds: u32,
         counters: &mut Counters,

@@ -3,6 +3,7 @@
 
 use super::lockstep::next_meeting;
 use super::state::{Candidate, Outcome, State, Undo, UNPLACED};
+use crate::stop::Stop;
 
 impl State<'_> {
     /// Searches the whole group.
@@ -18,9 +19,16 @@ impl State<'_> {
             return Some(Outcome::OutOfBudget);
         }
         self.steps += 1;
-        // Steps cost O(buffers): look at the clock at every step of large
-        // groups, every 256 steps of small ones.
-        if (self.steps % 256 == 0 || self.g.size.len() > 2048) && self.deadline.passed() {
+        // Steps cost O(buffers), costly units: a look every
+        // `Stop::EVERY_COSTLY` steps of small groups, at every step of
+        // groups larger than twice that (a step is then more work than an
+        // interval's).
+        let look = if self.g.size.len() > 2 * Stop::EVERY_COSTLY {
+            self.deadline.check()
+        } else {
+            self.deadline.every_costly(self.steps as usize)
+        };
+        if look.is_err() {
             self.timed_out = true;
             return Some(Outcome::OutOfTime);
         }
@@ -105,7 +113,7 @@ impl State<'_> {
         if opts.section_inference && !candidates.is_empty() {
             let feasible = self.sections_feasible(lo, hi, top, candidates, opts.dynamic_order);
             // On large groups one node can take a while: look at the clock.
-            if self.g.size.len() > 2048 && self.deadline.passed() {
+            if self.g.size.len() > 2 * Stop::EVERY_COSTLY && self.deadline.is_cut() {
                 self.timed_out = true;
                 return Outcome::OutOfTime;
             }

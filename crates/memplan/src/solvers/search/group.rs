@@ -5,9 +5,9 @@
 use super::preorder::{Preorder, PreorderKeys};
 use crate::buffer::BufferIdx;
 use crate::geometry::groups::TimeGroups;
-use crate::geometry::sweep::{overlap_csr, section_loads, section_spans_until, MaxTree};
+use crate::geometry::sweep::{overlap_csr, section_loads, section_spans, MaxTree};
 use crate::problem::{Buffer, Problem};
-use crate::solver::Deadline;
+use crate::solver::Stop;
 
 /// The independent time groups of a problem, each searched on its own.
 pub(super) struct Groups {
@@ -20,13 +20,13 @@ pub(super) struct Groups {
 impl Groups {
     /// The groups' data; `None` when the deadline passes first (instances
     /// of many thousands of buffers).
-    pub(super) fn new(problem: &Problem, decompose: bool, deadline: &Deadline) -> Option<Self> {
+    pub(super) fn new(problem: &Problem, decompose: bool, deadline: &Stop) -> Option<Self> {
         // The greedy plan before may have used the whole budget.
-        if deadline.passed() {
+        if deadline.is_cut() {
             return None;
         }
         let members = if decompose {
-            TimeGroups::new_until(problem.buffers(), 1, &|| deadline.passed())?
+            TimeGroups::new(problem.buffers(), 1, deadline).ok()?
         } else {
             TimeGroups::single(problem.len())
         };
@@ -114,22 +114,18 @@ pub(super) struct Layout {
 
 impl Group {
     /// The group's data, or `None` when the deadline passes first.
-    pub(super) fn new(
-        problem: &Problem,
-        members: &[BufferIdx],
-        deadline: &Deadline,
-    ) -> Option<Self> {
+    pub(super) fn new(problem: &Problem, members: &[BufferIdx], deadline: &Stop) -> Option<Self> {
         if problem.has_gaps() {
             return Self::with_gaps(problem, members, deadline);
         }
         let buffers = problem.buffers();
         let (members, free) = split_members(buffers, members);
         let buf = |i: usize| &buffers[members[free[i]].0.index()];
-        let stop = || deadline.passed();
+        let stop = deadline.clone();
         // Sections of every member (fixed ones too), kept for free buffers
         // (their sort polls the clock: tens of milliseconds at 1M buffers).
         let (spans, section_count) =
-            section_spans_until(members.iter().map(|(b, _)| &buffers[b.index()]), &stop)?;
+            section_spans(members.iter().map(|(b, _)| &buffers[b.index()]), &stop).ok()?;
         let sections: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
         // Section loads by a difference array, contention by range maxima:
         // O(n log n + sections) even when lifetimes span many sections.
@@ -140,11 +136,11 @@ impl Group {
                 .map(|(i, &span)| (span, buf(i).size)),
             section_count,
         );
-        if stop() {
+        if stop.is_cut() {
             return None;
         }
         let contention = contention(&sections, &section_load);
-        let (adj_start, adj) = overlap_csr(&sections, &stop)?.into_parts();
+        let (adj_start, adj) = overlap_csr(&sections, &stop).ok().flatten()?.into_parts();
         let complete = members.iter().all(|(_, o)| o.is_none());
         Some(Group::assemble(
             buffers,
@@ -174,7 +170,7 @@ impl Group {
     pub(super) fn with_gaps(
         problem: &Problem,
         members: &[BufferIdx],
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Option<Self> {
         let buffers = problem.buffers();
         let (members, free) = split_members(buffers, members);
@@ -311,7 +307,7 @@ impl Group {
 /// The highest section load over each free buffer's sections (range
 /// maxima, O(n log n + sections)).
 fn contention(sections: &[(u32, u32)], section_load: &[u64]) -> Vec<u64> {
-    let loads = MaxTree::new(section_load);
+    let loads = crate::stop::uncut(|never| MaxTree::new(section_load, never));
     sections
         .iter()
         .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
@@ -369,7 +365,7 @@ fn meeting_pieces(
     n: usize,
     piece_start: &[u32],
     pieces: &[(u32, u32, u64, u64)],
-    deadline: &Deadline,
+    deadline: &Stop,
 ) -> Option<(Vec<u32>, Vec<u32>, Vec<u64>)> {
     // Meeting pieces, by a sweep in start order: (i, j, effective size
     // of i below j), both ways, the highest per pair.
@@ -382,7 +378,7 @@ fn meeting_pieces(
     by_start.sort_unstable();
     let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
     for (a, &(_, i, k)) in by_start.iter().enumerate() {
-        if a % 128 == 0 && deadline.passed() {
+        if deadline.every_costly(a).is_err() {
             return None;
         }
         let (_, end, ilo, ihi) = pieces[k as usize];

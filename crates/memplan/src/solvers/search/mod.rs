@@ -136,8 +136,8 @@ use std::time::Duration;
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 use crate::solver::{
-    minimise_within, starting_plan, Deadline, Effort, NotFoundReason, Prepared, Probe, Solution,
-    SolveError, SolveOptions, Solver,
+    minimise_within, starting_plan, Effort, NotFoundReason, Prepared, Probe, Solution, SolveError,
+    SolveOptions, Solver, Stop,
 };
 use crate::solvers::greedy::{self, Fit, Order, Placer};
 use group::Groups;
@@ -201,7 +201,7 @@ impl Solver for Search {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.deadline();
+        let deadline = options.stop();
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
         // At scale under a time limit, the default greedy plan first: the
         // floor of what a cut returns.
@@ -253,7 +253,7 @@ impl Search {
         problem: &Problem,
         prepared: &Prepared,
         floor: Option<&Plan>,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Measured {
         starting_plan(
             problem,
@@ -270,7 +270,7 @@ impl Search {
         capacity: u64,
         prepared: &Prepared,
         floor: Option<&Plan>,
-        deadline: &Deadline,
+        deadline: &Stop,
         budget: Option<u64>,
     ) -> Result<Solution, SolveError> {
         let lower = prepared.lower_bound;
@@ -294,13 +294,15 @@ impl Search {
         // once when the capacity is loose, else the makespan to report if
         // the search decides nothing. Its setup polls the clock too
         // (millions of buffers).
-        let stop = || deadline.passed();
+        let stop = deadline.clone();
         let quick = match floor {
             Some(plan) => Some(plan.clone()),
-            None => Placer::new_until(problem, Fit::FirstFit, &stop).and_then(|placer| {
-                let order = crate::solvers::greedy::order_until(problem, Order::Size, &stop)?;
-                placer.place_until(&order, None, &stop)
-            }),
+            None => Placer::new(problem, Fit::FirstFit, &stop)
+                .ok()
+                .and_then(|placer| {
+                    let order = crate::solvers::greedy::order(problem, Order::Size, &stop).ok()?;
+                    placer.place(&order, None, &stop)
+                }),
         }
         .map(|plan| {
             let makespan = plan.makespan(problem);
@@ -315,7 +317,7 @@ impl Search {
         let groups = Groups::new(problem, self.options.decompose, &setup);
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
-        let decide = |c: u64, d: &Deadline, limit: u64, counters: &mut Counters| {
+        let decide = |c: u64, d: &Stop, limit: u64, counters: &mut Counters| {
             groups.as_ref().map_or(Probe::Unknown, |g| {
                 g.decide(c, &self.options, d, limit, counters)
             })
@@ -373,7 +375,7 @@ impl Search {
         options: &SolveOptions,
         prepared: &Prepared,
         floor: Option<&Plan>,
-        deadline: &Deadline,
+        deadline: &Stop,
         budget: Option<u64>,
     ) -> Solution {
         let lower = prepared.lower_bound;
@@ -417,9 +419,9 @@ fn take_turns(
     capacity: u64,
     tight: u64,
     budget: Option<u64>,
-    deadline: &Deadline,
+    deadline: &Stop,
     counters: &mut Counters,
-    mut decide: impl FnMut(u64, &Deadline, u64, &mut Counters) -> Probe,
+    mut decide: impl FnMut(u64, &Stop, u64, &mut Counters) -> Probe,
 ) -> Probe {
     let start = counters.steps;
     let first_time = deadline
@@ -429,8 +431,8 @@ fn take_turns(
     for round in 0u32.. {
         let growth = 1u64 << round.min(40);
         // The slice of one turn, `None` once the budget or time is spent.
-        let slice = |counters: &Counters| -> Option<(Deadline, u64)> {
-            if deadline.passed() {
+        let slice = |counters: &Counters| -> Option<(Stop, u64)> {
+            if deadline.is_cut() {
                 return None;
             }
             match (budget, first_time) {

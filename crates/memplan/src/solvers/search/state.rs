@@ -7,7 +7,7 @@ use super::lockstep::{next_meeting, Lockstep};
 use super::options::SearchOptions;
 use super::preorder::{Preorder, PreorderKeys};
 use crate::geometry::fit::{align_up, first_fit_from};
-use crate::solver::Deadline;
+use crate::solver::Stop;
 
 pub(super) enum Outcome {
     Found,
@@ -38,7 +38,7 @@ pub(super) struct State<'a> {
     pub(super) preorder: Preorder,
     pub(super) rank: Vec<u32>,
     pub(super) options: &'a SearchOptions,
-    pub(super) deadline: &'a Deadline,
+    pub(super) deadline: &'a Stop,
     /// Nodes this search may count (a round-robin run's limit).
     pub(super) node_limit: u64,
     /// Steps this search may take (its share of the work budget).
@@ -90,7 +90,7 @@ impl<'a> State<'a> {
         capacity: u64,
         preorder: Preorder,
         options: &'a SearchOptions,
-        deadline: &'a Deadline,
+        deadline: &'a Stop,
         node_limit: u64,
         step_limit: u64,
     ) -> Self {

@@ -28,15 +28,9 @@ fn running_example() -> Problem {
 /// Decides `problem` at `capacity` with the search alone (no greedy).
 fn decide(problem: &Problem, capacity: u64, options: &SearchOptions) -> (Probe, Counters) {
     let mut effort = Counters::default();
-    let groups = Groups::new(problem, options.decompose, &Deadline::default()).unwrap();
+    let groups = Groups::new(problem, options.decompose, &Stop::default()).unwrap();
     (
-        groups.decide(
-            capacity,
-            options,
-            &Deadline::default(),
-            u64::MAX,
-            &mut effort,
-        ),
+        groups.decide(capacity, options, &Stop::default(), u64::MAX, &mut effort),
         effort,
     )
 }
@@ -202,7 +196,7 @@ fn lockstep_search_is_deterministic_and_splits_independent_parts() {
 fn lockstep_answer_does_not_depend_on_thread_timing() {
     let g = crate::generate::generate(crate::generate::Kind::Challenging, 60, 4).problem;
     let capacity = g.capacity.unwrap();
-    let groups = Groups::new(&g, true, &Deadline::default()).unwrap();
+    let groups = Groups::new(&g, true, &Stop::default()).unwrap();
     let group = groups.groups.iter().max_by_key(|g| g.size.len()).unwrap();
     let options = SearchOptions::default();
     let run = |pause: &(dyn Fn(usize, u64) + Sync), limit: u64| {
@@ -211,7 +205,7 @@ fn lockstep_answer_does_not_depend_on_thread_timing() {
             capacity,
             &options,
             &options.preorders,
-            &Deadline::default(),
+            &Stop::default(),
             limit,
             &mut counters,
             pause,
@@ -296,7 +290,7 @@ fn minimising_rounds_capacities_to_the_granularity() {
         &p,
         Plan::from_offsets(vec![0, 4, 8, 12, 16]).into(),
         1,
-        &Deadline::default(),
+        &Stop::default(),
         &crate::solver::Progress::default(),
         |c, _| {
             asked.push(c);

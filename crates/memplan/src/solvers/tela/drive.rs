@@ -7,7 +7,7 @@ use super::state::{State, UNPLACED};
 use super::{Effort, TelaOptions};
 use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{Deadline, NotFoundReason, Probe};
+use crate::solver::{NotFoundReason, Probe, Stop};
 
 /// The work of a solve: the effort so far, and why the last capacity left
 /// undecided was left so ([`Probe::Unknown`] carries no reason; only the
@@ -37,7 +37,7 @@ impl Models {
         problem: &Problem,
         capacity: u64,
         options: &TelaOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
         seed: u64,
         work: &mut Work,
     ) -> Probe {
@@ -77,7 +77,7 @@ impl Model {
         &self,
         capacity: u64,
         options: &TelaOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
         seed: u64,
         step_limit: u64,
         work: &mut Work,
@@ -160,8 +160,14 @@ impl State<'_> {
                 }
                 effort.steps += 1;
                 // Steps on large groups scan thousands of buffers: look at
-                // the clock at every one of them.
-                if (effort.steps % 256 == 0 || n > 2048) && self.deadline.passed() {
+                // the clock at every one of them (more work than an
+                // interval's), else every `Stop::EVERY_COSTLY` steps.
+                let look = if n > 2 * Stop::EVERY_COSTLY {
+                    self.deadline.check()
+                } else {
+                    self.deadline.every_costly(effort.steps as usize)
+                };
+                if look.is_err() {
                     return Outcome::TimeLimit;
                 }
                 self.place(b);

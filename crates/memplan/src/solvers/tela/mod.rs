@@ -102,8 +102,8 @@ mod state;
 use crate::plan::{validate, Plan};
 use crate::problem::Problem;
 use crate::solver::{
-    minimise, starting_plan, Deadline, NotFoundReason, Prepared, Probe, Solution, SolveError,
-    SolveOptions, Solver,
+    minimise, starting_plan, NotFoundReason, Prepared, Probe, Solution, SolveError, SolveOptions,
+    Solver, Stop,
 };
 use crate::solvers::greedy;
 use drive::Work;
@@ -328,7 +328,7 @@ impl Tela {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.deadline();
+        let deadline = options.stop();
         // The bounds (a portfolio's, when it computed them; their sorts
         // poll the clock at millions of buffers), and at scale under a time
         // limit the default greedy plan first: the floor of what a cut
@@ -355,7 +355,7 @@ impl Tela {
         capacity: u64,
         prepared: &Prepared,
         options: &SolveOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Result<Solution, SolveError> {
         if let Some(warm) = self.warm_start(problem) {
             return Solution::within_capacity(
@@ -377,7 +377,7 @@ impl Tela {
         // thousands of buffers): the capacity is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
         let setup = greedy::reserved(problem, deadline);
-        let models = Models::new(problem, &self.options, &|| setup.passed());
+        let models = Models::new(problem, &self.options, &setup);
         let mut work = Work::default();
         let probe = match &models {
             Some(models) => models.decide(
@@ -421,7 +421,7 @@ impl Tela {
         prepared: &Prepared,
         floor: Option<&Plan>,
         options: &SolveOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
     ) -> Solution {
         // The first upper bound comes first, so that a plan exists whatever
         // the time limit.
@@ -435,7 +435,7 @@ impl Tela {
         // is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
         let setup = greedy::reserved(problem, deadline);
-        let models = Models::new(problem, &self.options, &|| setup.passed());
+        let models = Models::new(problem, &self.options, &setup);
         let mut work = Work::default();
         let mut s = minimise(
             problem,

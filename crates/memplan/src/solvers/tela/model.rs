@@ -10,6 +10,7 @@ use crate::geometry::csr::Csr;
 use crate::geometry::groups::TimeGroups;
 use crate::geometry::sweep::{alive_csr, overlap_csr, section_loads, section_spans, MaxTree};
 use crate::problem::{Buffer, Problem};
+use crate::stop::Stop;
 
 /// The independent time groups of a problem (§5.3: "time steps that have no
 /// overlap ... subproblems that can be solved independently").
@@ -19,17 +20,14 @@ pub(super) struct Models {
 
 impl Models {
     /// The groups' models, or `None` when `stop` returns true first.
-    pub(super) fn new(
-        problem: &Problem,
-        options: &TelaOptions,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Self> {
+    pub(super) fn new(problem: &Problem, options: &TelaOptions, stop: &Stop) -> Option<Self> {
         // The greedy plan before may have used the whole budget.
-        if stop() {
+        if stop.is_cut() {
             return None;
         }
         // The groups' sort polls too (tens of milliseconds at 1M buffers).
-        let models = TimeGroups::new_until(problem.buffers(), 1, stop)?
+        let models = TimeGroups::new(problem.buffers(), 1, stop)
+            .ok()?
             .iter()
             .map(|m| {
                 Model::new(
@@ -91,9 +89,10 @@ impl Model {
         members: &[BufferIdx],
         phases: bool,
         contention: bool,
-        stop: &dyn Fn() -> bool,
+        stop: &Stop,
     ) -> Option<Self> {
-        let (spans, section_count) = section_spans(members.iter().map(|b| &buffers[b.index()]));
+        let (spans, section_count) =
+            section_spans(members.iter().map(|b| &buffers[b.index()]), stop).ok()?;
         let (free, fixed): (Vec<usize>, Vec<usize>) =
             (0..members.len()).partition(|&m| buffers[members[m].index()].fixed_offset.is_none());
         let buf = |m: usize| &buffers[members[m].index()];
@@ -101,11 +100,13 @@ impl Model {
         let fixed_buffers: Vec<&Buffer> = fixed.iter().map(|&f| buf(f)).collect();
         let span: Vec<(u32, u32)> = free.iter().map(|&m| spans[m]).collect();
 
-        let adj = overlap_csr(&span, stop)?;
+        let adj = overlap_csr(&span, stop).ok().flatten()?;
         let fixed_ranges = fixed_overlaps(&free_buffers, &fixed_buffers, stop)?;
-        let alive = alive_csr(&span, section_count, stop)?;
+        let alive = alive_csr(&span, section_count, stop).ok().flatten()?;
         let fixed_spans: Vec<(u32, u32)> = fixed.iter().map(|&f| spans[f]).collect();
-        let fixed_alive = alive_csr(&fixed_spans, section_count, stop)?
+        let fixed_alive = alive_csr(&fixed_spans, section_count, stop)
+            .ok()
+            .flatten()?
             .map(|&k| address_range(fixed_buffers[k as usize]));
         let maximal = maximal_sections(&spans, section_count);
 
@@ -117,7 +118,7 @@ impl Model {
                 .map(|(b, &span)| (span, buffers[b.index()].size)),
             section_count,
         );
-        if stop() {
+        if stop.is_cut() {
             return None;
         }
         let phase = if phases {
@@ -164,7 +165,7 @@ impl Model {
         let mut keys = Vec::new();
         if contention {
             // Rank by the tuple, then use the rank as the key.
-            let loads = MaxTree::new(load);
+            let loads = crate::stop::uncut(|never| MaxTree::new(load, never));
             let tuples: Vec<(u64, u64, u64)> = (0..free.len())
                 .map(|i| {
                     let (lo, hi) = span[i];
@@ -223,16 +224,12 @@ fn address_range(b: &Buffer) -> (u64, u64) {
 }
 
 /// Row `i`: the address ranges of the `fixed` buffers that overlap
-/// `free[i]` in time, sorted. `None` when `stop` returns true (polled every
-/// 128 rows) or the ranges overflow `u32` indices.
-fn fixed_overlaps(
-    free: &[&Buffer],
-    fixed: &[&Buffer],
-    stop: &dyn Fn() -> bool,
-) -> Option<Csr<(u64, u64)>> {
+/// `free[i]` in time, sorted. `None` once `stop` cuts (checked every
+/// [`Stop::EVERY_COSTLY`] rows) or when the ranges overflow `u32` indices.
+fn fixed_overlaps(free: &[&Buffer], fixed: &[&Buffer], stop: &Stop) -> Option<Csr<(u64, u64)>> {
     let mut rows = Csr::new();
     for (k, b) in free.iter().enumerate() {
-        if k % 128 == 0 && stop() {
+        if stop.every_costly(k).is_err() {
             return None;
         }
         rows.push_row(

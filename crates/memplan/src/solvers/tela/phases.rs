@@ -40,7 +40,7 @@ pub(super) fn contention_phases(load: &[u64], spans: &[(u32, u32)]) -> Vec<u32> 
         for (rank, &(_, lo, hi)) in runs.iter().enumerate() {
             label[lo as usize..hi as usize].fill((runs.len() - rank) as u64);
         }
-        let labels = MaxTree::new(&label);
+        let labels = crate::stop::uncut(|never| MaxTree::new(&label, never));
         first.clear();
         first.resize(runs.len(), UNASSIGNED);
         let mut joined: Vec<(u32, u32)> = Vec::new(); // (run rank, buffer)

@@ -19,7 +19,7 @@ impl State<'_> {
             }
         }
         for s in 0..self.stamp.len() {
-            if s % 128 == 0 && self.deadline.passed() {
+            if self.deadline.every_costly(s).is_err() {
                 return None;
             }
             if self.section_fails(s).is_some() {
@@ -73,7 +73,7 @@ impl State<'_> {
         for k in 0..self.dirty.len() {
             // On large groups one placement can touch thousands of crowded
             // sections.
-            if k % 128 == 127 && self.deadline.passed() {
+            if self.deadline.every_costly(k + 1).is_err() {
                 self.timed_out = true;
                 return false;
             }

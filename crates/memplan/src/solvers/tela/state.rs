@@ -5,7 +5,7 @@
 
 use super::model::Model;
 use super::TelaOptions;
-use crate::solver::Deadline;
+use crate::solver::Stop;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -30,7 +30,7 @@ pub(super) struct State<'m> {
     pub(super) m: &'m Model,
     pub(super) capacity: u64,
     pub(super) options: &'m TelaOptions,
-    pub(super) deadline: &'m Deadline,
+    pub(super) deadline: &'m Stop,
     /// The step count at which this run stops.
     pub(super) run_limit: u64,
     /// Whether this run picks candidates phase by phase (§5.3).
@@ -90,7 +90,7 @@ impl<'m> State<'m> {
         m: &'m Model,
         capacity: u64,
         options: &'m TelaOptions,
-        deadline: &'m Deadline,
+        deadline: &'m Stop,
         seed: u64,
     ) -> Self {
         let n = m.len();

@@ -266,13 +266,13 @@ fn propagation_never_cuts_off_a_plan(p: &Problem, order_seed: u64) -> Result<(),
     use rand::seq::SliceRandom;
     let (opt, plan) = brute_force_plan(p);
     let p = p.clone().with_capacity(Some(opt));
-    let deadline = SolveOptions::default().deadline();
+    let deadline = SolveOptions::default().stop();
     for own_floors in [false, true] {
         let options = TelaOptions {
             own_floors,
             ..Default::default()
         };
-        for model in &Models::new(&p, &options, &|| false).unwrap().models {
+        for model in &Models::new(&p, &options, &Stop::never()).unwrap().models {
             let mut state = State::new(model, opt, &options, &deadline, 0);
             prop_assert_eq!(state.propagate_root(), Some(true));
             let mut order: Vec<usize> = (0..model.len()).collect();
@@ -647,7 +647,7 @@ fn prepared_greedy_plan_is_the_start() {
         time_limit: Some(Duration::ZERO),
         prepared: Some(std::sync::Arc::new(crate::solver::Prepared {
             greedy: Some(("stacked".into(), start.clone())),
-            ..crate::solver::Prepared::bounds(&p)
+            ..crate::solver::Prepared::bounds(&p, &crate::stop::Stop::never()).unwrap()
         })),
         ..SolveOptions::default()
     };
@@ -666,7 +666,9 @@ fn a_stop_before_the_bounds_gives_a_valid_plan() {
         time_limit: Some(Duration::ZERO),
         ..SolveOptions::default()
     };
-    assert!(options.prepared_until(&p, &|| true).is_none());
+    assert!(options
+        .prepared(&p, &crate::stop::Stop::after_looks(0))
+        .is_err());
     let s = Tela::default().solve(&p, &options).unwrap();
     assert_eq!(validate(&p, &s.plan), Ok(()));
     assert_eq!(s.stopped, Some(crate::solver::Stopped::TimeLimit));
