@@ -57,7 +57,7 @@ impl Group {
             };
             let answer = self.decide_by_fill(capacity, &d, limit, counters);
             let left = step_limit.saturating_sub(counters.steps - start);
-            if answer != Probe::Unknown || left == 0 || deadline.passed() {
+            if answer != Probe::Unknown || left == 0 || deadline.is_cut() {
                 return answer;
             }
             return self.decide_by_search(capacity, options, deadline, left, counters);
@@ -70,7 +70,7 @@ impl Group {
         &self,
         capacity: u64,
         options: &SearchOptions,
-        deadline: &Deadline,
+        deadline: &Stop,
         step_limit: u64,
         counters: &mut Counters,
     ) -> Probe {

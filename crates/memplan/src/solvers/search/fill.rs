@@ -41,14 +41,12 @@
 use super::counters::Counters;
 use super::group::Group;
 use crate::plan::Plan;
-use crate::solver::{Deadline, Probe};
+use crate::solver::Probe;
+use crate::stop::Stop;
 use std::collections::HashSet;
 
 /// Failed states remembered at most by each direction (16 bytes each).
 const MEMO_CAPACITY: usize = 1 << 20;
-
-/// Steps between two looks at the clock.
-const CLOCK_EVERY: u64 = 256;
 
 /// Whether the exact fill applies to `group` at `capacity`: no fixed
 /// buffer, gap or alignment (the search's `plain` and `complete`), and
@@ -657,7 +655,7 @@ impl<'g> Fill<'g> {
 
     /// Searches on until `step_limit` steps in all (resumable: a search
     /// that ran out of steps goes on where it stopped when called again).
-    fn search(&mut self, deadline: &Deadline, step_limit: u64) -> End {
+    fn search(&mut self, stop: &Stop, step_limit: u64) -> End {
         let n = self.group.size.len();
         if self.placed == n {
             return End::Found;
@@ -670,7 +668,8 @@ impl<'g> Fill<'g> {
                 if self.counters.steps >= step_limit {
                     break End::OutOfBudget;
                 }
-                if self.counters.steps % CLOCK_EVERY == 0 && deadline.passed() {
+                // A step costs O(sections): costly units.
+                if stop.every_costly(self.counters.steps as usize).is_err() {
                     break End::OutOfTime;
                 }
                 next = None;
@@ -757,7 +756,7 @@ impl Group {
     pub(super) fn decide_by_fill(
         &self,
         capacity: u64,
-        deadline: &Deadline,
+        stop: &Stop,
         step_limit: u64,
         counters: &mut Counters,
     ) -> Probe {
@@ -775,7 +774,7 @@ impl Group {
             for (k, lane) in lanes.iter_mut().enumerate() {
                 let before = lane.counters.steps;
                 let budget = slice.min(step_limit.saturating_sub(spent));
-                let end = lane.search(deadline, before + budget);
+                let end = lane.search(stop, before + budget);
                 spent += lane.counters.steps - before;
                 if !matches!(end, End::OutOfBudget) || spent >= step_limit {
                     break 'turns (k, end);
@@ -814,14 +813,14 @@ mod tests {
 
     /// The one group of `p` (no decomposition).
     fn group(p: &Problem) -> Group {
-        let mut groups = Groups::new(p, false, &Deadline::default()).unwrap();
+        let mut groups = Groups::new(p, false, &Stop::never()).unwrap();
         groups.groups.remove(0)
     }
 
     /// One direction of the fill, run to the end.
     fn run(group: &Group, capacity: u64, mirror: bool) -> (End, Vec<u64>) {
         let mut fill = Fill::new(group, capacity, mirror);
-        let end = fill.search(&Deadline::default(), u64::MAX);
+        let end = fill.search(&Stop::never(), u64::MAX);
         (end, fill.offset.clone())
     }
 
@@ -864,9 +863,9 @@ mod tests {
             }
             // Through the group's decision, both directions in turns.
             let mut counters = Counters::default();
-            let d = g.decide_by_fill(opt, &Deadline::default(), u64::MAX, &mut counters);
+            let d = g.decide_by_fill(opt, &Stop::never(), u64::MAX, &mut counters);
             prop_assert!(matches!(d, Probe::Fits(_)));
-            let d = g.decide_by_fill(opt - 1, &Deadline::default(), u64::MAX, &mut counters);
+            let d = g.decide_by_fill(opt - 1, &Stop::never(), u64::MAX, &mut counters);
             prop_assert_eq!(d, Probe::Infeasible);
         }
     }
@@ -882,7 +881,7 @@ mod tests {
             let g = group(&p);
             assert!(applies(&g, load, 0.0), "seed {seed}");
             let mut counters = Counters::default();
-            let first = g.decide_by_fill(load, &Deadline::default(), 1 << 22, &mut counters);
+            let first = g.decide_by_fill(load, &Stop::never(), 1 << 22, &mut counters);
             let Probe::Fits(plan) = first.clone() else {
                 panic!("seed {seed}: {first:?} after {counters:?}");
             };
@@ -891,12 +890,7 @@ mod tests {
                 Ok(())
             );
             assert_eq!(plan.makespan(&p), load);
-            let again = g.decide_by_fill(
-                load,
-                &Deadline::default(),
-                1 << 22,
-                &mut Counters::default(),
-            );
+            let again = g.decide_by_fill(load, &Stop::never(), 1 << 22, &mut Counters::default());
             assert_eq!(again, first, "seed {seed}");
         }
     }
@@ -927,7 +921,7 @@ mod tests {
         let mut fill = Fill::new(&g, load, false);
         let mut limit = 1;
         let end = loop {
-            match fill.search(&Deadline::default(), limit) {
+            match fill.search(&Stop::never(), limit) {
                 End::OutOfBudget => limit += 7,
                 other => break other,
             }
@@ -936,7 +930,7 @@ mod tests {
         assert_eq!(fill.offset, offsets);
         let mut counters = Counters::default();
         assert_eq!(
-            g.decide_by_fill(load, &Deadline::default(), 1, &mut counters),
+            g.decide_by_fill(load, &Stop::never(), 1, &mut counters),
             Probe::Unknown
         );
         assert_eq!(counters.steps, 1);
