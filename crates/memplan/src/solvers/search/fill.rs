@@ -191,8 +191,10 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 impl<'g> Fill<'g> {
-    /// The search's state at the root.
-    fn new(group: &'g Group, capacity: u64, mirror: bool) -> Self {
+    /// The search's state at the root: in time, or mirrored (`mirror`);
+    /// at a hole, buffers that reach furthest first, then the largest,
+    /// or the largest first (`size_first`).
+    fn new(group: &'g Group, capacity: u64, mirror: bool, size_first: bool) -> Self {
         let n = group.size.len();
         let sections = group.section_count;
         let last = sections as u32;
@@ -239,7 +241,21 @@ impl<'g> Fill<'g> {
         by_start.sort_unstable_by_key(|&i| {
             let (lo, hi) = spans[i as usize];
             let size = group.size[i as usize];
-            (lo, std::cmp::Reverse(hi), std::cmp::Reverse(size), i)
+            if size_first {
+                (
+                    lo,
+                    std::cmp::Reverse(size),
+                    std::cmp::Reverse(u64::from(hi)),
+                    i,
+                )
+            } else {
+                (
+                    lo,
+                    std::cmp::Reverse(u64::from(hi)),
+                    std::cmp::Reverse(size),
+                    i,
+                )
+            }
         });
         let mut rank = vec![0u32; n];
         for (r, &i) in by_start.iter().enumerate() {
@@ -760,13 +776,16 @@ impl Group {
         step_limit: u64,
         counters: &mut Counters,
     ) -> Probe {
-        // Two directions, forward in time and mirrored (bottom-left and
-        // bottom-right fill), in turns of doubling step slices: a dead end
-        // hard to see one way is often plain the other. Deterministic: the
-        // turns are counted in steps.
+        // Four lanes: forward in time and mirrored (bottom-left and
+        // bottom-right fill), each with two orders of the buffers at a
+        // hole, in turns of doubling step slices: a dead end hard to see
+        // one way is often plain another. Deterministic: the turns are
+        // counted in steps.
         let mut lanes = [
-            Fill::new(self, capacity, false),
-            Fill::new(self, capacity, true),
+            Fill::new(self, capacity, false, false),
+            Fill::new(self, capacity, false, true),
+            Fill::new(self, capacity, true, false),
+            Fill::new(self, capacity, true, true),
         ];
         let mut slice = (4 * self.size.len() as u64).max(4096);
         let mut spent = 0u64;
@@ -817,9 +836,9 @@ mod tests {
         groups.groups.remove(0)
     }
 
-    /// One direction of the fill, run to the end.
-    fn run(group: &Group, capacity: u64, mirror: bool) -> (End, Vec<u64>) {
-        let mut fill = Fill::new(group, capacity, mirror);
+    /// One lane of the fill, run to the end.
+    fn run(group: &Group, capacity: u64, mirror: bool, size_first: bool) -> (End, Vec<u64>) {
+        let mut fill = Fill::new(group, capacity, mirror, size_first);
         let end = fill.search(&Stop::never(), u64::MAX);
         (end, fill.offset.clone())
     }
@@ -839,7 +858,7 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(96))]
-        /// Both directions decide exactly what brute force decides: a plan
+        /// Every lane decides exactly what brute force decides: a plan
         /// at the optimum (waste declared where there is slack), none one
         /// below it.
         #[test]
@@ -854,14 +873,15 @@ mod tests {
             let p = Problem::new(buffers, None).unwrap();
             let opt = crate::testutil::brute_force(&p);
             let g = group(&p);
-            for mirror in [false, true] {
-                let (end, offsets) = run(&g, opt, mirror);
-                prop_assert!(matches!(end, End::Found), "mirror {mirror}: not found at {opt}");
+            for (mirror, size_first) in [(false, false), (false, true), (true, false), (true, true)] {
+                let lane = format!("mirror {mirror}, size first {size_first}");
+                let (end, offsets) = run(&g, opt, mirror, size_first);
+                prop_assert!(matches!(end, End::Found), "{lane}: not found at {opt}");
                 check_plan(&p, &g, opt, &offsets);
-                let (below, _) = run(&g, opt - 1, mirror);
-                prop_assert!(matches!(below, End::Exhausted), "mirror {mirror}: fits below {opt}");
+                let (below, _) = run(&g, opt - 1, mirror, size_first);
+                prop_assert!(matches!(below, End::Exhausted), "{lane}: fits below {opt}");
             }
-            // Through the group's decision, both directions in turns.
+            // Through the group's decision, the lanes in turns.
             let mut counters = Counters::default();
             let d = g.decide_by_fill(opt, &Stop::never(), u64::MAX, &mut counters);
             prop_assert!(matches!(d, Probe::Fits(_)));
@@ -916,9 +936,9 @@ mod tests {
         let p = generate(Kind::Perfect, 120, 5).problem;
         let load = p.max_load();
         let g = group(&p);
-        let (whole, offsets) = run(&g, load, false);
+        let (whole, offsets) = run(&g, load, false, false);
         assert!(matches!(whole, End::Found));
-        let mut fill = Fill::new(&g, load, false);
+        let mut fill = Fill::new(&g, load, false, false);
         let mut limit = 1;
         let end = loop {
             match fill.search(&Stop::never(), limit) {
