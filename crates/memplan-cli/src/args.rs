@@ -216,10 +216,13 @@ pub struct TelaArgs {
     /// not only at the lowest one (MiniMalloc's effective height).
     #[arg(long)]
     pub own_floors: bool,
-    /// Tela: after a candidate fails by raising other buffers' floors
-    /// into a failure, try those displaced buffers next at the same
-    /// decision point (default: the listed candidates only, §5.4).
+    /// Tela: the listed candidates only (§5.4), not, after a candidate
+    /// fails by raising other buffers' floors into a failure, those
+    /// displaced buffers next at the same decision point (the default).
     #[arg(long)]
+    pub no_displaced_first: bool,
+    /// Tela: the displaced buffers next (the default; kept for scripts).
+    #[arg(long, hide = true, conflicts_with = "no_displaced_first")]
     pub displaced_first: bool,
     /// Tela: steps of the first two runs; the budget doubles every second
     /// run.
@@ -243,7 +246,7 @@ impl TelaArgs {
             bottom_row: !self.no_bottom_row,
             contention: !self.no_contention,
             own_floors: self.own_floors,
-            displaced_first: self.displaced_first,
+            displaced_first: !self.no_displaced_first,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
             warm_start: None,
@@ -584,7 +587,7 @@ mod tests {
             "--no-bottom-row",
             "--no-contention",
             "--own-floors",
-            "--displaced-first",
+            "--no-displaced-first",
             "--subtree-backtracks",
             "7",
             "--max-candidates",
@@ -598,7 +601,14 @@ mod tests {
         ]);
         let o = args.tela.options();
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
-        assert!(o.displaced_first);
+        assert!(!o.displaced_first);
+        assert!(solve_args(&[]).tela.options().displaced_first);
+        assert!(
+            solve_args(&["--displaced-first"])
+                .tela
+                .options()
+                .displaced_first
+        );
         assert_eq!(
             (
                 o.subtree_backtracks,

@@ -67,15 +67,19 @@
 //!   unplaced buffer that sets the section's height, not every floor
 //!   there: complete explanations backjump less far, and the search then
 //!   took several times more steps;
-//! - optionally (off by default, [`TelaOptions::displaced_first`]), a
-//!   candidate that fails because its placement raised other buffers'
-//!   floors into a failure (a section over the capacity, or a buffer
-//!   pushed past it) is followed, at the same decision point, by those
-//!   displaced buffers: they compete for the slot it took, and the short
-//!   candidate list (§5.4) often misses them. It shortens the long tail on
-//!   generated perfect packings but lengthens some challenging instances
-//!   (measured in docs/solvers.md), so it waits for the evaluation of
-//!   issue 39 before it becomes a default;
+//! - [`TelaOptions::displaced_first`] (on by default): a candidate that
+//!   fails because its placement raised other buffers' floors into a
+//!   failure (a section over the capacity, or a buffer pushed past it) is
+//!   followed, at the same decision point, by those displaced buffers: they
+//!   compete for the slot it took, and the short candidate list (§5.4)
+//!   often misses them. This was why generated perfect packings at 1.10
+//!   times the max load, which have ample slack, still took tens of
+//!   thousands of steps on some seeds: the piece that fits the slot was
+//!   not among the listed candidates, and the search backjumped and
+//!   restarted around it. The displaced buffers push the last listed
+//!   candidates out of the list (it keeps `max_candidates`): appended to
+//!   it, they widened every point of long failing paths, which lost
+//!   instances of other kinds;
 //! - restarts: the §5.4 rule "a subtree with more than 100 backtracks is
 //!   abandoned" (kept: without it, fewer instances are solved at 1.02)
 //!   makes the search give up early; when the root runs out of candidates
@@ -139,9 +143,10 @@ pub struct TelaOptions {
     /// When a candidate fails because its placement raised the floors of
     /// other buffers into a failure (a section over the capacity, or a
     /// buffer pushed past it), those displaced buffers become the next
-    /// candidates of the same decision point: they compete for the slot
-    /// the candidate took, and may be missing from the point's short list.
-    /// Off (the default): the listed candidates only (§5.4).
+    /// candidates of the same decision point, ahead of the remaining
+    /// listed ones, within `max_candidates`: they compete for the slot the
+    /// candidate took, and may be missing from the point's short list. On
+    /// by default; off: the listed candidates only (§5.4).
     pub displaced_first: bool,
     /// Steps of the first two runs; the budget doubles every second run.
     pub restart_steps: u64,
@@ -176,7 +181,7 @@ impl Default for TelaOptions {
             bottom_row: true,
             contention: true,
             own_floors: false,
-            displaced_first: false,
+            displaced_first: true,
             restart_steps: 1000,
             restart_noise: 10,
             warm_start: None,

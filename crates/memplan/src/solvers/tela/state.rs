@@ -165,8 +165,12 @@ impl<'m> State<'m> {
     /// After the candidate of the point at `depth` failed and was undone:
     /// the buffers it displaced ([`State::displaced`]), unplaced and not
     /// yet listed there, become the point's next candidates
-    /// ([`TelaOptions::displaced_first`]).
+    /// ([`TelaOptions::displaced_first`]). The list stays within
+    /// `max_candidates` (the displaced buffers push the last listed ones
+    /// out), unless the tried and displaced ones alone exceed it: unbounded
+    /// lists widened every point of long failing paths.
     pub(super) fn try_displaced_next(&mut self, depth: usize) {
+        let limit = self.options.max_candidates.max(1);
         let point = &mut self.points[depth];
         let mut at = point.next;
         for &j in &self.displaced {
@@ -175,6 +179,7 @@ impl<'m> State<'m> {
                 at += 1;
             }
         }
+        point.candidates.truncate(limit.max(at));
     }
 
     /// Undoes placements until only `level` remain (the decision point at
