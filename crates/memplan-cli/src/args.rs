@@ -224,6 +224,21 @@ pub struct TelaArgs {
     /// Tela: the displaced buffers next (the default; kept for scripts).
     #[arg(long, hide = true, conflicts_with = "no_displaced_first")]
     pub displaced_first: bool,
+    /// Tela: learned backtracking (TelaMalloc §6): at a major backtrack, a
+    /// model trained offline (gradient-boosted trees, shipped as data)
+    /// scores candidate targets and picks the best, weighted by depth, when
+    /// it reaches --learned-threshold (else the default target).
+    #[arg(long)]
+    pub learned_backtracking: bool,
+    /// Tela, with --learned-backtracking: the lowest weighted score, in
+    /// tenths of a point (scores are 0 to 10), that replaces the default
+    /// target.
+    #[arg(long, default_value_t = TelaOptions::default().learned_threshold)]
+    pub learned_threshold: u32,
+    /// Tela, with --learned-backtracking: depth weighting in percent (a
+    /// score is multiplied by 1 - W/100 × distance/depth).
+    #[arg(long, default_value_t = TelaOptions::default().learned_depth_weight, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub learned_depth_weight: u32,
     /// Tela: steps of the first two runs; the budget doubles every second
     /// run.
     #[arg(long, default_value_t = TelaOptions::default().restart_steps)]
@@ -249,6 +264,9 @@ impl TelaArgs {
             displaced_first: !self.no_displaced_first,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
+            learned_backtracking: self.learned_backtracking,
+            learned_threshold: self.learned_threshold,
+            learned_depth_weight: self.learned_depth_weight,
             warm_start: None,
         }
     }
@@ -598,7 +616,15 @@ mod tests {
             "0",
             "--step-limit",
             "1234",
+            "--learned-backtracking",
+            "--learned-threshold",
+            "42",
+            "--learned-depth-weight",
+            "30",
         ]);
+        let o2 = args.tela.options();
+        assert!(o2.learned_backtracking);
+        assert_eq!((o2.learned_threshold, o2.learned_depth_weight), (42, 30));
         let o = args.tela.options();
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
         assert!(!o.displaced_first);

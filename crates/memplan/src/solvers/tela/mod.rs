@@ -23,7 +23,13 @@
 //!   after every placement it raises each unplaced buffer's lowest valid
 //!   offset (its *floor*) and checks two sound conditions; on failure it
 //!   returns the decision levels of the placements responsible (the
-//!   conflict set).
+//!   conflict set);
+//! - `learned.rs`: the learned backtracking of §6 (off by default,
+//!   [`TelaOptions::learned_backtracking`]): candidate targets, features,
+//!   the forest of `backtracking_model.json`; `choose.rs`: features and
+//!   the choice of §6.5;
+//!   `labels.rs` (tests only) labels major backtracks with the exact
+//!   search as oracle (§6.3), for `scripts/train_backtracking.py`.
 //!
 //! Deviations from the paper, and why (measured on the seven challenging
 //! MiniMalloc instances and generated `perfect` ones at 1.00-1.20 times the
@@ -97,7 +103,11 @@
 //!   other, sharing the step budget.
 
 mod candidates;
+mod choose;
 mod drive;
+#[cfg(test)]
+mod labels;
+mod learned;
 mod model;
 mod phases;
 mod propagate;
@@ -148,6 +158,21 @@ pub struct TelaOptions {
     /// candidate took, and may be missing from the point's short list. On
     /// by default; off: the listed candidates only (§5.4).
     pub displaced_first: bool,
+    /// Learned backtracking (TelaMalloc §6): at a major backtrack, a
+    /// forest of gradient-boosted trees trained offline scores candidate
+    /// targets (the conflict set's levels, and the top of each range of
+    /// levels 0-4, 5-8, 9-16, ... that has none); the best score, weighted
+    /// by depth, is taken if at least `learned_threshold`, else the default
+    /// target (§5.4).
+    pub learned_backtracking: bool,
+    /// With `learned_backtracking`: the lowest weighted score (tenths of
+    /// a point; scores are 0 to 10, 10 for the best target) for which a
+    /// learned target replaces the default one.
+    pub learned_threshold: u32,
+    /// With `learned_backtracking`: the depth weighting, in percent: a
+    /// target's score is multiplied by `1 - w × (distance / depth)`, which
+    /// discourages far backtracks.
+    pub learned_depth_weight: u32,
     /// Steps of the first two runs; the budget doubles every second run.
     pub restart_steps: u64,
     /// In every run after the first, the percentage of decision points
@@ -182,6 +207,9 @@ impl Default for TelaOptions {
             contention: true,
             own_floors: false,
             displaced_first: true,
+            learned_backtracking: false,
+            learned_threshold: 50,
+            learned_depth_weight: 50,
             restart_steps: 1000,
             restart_noise: 10,
             warm_start: None,
