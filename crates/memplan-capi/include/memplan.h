@@ -546,6 +546,23 @@ memplan_status memplan_options_set_capacity(struct memplan_options *options, uin
 memplan_status memplan_options_set_ignore_hints(struct memplan_options *options, int32_t ignore);
 
 /**
+ * With `on` non-zero, tela uses learned backtracking (TelaMalloc §6; the
+ * command line's `--learned-backtracking --learned-threshold T
+ * --learned-depth-weight W`): at a major backtrack a model shipped in the
+ * library scores candidate targets, and the best one, its score weighted
+ * by depth (`depth_weight` percent, at most 100), replaces the default
+ * target when it reaches `threshold` (tenths of a point; scores are 0 to
+ * 10). Off by default (threshold 50, depth weight 50).
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
+ * `MEMPLAN_ERROR_OUT_OF_RANGE` (`depth_weight` over 100).
+ */
+memplan_status memplan_options_set_learned_backtracking(struct memplan_options *options,
+                                                        int32_t on,
+                                                        uint32_t threshold,
+                                                        uint32_t depth_weight);
+
+/**
  * With `stable` non-zero, keeps as many buffers at their hints as it can
  * among plans with the best makespan the solver finds, or within
  * `makespan` when `has_makespan` is non-zero (the command line's

@@ -10,7 +10,7 @@ use planner::solver::Cancel;
 
 use crate::status::{
     from_mut_ptr, from_ptr, guard, memplan_status, write_out, Failure, MEMPLAN_ERROR_INTERNAL,
-    MEMPLAN_ERROR_INVALID_ARGUMENT,
+    MEMPLAN_ERROR_INVALID_ARGUMENT, MEMPLAN_ERROR_OUT_OF_RANGE,
 };
 
 /// How to solve: the solver, its time limit, seed and capacity, and an
@@ -262,6 +262,40 @@ pub unsafe extern "C" fn memplan_options_set_ignore_hints(
         unsafe { from_mut_ptr(options, "options")? }
             .request
             .ignore_hints = ignore != 0;
+        Ok(())
+    })
+}
+
+/// With `on` non-zero, tela uses learned backtracking (TelaMalloc §6; the
+/// command line's `--learned-backtracking --learned-threshold T
+/// --learned-depth-weight W`): at a major backtrack a model shipped in the
+/// library scores candidate targets, and the best one, its score weighted
+/// by depth (`depth_weight` percent, at most 100), replaces the default
+/// target when it reaches `threshold` (tenths of a point; scores are 0 to
+/// 10). Off by default (threshold 50, depth weight 50).
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
+/// `MEMPLAN_ERROR_OUT_OF_RANGE` (`depth_weight` over 100).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_learned_backtracking(
+    options: *mut memplan_options,
+    on: i32,
+    threshold: u32,
+    depth_weight: u32,
+) -> memplan_status {
+    guard("memplan_options_set_learned_backtracking", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        let o = unsafe { from_mut_ptr(options, "options")? };
+        if depth_weight > 100 {
+            return Err(Failure::new(
+                MEMPLAN_ERROR_OUT_OF_RANGE,
+                format!("depth_weight {depth_weight} is over 100"),
+            ));
+        }
+        let tela = &mut o.request.tela;
+        tela.learned_backtracking = on != 0;
+        tela.learned_threshold = threshold;
+        tela.learned_depth_weight = depth_weight;
         Ok(())
     })
 }

@@ -220,11 +220,29 @@ pub struct TelaArgs {
     /// not only at the lowest one (MiniMalloc's effective height).
     #[arg(long)]
     pub own_floors: bool,
-    /// Tela: after a candidate fails by raising other buffers' floors
-    /// into a failure, try those displaced buffers next at the same
-    /// decision point (default: the listed candidates only, §5.4).
+    /// Tela: the listed candidates only (§5.4), not, after a candidate
+    /// fails by raising other buffers' floors into a failure, those
+    /// displaced buffers next at the same decision point (the default).
     #[arg(long)]
+    pub no_displaced_first: bool,
+    /// Tela: the displaced buffers next (the default; kept for scripts).
+    #[arg(long, hide = true, conflicts_with = "no_displaced_first")]
     pub displaced_first: bool,
+    /// Tela: learned backtracking (TelaMalloc §6): at a major backtrack, a
+    /// model trained offline (gradient-boosted trees, shipped as data)
+    /// scores candidate targets and picks the best, weighted by depth, when
+    /// it reaches --learned-threshold (else the default target).
+    #[arg(long)]
+    pub learned_backtracking: bool,
+    /// Tela, with --learned-backtracking: the lowest weighted score, in
+    /// tenths of a point (scores are 0 to 10), that replaces the default
+    /// target.
+    #[arg(long, default_value_t = TelaOptions::default().learned_threshold)]
+    pub learned_threshold: u32,
+    /// Tela, with --learned-backtracking: depth weighting in percent (a
+    /// score is multiplied by 1 - W/100 × distance/depth).
+    #[arg(long, default_value_t = TelaOptions::default().learned_depth_weight, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub learned_depth_weight: u32,
     /// Tela: steps of the first two runs; the budget doubles every second
     /// run.
     #[arg(long, default_value_t = TelaOptions::default().restart_steps)]
@@ -247,9 +265,12 @@ impl TelaArgs {
             bottom_row: !self.no_bottom_row,
             contention: !self.no_contention,
             own_floors: self.own_floors,
-            displaced_first: self.displaced_first,
+            displaced_first: !self.no_displaced_first,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
+            learned_backtracking: self.learned_backtracking,
+            learned_threshold: self.learned_threshold,
+            learned_depth_weight: self.learned_depth_weight,
             warm_start: None,
         }
     }
@@ -593,7 +614,7 @@ mod tests {
             "--no-bottom-row",
             "--no-contention",
             "--own-floors",
-            "--displaced-first",
+            "--no-displaced-first",
             "--subtree-backtracks",
             "7",
             "--max-candidates",
@@ -604,10 +625,25 @@ mod tests {
             "0",
             "--step-limit",
             "1234",
+            "--learned-backtracking",
+            "--learned-threshold",
+            "42",
+            "--learned-depth-weight",
+            "30",
         ]);
+        let o2 = args.tela.options();
+        assert!(o2.learned_backtracking);
+        assert_eq!((o2.learned_threshold, o2.learned_depth_weight), (42, 30));
         let o = args.tela.options();
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
-        assert!(o.displaced_first);
+        assert!(!o.displaced_first);
+        assert!(solve_args(&[]).tela.options().displaced_first);
+        assert!(
+            solve_args(&["--displaced-first"])
+                .tela
+                .options()
+                .displaced_first
+        );
         assert_eq!(
             (
                 o.subtree_backtracks,

@@ -542,12 +542,14 @@ impl PyProblem {
     /// options. The GIL is released while solving; Ctrl-C stops the solve
     /// and raises `KeyboardInterrupt`.
     #[pyo3(signature = (*, solver=None, time_limit=None, effort=None, seed=None, order=None,
-        fit=None, step_limit=None, iterations=None, target_fragmentation=None,
+        fit=None, step_limit=None, learned_backtracking=None, learned_threshold=None,
+        learned_depth_weight=None, iterations=None, target_fragmentation=None,
         size_classes=None, preorders=None, round_robin=None, rerank_parts=None, canonical=None,
         section_inference=None, effective_height=None, dominance=None, dynamic_order=None,
         decompose=None, hatless=None, exact_fill=None, ignore_hints=None, stable=None, stable_makespan=None),
         text_signature = "(self, /, *, solver=None, time_limit=None, effort=None, seed=None, \
-            order=None, fit=None, step_limit=None, iterations=None, \
+            order=None, fit=None, step_limit=None, learned_backtracking=None, \
+            learned_threshold=None, learned_depth_weight=None, iterations=None, \
             target_fragmentation=None, size_classes=None, preorders=None, round_robin=None, \
             rerank_parts=None, canonical=None, section_inference=None, effective_height=None, \
             dominance=None, dynamic_order=None, decompose=None, hatless=None, \
@@ -562,6 +564,9 @@ impl PyProblem {
         order: Option<&str>,
         fit: Option<&str>,
         step_limit: Option<u64>,
+        learned_backtracking: Option<bool>,
+        learned_threshold: Option<u32>,
+        learned_depth_weight: Option<u32>,
         iterations: Option<u32>,
         target_fragmentation: Option<f64>,
         size_classes: Option<bool>,
@@ -588,6 +593,9 @@ impl PyProblem {
             order,
             fit,
             step_limit,
+            learned_backtracking,
+            learned_threshold,
+            learned_depth_weight,
             iterations,
             target_fragmentation,
             size_classes,

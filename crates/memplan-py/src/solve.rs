@@ -38,6 +38,9 @@ pub struct SolverArgs<'a> {
     pub order: Option<&'a str>,
     pub fit: Option<&'a str>,
     pub step_limit: Option<u64>,
+    pub learned_backtracking: Option<bool>,
+    pub learned_threshold: Option<u32>,
+    pub learned_depth_weight: Option<u32>,
     pub iterations: Option<u32>,
     pub target_fragmentation: Option<f64>,
     pub size_classes: Option<bool>,
@@ -88,6 +91,9 @@ impl SolverArgs<'_> {
             r.greedy.fit = named(py, "fit", fit)?;
         }
         set(&mut r.tela.step_limit, self.step_limit);
+        set(&mut r.tela.learned_backtracking, self.learned_backtracking);
+        set(&mut r.tela.learned_threshold, self.learned_threshold);
+        set(&mut r.tela.learned_depth_weight, self.learned_depth_weight);
         set(&mut r.boxing.iterations, self.iterations);
         set(
             &mut r.boxing.target_fragmentation,

@@ -235,6 +235,8 @@ def test_every_cli_option_is_accepted():
              time_limit=0.2),
         dict(solver="boxing", iterations=3, target_fragmentation=5.0, size_classes=False, seed=9),
         dict(solver="tela", step_limit=1000, time_limit=0.2),
+        dict(solver="tela", step_limit=1000, learned_backtracking=True, learned_threshold=30,
+             learned_depth_weight=20, time_limit=0.2),
         dict(solver="auto", time_limit=0),
     ]
     for kwargs in runs:
@@ -242,6 +244,8 @@ def test_every_cli_option_is_accepted():
         r.plan.validate()
         assert r.makespan >= p.max_load, kwargs
     assert p.solve(solver="greedy", order="area", fit="best-fit").solver == "greedy/area/best-fit"
+    with pytest.raises(memplan.InputError, match="learned_depth_weight"):
+        p.solve(solver="tela", learned_backtracking=True, learned_depth_weight=101)
 
 
 def test_same_seed_same_plan():

@@ -273,6 +273,15 @@ impl Request {
                 ),
             ));
         }
+        if self.tela.learned_depth_weight > 100 {
+            return Err(RequestError::new(
+                "learned_depth_weight",
+                format!(
+                    "expected a percentage from 0 to 100, got {}",
+                    self.tela.learned_depth_weight
+                ),
+            ));
+        }
         Ok(())
     }
 

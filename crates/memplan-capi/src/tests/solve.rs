@@ -605,3 +605,38 @@ fn hints_are_tried_first_ignored_on_request_and_kept_by_stable() {
         &["buffer 1", "hint 6 is not a multiple of alignment 4"],
     );
 }
+
+/// The learned backtracking's setter reaches tela's options; tela's plan
+/// with it validates.
+#[test]
+fn learned_backtracking_is_set() {
+    let library = hard_perfect();
+    let p = from_library(&library);
+    let o = Options::new("tela", None);
+    let capacity = library.max_load() * 110 / 100;
+    // SAFETY: live options of ours; NULL is refused.
+    unsafe {
+        assert_eq!(memplan_options_set_capacity(o.0, capacity), MEMPLAN_OK);
+        assert_eq!(
+            memplan_options_set_learned_backtracking(o.0, 1, 30, 101),
+            MEMPLAN_ERROR_OUT_OF_RANGE
+        );
+        assert_eq!(
+            memplan_options_set_learned_backtracking(null_mut(), 1, 30, 20),
+            MEMPLAN_ERROR_NULL_POINTER
+        );
+        assert_eq!(
+            memplan_options_set_learned_backtracking(o.0, 1, 30, 20),
+            MEMPLAN_OK
+        );
+        let tela = &(*o.0).request.tela;
+        assert!(tela.learned_backtracking);
+        assert_eq!(
+            (tela.learned_threshold, tela.learned_depth_weight),
+            (30, 20)
+        );
+    }
+    let s = solve(&p, &o).unwrap().read();
+    assert_valid(&library, &s);
+    assert!(s.makespan <= capacity);
+}

@@ -135,7 +135,11 @@ def solve(
         seed: seed of every random choice (``None``: 0; same seed, same
             plan unless a solver is cut short by the clock).
         **options: the command line's other options: ``order``, ``fit``
-            (greedy), ``step_limit`` (tela), ``iterations``,
+            (greedy), ``step_limit``, ``learned_backtracking``,
+            ``learned_threshold``, ``learned_depth_weight`` (tela: the
+            command line's ``--learned-backtracking`` and its threshold,
+            in tenths of a point, and depth weighting, in percent),
+            ``iterations``,
             ``target_fragmentation``, ``size_classes`` (boxing),
             ``effort`` (a work budget, a multiple of the default: the same
             plan whatever the machine's load), ``preorders``,

@@ -33,7 +33,7 @@ use crate::solver::{
 use crate::solvers::boxing::{Boxing, BoxingOptions};
 use crate::solvers::greedy::{self, First, Fit, Greedy, Order};
 use crate::solvers::search::{Search, SearchOptions};
-use crate::solvers::tela::Tela;
+use crate::solvers::tela::{Tela, TelaOptions};
 
 /// Options of the portfolio.
 #[derive(Clone, Debug, PartialEq)]
@@ -292,7 +292,14 @@ impl Auto {
             },
         };
         // Tela decides capacities; it does not minimise better than search.
-        let tela = problem.capacity.map(|_| Tela::default());
+        // Its member keeps the candidates of its own list only: the
+        // displaced buffers' default has not been measured inside auto.
+        let tela = problem.capacity.map(|_| Tela {
+            options: TelaOptions {
+                displaced_first: false,
+                ..TelaOptions::default()
+            },
+        });
         let mut members: Vec<&dyn Solver> = vec![&search];
         if let Some(tela) = &tela {
             members.push(tela);

@@ -72,6 +72,8 @@ impl State<'_> {
         point.next = 0;
         point.conflicts.clear();
         point.undo_mark = self.undo.len();
+        point.jumps = 0;
+        point.opened = self.backtracks;
     }
 
     /// Appends to `candidates` (up to `limit`) the bottom row: the unplaced

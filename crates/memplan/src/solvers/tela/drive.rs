@@ -83,6 +83,18 @@ impl Model {
         work: &mut Work,
     ) -> Probe {
         let mut state = State::new(self, capacity, options, deadline, seed);
+        self.decide_in(&mut state, options, step_limit, work)
+    }
+
+    /// [`Model::decide`] in a state made for it (which may record the
+    /// major backtracks).
+    pub(super) fn decide_in(
+        &self,
+        state: &mut State,
+        options: &TelaOptions,
+        step_limit: u64,
+        work: &mut Work,
+    ) -> Probe {
         match state.propagate_root() {
             Some(true) => {}
             Some(false) => return Probe::Infeasible,
@@ -192,11 +204,22 @@ impl State<'_> {
                 if depth == 0 {
                     return Outcome::Exhausted;
                 }
-                let target = match self.points[depth].conflicts.last() {
+                let default = match self.points[depth].conflicts.last() {
                     Some(&l) if self.options.backjump => l as usize,
                     _ => depth - 1,
                 };
+                let target = if self.forest.is_some() || self.events.is_some() {
+                    for &l in &self.points[depth].conflicts {
+                        if let Some(&b) = self.trail.get(l as usize) {
+                            self.in_conflicts[b as usize] += 1;
+                        }
+                    }
+                    self.learned_target(depth, default)
+                } else {
+                    default
+                };
                 self.jump(depth, target);
+                self.points[target].jumps += 1;
                 self.flagged.retain(|&(l, _)| (l as usize) < target);
                 self.flagged.push((target as u32, self.backtracks));
                 self.backtracked(subtree_limit);

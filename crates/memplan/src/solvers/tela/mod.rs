@@ -23,7 +23,13 @@
 //!   after every placement it raises each unplaced buffer's lowest valid
 //!   offset (its *floor*) and checks two sound conditions; on failure it
 //!   returns the decision levels of the placements responsible (the
-//!   conflict set).
+//!   conflict set);
+//! - `learned.rs`: the learned backtracking of §6 (off by default,
+//!   [`TelaOptions::learned_backtracking`]): candidate targets, features,
+//!   the forest of `backtracking_model.json`; `choose.rs`: features and
+//!   the choice of §6.5;
+//!   `labels.rs` (tests only) labels major backtracks with the exact
+//!   search as oracle (§6.3), for `scripts/train_backtracking.py`.
 //!
 //! Deviations from the paper, and why (measured on the seven challenging
 //! MiniMalloc instances and generated `perfect` ones at 1.00-1.20 times the
@@ -67,15 +73,19 @@
 //!   unplaced buffer that sets the section's height, not every floor
 //!   there: complete explanations backjump less far, and the search then
 //!   took several times more steps;
-//! - optionally (off by default, [`TelaOptions::displaced_first`]), a
-//!   candidate that fails because its placement raised other buffers'
-//!   floors into a failure (a section over the capacity, or a buffer
-//!   pushed past it) is followed, at the same decision point, by those
-//!   displaced buffers: they compete for the slot it took, and the short
-//!   candidate list (§5.4) often misses them. It shortens the long tail on
-//!   generated perfect packings but lengthens some challenging instances
-//!   (measured in docs/solvers.md), so it waits for the evaluation of
-//!   issue 39 before it becomes a default;
+//! - [`TelaOptions::displaced_first`] (on by default): a candidate that
+//!   fails because its placement raised other buffers' floors into a
+//!   failure (a section over the capacity, or a buffer pushed past it) is
+//!   followed, at the same decision point, by those displaced buffers: they
+//!   compete for the slot it took, and the short candidate list (§5.4)
+//!   often misses them. This was why generated perfect packings at 1.10
+//!   times the max load, which have ample slack, still took tens of
+//!   thousands of steps on some seeds: the piece that fits the slot was
+//!   not among the listed candidates, and the search backjumped and
+//!   restarted around it. The displaced buffers push the last listed
+//!   candidates out of the list (it keeps `max_candidates`): appended to
+//!   it, they widened every point of long failing paths, which lost
+//!   instances of other kinds;
 //! - restarts: the §5.4 rule "a subtree with more than 100 backtracks is
 //!   abandoned" (kept: without it, fewer instances are solved at 1.02)
 //!   makes the search give up early; when the root runs out of candidates
@@ -93,7 +103,11 @@
 //!   other, sharing the step budget.
 
 mod candidates;
+mod choose;
 mod drive;
+#[cfg(test)]
+mod labels;
+mod learned;
 mod model;
 mod phases;
 mod propagate;
@@ -139,10 +153,26 @@ pub struct TelaOptions {
     /// When a candidate fails because its placement raised the floors of
     /// other buffers into a failure (a section over the capacity, or a
     /// buffer pushed past it), those displaced buffers become the next
-    /// candidates of the same decision point: they compete for the slot
-    /// the candidate took, and may be missing from the point's short list.
-    /// Off (the default): the listed candidates only (§5.4).
+    /// candidates of the same decision point, ahead of the remaining
+    /// listed ones, within `max_candidates`: they compete for the slot the
+    /// candidate took, and may be missing from the point's short list. On
+    /// by default; off: the listed candidates only (§5.4).
     pub displaced_first: bool,
+    /// Learned backtracking (TelaMalloc §6): at a major backtrack, a
+    /// forest of gradient-boosted trees trained offline scores candidate
+    /// targets (the conflict set's levels, and the top of each range of
+    /// levels 0-4, 5-8, 9-16, ... that has none); the best score, weighted
+    /// by depth, is taken if at least `learned_threshold`, else the default
+    /// target (§5.4).
+    pub learned_backtracking: bool,
+    /// With `learned_backtracking`: the lowest weighted score (tenths of
+    /// a point; scores are 0 to 10, 10 for the best target) for which a
+    /// learned target replaces the default one.
+    pub learned_threshold: u32,
+    /// With `learned_backtracking`: the depth weighting, in percent: a
+    /// target's score is multiplied by `1 - w × (distance / depth)`, which
+    /// discourages far backtracks.
+    pub learned_depth_weight: u32,
     /// Steps of the first two runs; the budget doubles every second run.
     pub restart_steps: u64,
     /// In every run after the first, the percentage of decision points
@@ -176,7 +206,10 @@ impl Default for TelaOptions {
             bottom_row: true,
             contention: true,
             own_floors: false,
-            displaced_first: false,
+            displaced_first: true,
+            learned_backtracking: false,
+            learned_threshold: 50,
+            learned_depth_weight: 50,
             restart_steps: 1000,
             restart_noise: 10,
             warm_start: None,

@@ -78,6 +78,13 @@ pub(super) struct Model {
     pub(super) ranked_all: Vec<Vec<u32>>,
     /// Position of each free buffer in each list of `ranked_all`.
     pub(super) rank: Vec<Vec<u32>>,
+    /// Lifetime of each free buffer.
+    pub(super) lifetime: Vec<u64>,
+    /// Contention of each free buffer (§3.1: the highest load over its
+    /// lifetime, fixed buffers included).
+    pub(super) contention: Vec<u64>,
+    /// From the first start to the last end of the group's members.
+    pub(super) horizon: u64,
 }
 
 impl Model {
@@ -128,6 +135,13 @@ impl Model {
         };
         let keys = Model::rankings(&free_buffers, &span, &load, contention);
         let lists = RankedLists::new(&keys, &phase)?;
+        let loads = MaxTree::new(&load);
+        let peaks = span
+            .iter()
+            .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
+            .collect();
+        let first = members.iter().map(|b| buffers[b.index()].start).min();
+        let last = members.iter().map(|b| buffers[b.index()].end).max();
 
         Some(Model {
             global: free.iter().map(|&m| members[m]).collect(),
@@ -144,6 +158,9 @@ impl Model {
             ranked: lists.ranked,
             ranked_all: lists.ranked_all,
             rank: lists.rank,
+            lifetime: free_buffers.iter().map(|b| b.lifetime()).collect(),
+            contention: peaks,
+            horizon: last.unwrap_or(0).saturating_sub(first.unwrap_or(0)),
         })
     }
 

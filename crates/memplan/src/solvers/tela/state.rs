@@ -3,6 +3,7 @@
 //! the current path, and the moves between them: place, undo, rewind,
 //! blame and the major backtrack (§5.4).
 
+use super::learned::{self, Event, Forest};
 use super::model::Model;
 use super::TelaOptions;
 use crate::solver::Stop;
@@ -23,6 +24,10 @@ pub(super) struct Point {
     pub(super) conflicts: Vec<u32>,
     /// Length of the undo log before this point's current placement.
     pub(super) undo_mark: usize,
+    /// Major backtracks that landed here since it was opened.
+    pub(super) jumps: u32,
+    /// The run's backtrack count when it was opened.
+    pub(super) opened: u64,
 }
 
 /// The search state over one [`Model`].
@@ -83,6 +88,16 @@ pub(super) struct State<'m> {
     /// Scratch: the bottom row, and its groups ranked by each heuristic.
     pub(super) row: Vec<u32>,
     pub(super) ranked_row: Vec<Vec<u32>>,
+    /// The forest of the learned backtracking, when it is on and the
+    /// shipped model parses ([`TelaOptions::learned_backtracking`]).
+    pub(super) forest: Option<&'static Forest>,
+    /// The major backtracks, when recorded (for the oracle's labels).
+    pub(super) events: Option<Vec<Event>>,
+    /// How often each buffer's placement was in the conflict set of a
+    /// major backtrack (kept with learned backtracking or recording only).
+    pub(super) in_conflicts: Vec<u32>,
+    /// Scratch: the candidate targets of a major backtrack.
+    pub(super) targets: Vec<u32>,
 }
 
 impl<'m> State<'m> {
@@ -130,6 +145,14 @@ impl<'m> State<'m> {
             occupied: Vec::new(),
             row: Vec::new(),
             ranked_row: Vec::new(),
+            forest: if options.learned_backtracking {
+                learned::shipped()
+            } else {
+                None
+            },
+            events: None,
+            in_conflicts: vec![0; n],
+            targets: Vec::new(),
         }
     }
 
@@ -165,8 +188,12 @@ impl<'m> State<'m> {
     /// After the candidate of the point at `depth` failed and was undone:
     /// the buffers it displaced ([`State::displaced`]), unplaced and not
     /// yet listed there, become the point's next candidates
-    /// ([`TelaOptions::displaced_first`]).
+    /// ([`TelaOptions::displaced_first`]). The list stays within
+    /// `max_candidates` (the displaced buffers push the last listed ones
+    /// out), unless the tried and displaced ones alone exceed it: unbounded
+    /// lists widened every point of long failing paths.
     pub(super) fn try_displaced_next(&mut self, depth: usize) {
+        let limit = self.options.max_candidates.max(1);
         let point = &mut self.points[depth];
         let mut at = point.next;
         for &j in &self.displaced {
@@ -175,6 +202,7 @@ impl<'m> State<'m> {
                 at += 1;
             }
         }
+        point.candidates.truncate(limit.max(at));
     }
 
     /// Undoes placements until only `level` remain (the decision point at

@@ -1,0 +1,120 @@
+//! The choice of a major backtrack's target by the learned backtracking
+//! (TelaMalloc §6.4, §6.5): the features of the candidate targets of the
+//! current path, scored by the forest of `learned.rs`.
+
+use super::learned::{targets, Event, FEATURES, MAX_EVENTS};
+use super::state::State;
+
+impl State<'_> {
+    /// The features (see [`super::learned::FEATURE_NAMES`]) of target level `t` of a major
+    /// backtrack from `depth`, whose default target is `default`; `rank`
+    /// counts the targets deeper than `t`, `in_set` tells whether `t` is in
+    /// the conflict set.
+    fn features(
+        &self,
+        depth: usize,
+        t: usize,
+        default: usize,
+        rank: usize,
+        count: usize,
+        in_set: bool,
+    ) -> [f64; FEATURES] {
+        let m = self.m;
+        let b = self.trail[t] as usize;
+        let capacity = self.capacity.max(1) as f64;
+        let n = m.len().max(1) as f64;
+        let distance = (depth - t) as f64;
+        let failed_phase = self.points[depth]
+            .candidates
+            .first()
+            .map(|&c| m.phase[c as usize]);
+        let point = &self.points[t];
+        [
+            m.size[b] as f64 / capacity,
+            m.lifetime[b] as f64 / m.horizon.max(1) as f64,
+            m.contention[b] as f64 / capacity,
+            self.offset[b] as f64 / capacity,
+            t as f64 / n,
+            distance / depth.max(1) as f64,
+            distance.ln_1p(),
+            f64::from(self.in_conflicts[b]).ln_1p(),
+            f64::from(point.jumps).ln_1p(),
+            (self.backtracks.saturating_sub(point.opened) as f64).ln_1p(),
+            f64::from(u8::from(failed_phase == Some(m.phase[b]))),
+            (self.backtracks as f64).ln_1p(),
+            f64::from(u8::from(t == default)),
+            f64::from(u8::from(in_set)),
+            rank as f64 / count.max(1) as f64,
+            depth as f64 / n,
+        ]
+    }
+
+    /// The target of a major backtrack from `depth` whose default (§5.4) is
+    /// `default`: with learned backtracking, the candidate target of best
+    /// score weighted by depth, if at least the threshold; else `default`.
+    /// When recording, the backtrack is kept as an [`Event`].
+    pub(super) fn learned_target(&mut self, depth: usize, default: usize) -> usize {
+        let forest = if self.options.learned_backtracking {
+            self.forest
+        } else {
+            None
+        };
+        if forest.is_none() && self.events.is_none() {
+            return default;
+        }
+        let mut list = std::mem::take(&mut self.targets);
+        targets(depth, &self.points[depth].conflicts, &mut list);
+        let conflicts = &self.points[depth].conflicts;
+        let features: Vec<[f64; FEATURES]> = list
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let in_set = conflicts.contains(&t);
+                self.features(
+                    depth,
+                    t as usize,
+                    default,
+                    list.len() - 1 - i,
+                    list.len(),
+                    in_set,
+                )
+            })
+            .collect();
+        let mut taken = default;
+        if let Some(forest) = forest {
+            let weight = f64::from(self.options.learned_depth_weight.min(100)) / 100.0;
+            let threshold = f64::from(self.options.learned_threshold) / 10.0;
+            let mut best: Option<(f64, usize)> = None;
+            for (x, &t) in features.iter().zip(&list) {
+                let distance = (depth - t as usize) as f64 / depth.max(1) as f64;
+                let score = forest.score(x) * (1.0 - weight * distance);
+                // Ties go to the deeper target.
+                if best.is_none_or(|(s, _)| score >= s) {
+                    best = Some((score, t as usize));
+                }
+            }
+            if let Some((score, t)) = best {
+                if score >= threshold {
+                    taken = t;
+                }
+            }
+        }
+        if let Some(events) = &mut self.events {
+            if events.len() < MAX_EVENTS {
+                events.push(Event {
+                    depth: depth as u32,
+                    prefix: self.trail[..depth]
+                        .iter()
+                        .map(|&b| (b, self.offset[b as usize]))
+                        .collect(),
+                    targets: list.clone(),
+                    features,
+                    default: default as u32,
+                    taken: taken as u32,
+                });
+            }
+        }
+        self.targets = list;
+        taken
+    }
+}

@@ -1,0 +1,453 @@
+//! Labels for the learned backtracking (TelaMalloc §6.3), from an oracle:
+//! memplan's exact search decides whether the placements on the path up
+//! to a level can be completed. Test-only: the harness
+//! [`backtracking_labels`] writes the training data of
+//! `scripts/train_backtracking.py`.
+//!
+//! For a recorded major backtrack from `depth` (an [`Event`]), target `x`
+//! keeps the first `x` placements. The *minimum* target `M` is the
+//! largest `x` whose placements can be completed (bisection over levels,
+//! results cached by path); the *best* target `B` is the largest `x` whose
+//! placements all belong to the final plan (tela's, or the search's when
+//! tela found none). A target's label is the pointwise score of §6.4:
+//! `10 - 5 (x - B) / (M - B + 1)` for `B <= x <= M`, else 0.
+
+use super::drive::Work;
+use super::learned::{Event, FEATURE_NAMES};
+use super::model::{Model, Models};
+use super::state::State;
+use super::TelaOptions;
+use crate::plan::validate;
+use crate::problem::Problem;
+use crate::solver::{Effort, NotFoundReason, Probe, SolveError, SolveOptions, Solver};
+// The module is test-only; the attribute also tells the layers test so.
+#[cfg(test)]
+use crate::solvers::search::Search;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The pointwise score of target `x` given the best and minimum targets.
+pub(super) fn score(x: u32, best: u32, minimum: u32) -> f64 {
+    if x < best || x > minimum {
+        0.0
+    } else {
+        10.0 - 5.0 * f64::from(x - best) / f64::from(minimum - best + 1)
+    }
+}
+
+/// The oracle: whether the placements `prefix` (local buffer, offset) of
+/// `model`'s group can be completed into a plan of `problem` within
+/// `capacity`, decided by the exact search within `effort`; `None` when
+/// it does not decide. The search is not complete with fixed buffers: when
+/// it ends undecided within its budget, the placements are taken as not
+/// completable.
+pub(super) struct Oracle<'a> {
+    pub(super) problem: &'a Problem,
+    pub(super) model: &'a Model,
+    pub(super) capacity: u64,
+    pub(super) effort: f64,
+    cache: HashMap<Vec<(u32, u64)>, Option<bool>>,
+    /// Search runs made (cache misses).
+    pub(super) runs: u64,
+}
+
+impl<'a> Oracle<'a> {
+    pub(super) fn new(problem: &'a Problem, model: &'a Model, capacity: u64, effort: f64) -> Self {
+        Oracle {
+            problem,
+            model,
+            capacity,
+            effort,
+            cache: HashMap::new(),
+            runs: 0,
+        }
+    }
+
+    /// A plan of the problem within the capacity with `prefix` fixed, or
+    /// `Err(true)` when proven impossible, `Err(false)` when undecided.
+    pub(super) fn complete(&mut self, prefix: &[(u32, u64)]) -> Result<Vec<u64>, bool> {
+        let mut buffers = self.problem.buffers().to_vec();
+        for &(b, o) in prefix {
+            buffers[self.model.global[b as usize].index()].fixed_offset = Some(o);
+        }
+        let p = Problem::new(buffers, Some(self.capacity)).map_err(|_| false)?;
+        self.runs += 1;
+        let options = SolveOptions {
+            effort: Effort::new(self.effort),
+            time_limit: Some(Duration::from_secs(20)),
+            ..SolveOptions::default()
+        };
+        match Search::default().solve(&p, &options) {
+            Ok(s) => {
+                assert_eq!(validate(&p, &s.plan), Ok(()));
+                Ok(s.plan.offsets().to_vec())
+            }
+            Err(SolveError::NotFound {
+                reason: NotFoundReason::ProvenInfeasible,
+                ..
+            }) => Err(true),
+            // With fixed buffers the search is not complete: a search that
+            // ended undecided within its budget found no completion in the
+            // space it explores, taken as none (an approximation of the
+            // paper's ILP oracle).
+            Err(SolveError::NotFound {
+                reason: NotFoundReason::Incomplete,
+                ..
+            }) => Err(true),
+            Err(_) => Err(false),
+        }
+    }
+
+    /// Whether `prefix` can be completed (cached); `None`: undecided.
+    pub(super) fn completable(&mut self, prefix: &[(u32, u64)]) -> Option<bool> {
+        if let Some(&known) = self.cache.get(prefix) {
+            return known;
+        }
+        let answer = match self.complete(prefix) {
+            Ok(_) => Some(true),
+            Err(true) => Some(false),
+            Err(false) => None,
+        };
+        self.cache.insert(prefix.to_vec(), answer);
+        answer
+    }
+
+    /// The minimum target of `event`: the largest `x` in `[best, depth]`
+    /// whose first `x` placements can be completed, knowing that the first
+    /// `best` can; `None` if the oracle leaves a step undecided.
+    pub(super) fn minimum(&mut self, event: &Event, best: u32) -> Option<u32> {
+        let (mut lo, mut hi) = (best, event.depth);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if self.completable(&event.prefix[..mid as usize])? {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Some(lo)
+    }
+}
+
+/// The best target of `event` given the final plan's `offsets` (local): the
+/// number of leading placements that are in it.
+pub(super) fn best(event: &Event, offsets: &[u64]) -> u32 {
+    event
+        .prefix
+        .iter()
+        .take_while(|&&(b, o)| offsets[b as usize] == o)
+        .count() as u32
+}
+
+/// The decision of `model`'s group at `capacity` with its major
+/// backtracks recorded: the probe, the effort and the events.
+pub(super) fn recorded(
+    model: &Model,
+    capacity: u64,
+    options: &TelaOptions,
+    seed: u64,
+) -> (Probe, Work, Vec<Event>) {
+    let deadline = SolveOptions::default().deadline();
+    let mut state = State::new(model, capacity, options, &deadline, seed);
+    state.events = Some(Vec::new());
+    let mut work = Work::default();
+    let probe = model.decide_in(&mut state, options, options.step_limit, &mut work);
+    let events = state.events.take().unwrap_or_default();
+    (probe, work, events)
+}
+
+/// One labelled target: the event's number, the target, and its row.
+pub(super) struct Label {
+    pub(super) event: usize,
+    pub(super) depth: u32,
+    pub(super) target: u32,
+    pub(super) default: u32,
+    pub(super) taken: u32,
+    pub(super) best: u32,
+    pub(super) minimum: u32,
+    pub(super) score: f64,
+    pub(super) features: [f64; super::learned::FEATURES],
+}
+
+/// The labels of (at most `per_instance`, evenly spaced) recorded major
+/// backtracks of tela on `problem` at `capacity` (one time group: the
+/// first with major backtracks), with the oracle's `effort`.
+pub(super) fn labels(
+    problem: &Problem,
+    capacity: u64,
+    options: &TelaOptions,
+    seed: u64,
+    per_instance: usize,
+    effort: f64,
+) -> Vec<Label> {
+    let Some(models) = Models::new(problem, options, &|| false) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for model in &models.models {
+        let (probe, _, events) = recorded(model, capacity, options, seed);
+        if events.is_empty() {
+            continue;
+        }
+        let mut oracle = Oracle::new(problem, model, capacity, effort);
+        // The final plan: tela's, else the search's from scratch.
+        let offsets: Vec<u64> = match probe {
+            Probe::Fits(plan) => plan.offsets().to_vec(),
+            _ => match oracle.complete(&[]) {
+                Ok(global) => model.global.iter().map(|b| global[b.index()]).collect(),
+                Err(_) => return out,
+            },
+        };
+        let step = events.len().div_ceil(per_instance.max(1));
+        for (k, event) in events.iter().enumerate().step_by(step.max(1)) {
+            let b = best(event, &offsets);
+            let Some(m) = oracle.minimum(event, b) else {
+                continue;
+            };
+            for (&t, x) in event.targets.iter().zip(&event.features) {
+                out.push(Label {
+                    event: k,
+                    depth: event.depth,
+                    target: t,
+                    default: event.default,
+                    taken: event.taken,
+                    best: b,
+                    minimum: m,
+                    score: score(t, b, m),
+                    features: *x,
+                });
+            }
+        }
+        break;
+    }
+    out
+}
+
+/// The harness that writes the training data (`cargo test -p memplan
+/// --release backtracking_labels -- --ignored`), configured by
+/// environment variables: `MEMPLAN_LABELS` (the CSV written; required),
+/// `MEMPLAN_LABELS_KINDS` (generator kinds, default `perfect,challenging`),
+/// `MEMPLAN_LABELS_BUFFERS` (`200`), `MEMPLAN_LABELS_SEEDS` (`101:120`),
+/// `MEMPLAN_LABELS_FACTORS` (`1.00,1.02,1.05,1.10`),
+/// `MEMPLAN_LABELS_EVENTS` (labelled major backtracks per instance, `40`),
+/// `MEMPLAN_LABELS_EFFORT` (the oracle's work budget, `0.05`) and
+/// `MEMPLAN_LABELS_STEPS` (tela's step limit, `100000`).
+#[cfg(test)]
+#[test]
+#[ignore]
+fn backtracking_labels() {
+    use crate::generate::{generate, Kind};
+    use crate::named::Named;
+    use std::io::Write;
+    let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let Ok(path) = std::env::var("MEMPLAN_LABELS") else {
+        eprintln!("MEMPLAN_LABELS is not set: nothing to do");
+        return;
+    };
+    let kinds: Vec<Kind> = var("MEMPLAN_LABELS_KINDS", "perfect,challenging")
+        .split(',')
+        .map(|k| Kind::parse(k).unwrap())
+        .collect();
+    let sizes: Vec<usize> = var("MEMPLAN_LABELS_BUFFERS", "200")
+        .split(',')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let seeds = var("MEMPLAN_LABELS_SEEDS", "101:120");
+    let (lo, hi) = seeds.split_once(':').unwrap();
+    let (lo, hi): (u64, u64) = (lo.parse().unwrap(), hi.parse().unwrap());
+    let factors: Vec<f64> = var("MEMPLAN_LABELS_FACTORS", "1.00,1.02,1.05,1.10")
+        .split(',')
+        .map(|f| f.parse().unwrap())
+        .collect();
+    let per_instance: usize = var("MEMPLAN_LABELS_EVENTS", "40").parse().unwrap();
+    let effort: f64 = var("MEMPLAN_LABELS_EFFORT", "0.05").parse().unwrap();
+    let steps: u64 = var("MEMPLAN_LABELS_STEPS", "100000").parse().unwrap();
+    let options = TelaOptions {
+        step_limit: steps,
+        ..TelaOptions::default()
+    };
+    let mut out = std::fs::File::create(&path).unwrap();
+    write!(
+        out,
+        "kind,buffers,seed,factor,event,depth,target,default,taken,best,minimum,score"
+    )
+    .unwrap();
+    for name in FEATURE_NAMES {
+        write!(out, ",{name}").unwrap();
+    }
+    writeln!(out).unwrap();
+    for &kind in &kinds {
+        for &n in &sizes {
+            for seed in lo..=hi {
+                let problem = generate(kind, n, seed).problem;
+                for &factor in &factors {
+                    let capacity = (problem.max_load() as f64 * factor) as u64;
+                    let labels = labels(&problem, capacity, &options, seed, per_instance, effort);
+                    eprintln!(
+                        "{} {n} {seed} {factor}: {} labels",
+                        kind.name(),
+                        labels.len()
+                    );
+                    for l in labels {
+                        write!(
+                            out,
+                            "{},{n},{seed},{factor},{},{},{},{},{},{},{},{}",
+                            kind.name(),
+                            l.event,
+                            l.depth,
+                            l.target,
+                            l.default,
+                            l.taken,
+                            l.best,
+                            l.minimum,
+                            l.score
+                        )
+                        .unwrap();
+                        for x in l.features {
+                            write!(out, ",{x}").unwrap();
+                        }
+                        writeln!(out).unwrap();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::learned::{targets, Forest};
+    use super::*;
+
+    #[test]
+    fn scores_are_pointwise_between_best_and_minimum() {
+        assert_eq!(score(3, 4, 8), 0.0);
+        assert_eq!(score(4, 4, 8), 10.0);
+        assert_eq!(score(8, 4, 8), 10.0 - 5.0 * 4.0 / 5.0);
+        assert_eq!(score(9, 4, 8), 0.0);
+        assert_eq!(score(5, 5, 5), 10.0);
+    }
+
+    #[test]
+    fn targets_are_the_conflicts_and_the_tops_of_empty_ranges() {
+        let mut out = Vec::new();
+        // Ranges 0-4, 5-8, 9-16, 17-32 below 20: 6 and 18 cover two.
+        targets(20, &[6, 18], &mut out);
+        assert_eq!(out, [0, 6, 9, 18]);
+        targets(3, &[], &mut out);
+        assert_eq!(out, [0]);
+        targets(1, &[0], &mut out);
+        assert_eq!(out, [0]);
+    }
+
+    #[test]
+    fn forests_parse_and_score() {
+        let names: Vec<String> = super::super::learned::FEATURE_NAMES
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect();
+        let text = format!(
+            r#"{{"features": [{}], "base": 1.5, "trees": [
+                {{"feature": [4, 0, 0], "threshold": [0.5, 0, 0], "left": [1, -1, -1],
+                  "right": [2, -1, -1], "value": [0, 2.0, -1.0]}}]}}"#,
+            names.join(",")
+        );
+        let forest = Forest::parse(&text).unwrap();
+        let mut x = [0.0; super::super::learned::FEATURES];
+        assert_eq!(forest.score(&x), 3.5);
+        x[4] = 0.7;
+        assert_eq!(forest.score(&x), 0.5);
+        // A child before its parent, or other features, are refused.
+        assert!(Forest::parse(&text.replace("[1, -1, -1]", "[0, -1, -1]")).is_none());
+        assert!(Forest::parse(&text.replace("\"size\"", "\"area\"")).is_none());
+        // The shipped model parses.
+        assert!(super::super::learned::shipped().is_some());
+    }
+
+    /// A perfect packing at its max load: tela's recorded major backtracks
+    /// get labels with `best <= minimum <= depth`, every target below the
+    /// depth, and the oracle's completions are valid plans.
+    #[test]
+    fn labels_come_from_the_oracle() {
+        let options = TelaOptions {
+            step_limit: 20_000,
+            ..TelaOptions::default()
+        };
+        // The first seed whose search backtracks.
+        let labels = (1..=20)
+            .map(|seed| {
+                let p = crate::generate::generate(crate::generate::Kind::Perfect, 60, seed).problem;
+                let capacity = p.max_load();
+                labels(&p, capacity, &options, 1, 5, 0.05)
+            })
+            .find(|l| !l.is_empty())
+            .unwrap();
+        for l in &labels {
+            assert!(
+                l.best <= l.minimum && l.minimum <= l.depth,
+                "{} {}",
+                l.best,
+                l.minimum
+            );
+            assert!(l.target < l.depth);
+            assert_eq!(l.score, score(l.target, l.best, l.minimum));
+        }
+        assert!(labels.iter().any(|l| l.score > 0.0));
+    }
+
+    /// With the shipped model, tela's plans validate, and the learned
+    /// targets are taken at some major backtracks (perfect packings at their
+    /// max load).
+    #[test]
+    fn learned_backtracking_plans_validate() {
+        use super::super::Tela;
+        let options = TelaOptions {
+            learned_backtracking: true,
+            learned_threshold: 0,
+            step_limit: 20_000,
+            ..TelaOptions::default()
+        };
+        let mut found = 0;
+        let mut learned = 0;
+        for seed in 1..=6 {
+            let p = crate::generate::generate(crate::generate::Kind::Perfect, 60, seed).problem;
+            let capacity = p.max_load() * 102 / 100;
+            let p = p.with_capacity(Some(capacity));
+            let tela = Tela {
+                options: options.clone(),
+            };
+            if let Ok(s) = tela.solve(&p, &SolveOptions::default()) {
+                assert_eq!(validate(&p, &s.plan), Ok(()));
+                assert!(s.makespan <= capacity);
+                found += 1;
+            }
+            let models = Models::new(&p, &options, &|| false).unwrap();
+            for model in &models.models {
+                let (_, _, events) = recorded(model, capacity, &options, 0);
+                learned += events.iter().filter(|e| e.taken != e.default).count();
+            }
+        }
+        assert!(found >= 5, "{found}");
+        assert!(learned > 0);
+    }
+
+    /// The model's cost per candidate target (printed; `--ignored`).
+    #[test]
+    #[ignore]
+    fn forest_cost_per_candidate() {
+        let forest = super::super::learned::shipped().unwrap();
+        let n = 200_000;
+        let mut x = [0.0; super::super::learned::FEATURES];
+        let start = std::time::Instant::now();
+        let mut sum = 0.0;
+        for i in 0..n {
+            for (k, v) in x.iter_mut().enumerate() {
+                *v = ((i * 31 + k * 17) % 101) as f64 / 100.0;
+            }
+            sum += forest.score(&x);
+        }
+        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        eprintln!("{ns:.0} ns per candidate (checksum {sum:.3})");
+        assert!(sum.is_finite());
+    }
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Trains tela's learned backtracking (TelaMalloc §6) and writes the shipped model.
+
+    target/tools/learn/bin/python scripts/train_backtracking.py LABELS.csv...
+        [--out crates/memplan/src/solvers/tela/backtracking_model.json]
+        [--trees 100] [--depth 4] [--rate 0.1] [--seed 0]
+
+LABELS.csv come from the oracle harness (TelaMalloc §6.3; one row per
+candidate target of a recorded major backtrack, its features and its
+pointwise score):
+
+    MEMPLAN_LABELS=labels.csv MEMPLAN_LABELS_KINDS=perfect,challenging \\
+    MEMPLAN_LABELS_SEEDS=101:115 cargo test -p memplan --release \\
+        backtracking_labels -- --ignored
+
+A gradient-boosted regression forest (scikit-learn, fixed seed) learns the
+score from the features; its trees are written as plain JSON (the feature
+names, the base score, and per tree the arrays feature, threshold, left,
+right, value, leaves having left = -1 and values scaled by the learning
+rate), which the library compiles in and evaluates itself. Also prints the
+held-out ranking quality: on a fifth of the major backtracks (by event),
+how often the best-scored target lies between the best and minimum
+targets, against the default target.
+
+Setup (once, into a tool venv under target/, outside the repository's
+dependencies):
+
+  python3 -m venv target/tools/learn
+  target/tools/learn/bin/pip install scikit-learn
+"""
+
+import argparse
+import csv
+import json
+import random
+import sys
+
+FEATURES = [
+    "size", "lifetime", "contention", "offset", "level", "distance",
+    "log_distance", "in_conflicts", "jumps_here", "subtree_backtracks",
+    "same_phase", "backtracks", "is_default", "in_conflict_set",
+    "rank_from_deepest", "depth",
+]
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            rows.extend(csv.DictReader(f))
+    return rows
+
+
+def event_key(r):
+    return (r["kind"], r["buffers"], r["seed"], r["factor"], r["event"])
+
+
+def export(model, rate):
+    trees = []
+    for est in model.estimators_[:, 0]:
+        t = est.tree_
+        trees.append({
+            "feature": [int(max(f, 0)) for f in t.feature],
+            "threshold": [float(x) for x in t.threshold],
+            "left": [int(x) for x in t.children_left],
+            "right": [int(x) for x in t.children_right],
+            "value": [float(v[0][0]) * rate for v in t.value],
+        })
+    base = float(model.init_.constant_[0][0])
+    return {"features": FEATURES, "base": base, "trees": trees}
+
+
+def evaluate(model, events):
+    """Share of events whose top-scored target is valid (score > 0), and the
+    same for the default target."""
+    good = default_good = 0
+    for rows in events.values():
+        x = [[float(r[f]) for f in FEATURES] for r in rows]
+        pred = model.predict(x)
+        top = max(range(len(rows)), key=lambda i: (pred[i], int(rows[i]["target"])))
+        good += float(rows[top]["score"]) > 0
+        default = [r for r in rows if r["target"] == r["default"]]
+        default_good += bool(default) and float(default[0]["score"]) > 0
+    n = max(len(events), 1)
+    return good / n, default_good / n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("labels", nargs="+")
+    ap.add_argument("--out", default="crates/memplan/src/solvers/tela/backtracking_model.json")
+    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--rate", type=float, default=0.1)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    try:
+        from sklearn.ensemble import GradientBoostingRegressor
+    except ImportError:
+        sys.exit("train_backtracking.py: scikit-learn is not installed: python3 -m venv "
+                 "target/tools/learn && target/tools/learn/bin/pip install scikit-learn")
+
+    rows = load(args.labels)
+    events = {}
+    for r in rows:
+        events.setdefault(event_key(r), []).append(r)
+    keys = sorted(events)
+    random.Random(args.seed).shuffle(keys)
+    held = set(keys[: len(keys) // 5])
+
+    def fit(selected):
+        x = [[float(r[f]) for f in FEATURES] for k in selected for r in events[k]]
+        y = [float(r["score"]) for k in selected for r in events[k]]
+        m = GradientBoostingRegressor(n_estimators=args.trees, max_depth=args.depth,
+                                      learning_rate=args.rate, random_state=args.seed)
+        m.fit(x, y)
+        return m
+
+    check = fit([k for k in keys if k not in held])
+    ours, default = evaluate(check, {k: events[k] for k in held})
+    print(f"{len(rows)} targets, {len(events)} major backtracks; held-out fifth: "
+          f"top-scored target valid {ours:.1%}, default target valid {default:.1%}")
+    model = fit(keys)
+    with open(args.out, "w") as f:
+        json.dump(export(model, args.rate), f, separators=(",", ":"))
+        f.write("\n")
+    print(f"wrote {args.out}: {args.trees} trees of depth {args.depth}")
+
+
+if __name__ == "__main__":
+    main()
