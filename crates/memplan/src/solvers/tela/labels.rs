@@ -147,7 +147,7 @@ pub(super) fn recorded(
     options: &TelaOptions,
     seed: u64,
 ) -> (Probe, Work, Vec<Event>) {
-    let deadline = SolveOptions::default().deadline();
+    let deadline = SolveOptions::default().stop();
     let mut state = State::new(model, capacity, options, &deadline, seed);
     state.events = Some(Vec::new());
     let mut work = Work::default();
@@ -180,7 +180,7 @@ pub(super) fn labels(
     per_instance: usize,
     effort: f64,
 ) -> Vec<Label> {
-    let Some(models) = Models::new(problem, options, &|| false) else {
+    let Some(models) = Models::new(problem, options, &crate::stop::Stop::never()) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -421,7 +421,7 @@ mod tests {
                 assert!(s.makespan <= capacity);
                 found += 1;
             }
-            let models = Models::new(&p, &options, &|| false).unwrap();
+            let models = Models::new(&p, &options, &crate::stop::Stop::never()).unwrap();
             for model in &models.models {
                 let (_, _, events) = recorded(model, capacity, &options, 0);
                 learned += events.iter().filter(|e| e.taken != e.default).count();

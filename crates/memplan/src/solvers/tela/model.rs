@@ -135,7 +135,7 @@ impl Model {
         };
         let keys = Model::rankings(&free_buffers, &span, &load, contention);
         let lists = RankedLists::new(&keys, &phase)?;
-        let loads = MaxTree::new(&load);
+        let loads = crate::stop::uncut(|never| MaxTree::new(&load, never));
         let peaks = span
             .iter()
             .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
