@@ -69,6 +69,7 @@ pub(super) fn applies(group: &Group, capacity: u64, max_slack: f64) -> bool {
 }
 
 /// How one fill search ended.
+#[derive(Clone, Copy, Debug)]
 enum End {
     Found,
     Exhausted,
@@ -778,9 +779,10 @@ impl Group {
     ) -> Probe {
         // Four lanes: forward in time and mirrored (bottom-left and
         // bottom-right fill), each with two orders of the buffers at a
-        // hole, in turns of doubling step slices: a dead end hard to see
-        // one way is often plain another. Deterministic: the turns are
-        // counted in steps.
+        // hole, in rounds of doubling step slices: a dead end hard to see
+        // one way is often plain another. Deterministic: the rounds are
+        // counted in steps, and the answer is the first lane's (in this
+        // order) to decide in the first round where one does.
         let mut lanes = [
             Fill::new(self, capacity, false, false),
             Fill::new(self, capacity, false, true),
@@ -789,17 +791,47 @@ impl Group {
         ];
         let mut slice = (4 * self.size.len() as u64).max(4096);
         let mut spent = 0u64;
-        let (winner, end) = 'turns: loop {
-            for (k, lane) in lanes.iter_mut().enumerate() {
+        let mut round = 0u32;
+        let (winner, end) = loop {
+            let budget = slice.min(step_limit.saturating_sub(spent) / lanes.len() as u64);
+            if budget == 0 {
+                break (0, End::OutOfBudget);
+            }
+            let run = |lane: &mut Fill| {
                 let before = lane.counters.steps;
-                let budget = slice.min(step_limit.saturating_sub(spent));
                 let end = lane.search(stop, before + budget);
-                spent += lane.counters.steps - before;
-                if !matches!(end, End::OutOfBudget) || spent >= step_limit {
-                    break 'turns (k, end);
-                }
+                (end, lane.counters.steps - before)
+            };
+            // The first round in this thread (small groups end there), then
+            // one thread per lane: the same work, whatever the threads'
+            // timing.
+            let ends: Vec<(End, u64)> = if round == 0 {
+                lanes.iter_mut().map(run).collect()
+            } else {
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = lanes
+                        .iter_mut()
+                        .map(|lane| scope.spawn(move || run(lane)))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| crate::solver::joined(h, || (End::OutOfTime, 0)))
+                        .collect()
+                })
+            };
+            spent += ends.iter().map(|e| e.1).sum::<u64>();
+            // The first lane, in their order, that decided.
+            if let Some(k) = ends
+                .iter()
+                .position(|(e, _)| matches!(e, End::Found | End::Exhausted))
+            {
+                break (k, ends[k].0);
+            }
+            if ends.iter().any(|(e, _)| matches!(e, End::OutOfTime)) {
+                break (0, End::OutOfTime);
             }
             slice = slice.saturating_mul(2);
+            round += 1;
         };
         for lane in &lanes {
             counters.add(&lane.counters);
@@ -862,7 +894,7 @@ mod tests {
         /// at the optimum (waste declared where there is slack), none one
         /// below it.
         #[test]
-        fn both_directions_agree_with_brute_force(
+        fn every_lane_agrees_with_brute_force(
             spec in proptest::collection::vec((0u64..10, 1u64..7, 1u64..9), 1..8)
         ) {
             let buffers = spec
@@ -948,11 +980,15 @@ mod tests {
         };
         assert!(matches!(end, End::Found));
         assert_eq!(fill.offset, offsets);
-        let mut counters = Counters::default();
-        assert_eq!(
-            g.decide_by_fill(load, &Stop::never(), 1, &mut counters),
-            Probe::Unknown
-        );
-        assert_eq!(counters.steps, 1);
+        // A step limit is shared by the four lanes: four steps, one each;
+        // three, none.
+        for (limit, steps) in [(4, 4), (3, 0)] {
+            let mut counters = Counters::default();
+            assert_eq!(
+                g.decide_by_fill(load, &Stop::never(), limit, &mut counters),
+                Probe::Unknown
+            );
+            assert_eq!(counters.steps, steps);
+        }
     }
 }
