@@ -132,14 +132,7 @@ impl Group {
     /// The answer of a search that ended with `outcome`.
     pub(super) fn decision(&self, outcome: &Outcome, state: &State) -> Option<Probe> {
         match outcome {
-            Outcome::Found => {
-                let mut offsets: Vec<u64> =
-                    self.members.iter().map(|(_, o)| o.unwrap_or(0)).collect();
-                for (i, &m) in self.free.iter().enumerate() {
-                    offsets[m] = state.offset[i];
-                }
-                Some(Probe::Fits(Plan::from_offsets(offsets)))
-            }
+            Outcome::Found => Some(Probe::Fits(self.plan(&state.offset))),
             // Placing buffers above fixed ones (or by effective sizes, with
             // gap windows) is sound but not complete.
             Outcome::Exhausted if self.complete => Some(Probe::Infeasible),

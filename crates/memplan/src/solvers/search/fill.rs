@@ -40,7 +40,6 @@
 
 use super::counters::Counters;
 use super::group::Group;
-use crate::plan::Plan;
 use crate::solver::Probe;
 use crate::stop::Stop;
 use std::collections::HashSet;
@@ -839,14 +838,7 @@ impl Group {
         counters.timed_out |= matches!(end, End::OutOfTime);
         let fill = &lanes[winner];
         match end {
-            End::Found => {
-                let mut offsets: Vec<u64> =
-                    self.members.iter().map(|(_, o)| o.unwrap_or(0)).collect();
-                for (i, &m) in self.free.iter().enumerate() {
-                    offsets[m] = fill.offset[i];
-                }
-                Probe::Fits(Plan::from_offsets(offsets))
-            }
+            End::Found => Probe::Fits(self.plan(&fill.offset)),
             End::Exhausted => Probe::Infeasible,
             End::OutOfBudget | End::OutOfTime => Probe::Unknown,
         }

@@ -6,6 +6,7 @@ use super::preorder::{Preorder, PreorderKeys};
 use crate::buffer::BufferIdx;
 use crate::geometry::groups::TimeGroups;
 use crate::geometry::sweep::{overlap_csr, section_loads, section_spans, MaxTree};
+use crate::plan::Plan;
 use crate::problem::{Buffer, Problem};
 use crate::solver::Stop;
 
@@ -80,6 +81,18 @@ pub(super) struct Group {
     /// no plan fits (§6.1's canonical argument holds for any conflicts
     /// between whole address ranges).
     pub(super) complete: bool,
+}
+
+impl Group {
+    /// The group's plan (by member position) from the offsets of its free
+    /// buffers (by local index): fixed members keep theirs.
+    pub(super) fn plan(&self, free_offsets: &[u64]) -> Plan {
+        let mut offsets: Vec<u64> = self.members.iter().map(|(_, o)| o.unwrap_or(0)).collect();
+        for (i, &m) in self.free.iter().enumerate() {
+            offsets[m] = free_offsets[i];
+        }
+        Plan::from_offsets(offsets)
+    }
 }
 
 /// A group's members with their fixed offsets, and the member positions
