@@ -87,14 +87,18 @@ pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(30);
 /// cuts the run).
 pub const EFFORT_PER_SECOND: f64 = 1.0;
 
+/// Time limits from this one on are no limit, for the budget as for the
+/// stop token: no instant is that far ahead (2^63 - 1 seconds).
+const UNBOUNDED: Duration = Duration::from_secs(i64::MAX as u64);
+
 /// The work budget of `auto`: the caller's effort when given; else, with a
 /// positive time limit, [`EFFORT_PER_SECOND`] times the limit (a 60 s limit
-/// buys about 60 s of work; saturating); else (no
-/// limit, or 0, which runs the greedy plans only) [`Effort::DEFAULT`].
+/// buys about 60 s of work); else (no limit, one of [`UNBOUNDED`] or more,
+/// or 0, which runs the greedy plans only) [`Effort::DEFAULT`].
 pub fn budget(time_limit: Option<Duration>, effort: Option<Effort>) -> Effort {
     match (effort, time_limit) {
         (Some(effort), _) => effort,
-        (None, Some(limit)) if !limit.is_zero() => {
+        (None, Some(limit)) if !limit.is_zero() && limit < UNBOUNDED => {
             Effort::new(limit.as_secs_f64() * EFFORT_PER_SECOND).unwrap_or(Effort::DEFAULT)
         }
         (None, _) => Effort::DEFAULT,
@@ -737,8 +741,12 @@ mod tests {
             Auto::default().effort(&SolveOptions::default()),
             Some(Effort::DEFAULT)
         );
-        // No limit too long: it saturates.
-        assert!(budget(Some(Duration::MAX), None) > Effort::new(1e12).unwrap());
+        // Long limits buy long work; a limit no instant can hold is no
+        // limit, as for the stop token.
+        assert!(budget(Some(Duration::from_secs(1 << 40)), None) > Effort::new(1e12).unwrap());
+        for unbounded in [UNBOUNDED, crate::solver::seconds(1.85e19), Duration::MAX] {
+            assert_eq!(budget(Some(unbounded), None), Effort::DEFAULT);
+        }
     }
 
     /// Perfect instance (zero-fragmentation plan exists) where no greedy

@@ -159,6 +159,9 @@ struct Fill<'g> {
     crossing: Vec<u32>,
     /// Their sizes summed: they must all lie above both sections' heights.
     crossing_load: Vec<u64>,
+    /// The sections the last move changed, `[lo, hi)`; `None`: check all
+    /// (the root, and after a resumption).
+    changed: Option<(u32, u32)>,
     /// Regions waiting to be solved, the next last.
     agenda: Vec<Region>,
     /// The path of the search so far, the region of the node to expand
@@ -289,6 +292,7 @@ impl<'g> Fill<'g> {
             crossing,
             crossing_load,
             agenda: Vec::new(),
+            changed: None,
             path: Vec::with_capacity(n + 1),
             next: Some(Region {
                 a: 0,
@@ -383,7 +387,7 @@ impl<'g> Fill<'g> {
         }
         for k in a..b {
             let h = self.height[k];
-            if self.slack[k] >= self.g || h >= self.capacity {
+            if self.slack[k] >= self.g || h >= self.capacity || self.unchanged(k) {
                 continue;
             }
             let fits =
@@ -410,6 +414,16 @@ impl<'g> Fill<'g> {
             }
         }
         true
+    }
+
+    /// Whether nothing that the checks at section `k` read has changed
+    /// since they last passed: the sections from the nearest higher one on
+    /// its left to the nearest higher one on its right (from
+    /// [`Fill::supported`]'s scratch) are apart from those the last move
+    /// changed. Skipping a check only prunes less.
+    fn unchanged(&self, k: usize) -> bool {
+        self.changed
+            .is_some_and(|(lo, hi)| self.next_higher[k] < lo || self.after_higher[k] > hi)
     }
 
     /// Whether the flat run `[p, q)` of the skyline at height `h` can be
@@ -467,7 +481,7 @@ impl<'g> Fill<'g> {
             while e < b as usize && self.height[e] == h {
                 e += 1;
             }
-            if h < self.capacity && !self.covered(k, e, h) {
+            if h < self.capacity && !self.unchanged(k) && !self.covered(k, e, h) {
                 return None;
             }
             let left_higher = k == a as usize || self.height[k - 1] > h;
@@ -541,6 +555,10 @@ impl<'g> Fill<'g> {
                 self.key ^= self.waste_key(frame.k1, s, frame.h);
             }
         }
+        self.changed = Some(match m {
+            Move::Place(i) => self.sections[i as usize],
+            Move::Waste(s) => (frame.k1, s),
+        });
         frame.agenda_len = self.agenda.len() as u32;
         frame.popped = None;
         // The parts of the region, split where no unplaced buffer crosses.
@@ -677,6 +695,7 @@ impl<'g> Fill<'g> {
             return End::Found;
         }
         let mut path = std::mem::take(&mut self.path);
+        self.changed = None;
         let mut next = self.next.take();
         let mut backjump = self.backjump.take();
         let end = loop {
