@@ -93,7 +93,7 @@ const UNBOUNDED: Duration = Duration::from_secs(i64::MAX as u64);
 
 /// The work budget of `auto`: the caller's effort when given; else, with a
 /// positive time limit, [`EFFORT_PER_SECOND`] times the limit (a 60 s limit
-/// buys about 60 s of work); else (no limit, one of [`UNBOUNDED`] or more,
+/// buys about 60 s of work); else (no limit, one of 2^63 - 1 s or more,
 /// or 0, which runs the greedy plans only) [`Effort::DEFAULT`].
 pub fn budget(time_limit: Option<Duration>, effort: Option<Effort>) -> Effort {
     match (effort, time_limit) {
