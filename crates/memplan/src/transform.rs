@@ -78,7 +78,9 @@ impl Transform {
             Transform::Rename => {
                 // A bijection on 0..n: i -> (a i + c) mod n with a coprime to n.
                 let n = (buffers.len() as u64).max(1);
-                let a = (n / 2 + 1..).find(|&a| gcd(a, n) == 1).unwrap_or(1);
+                let a = (n / 2 + 1..)
+                    .find(|&a| crate::geometry::fit::gcd(a, n) == 1)
+                    .unwrap_or(1);
                 for (i, b) in buffers.iter_mut().enumerate() {
                     b.id = format!("r{}", (a * i as u64 + 11) % n);
                 }
@@ -104,14 +106,6 @@ impl Transform {
             }
         }
         Problem::new_with_gaps(buffers, Gaps::from_lists(&gaps)?, capacity)
-    }
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
     }
 }
 

@@ -1,6 +1,14 @@
 //! Fitting one buffer among placed ones: alignment and the first-fit /
 //! best-fit scans over sorted address ranges, shared by every solver.
 
+/// The greatest common divisor of `a` and `b` (`gcd(0, b) = b`).
+pub fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// The smallest multiple of `alignment` that is `>= x`.
 #[inline]
 pub fn align_up(x: u64, alignment: u64) -> u64 {

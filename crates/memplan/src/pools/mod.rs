@@ -519,13 +519,7 @@ fn pool_alignments(
 
 /// The least common multiple of two positive numbers, `None` on overflow.
 fn lcm(a: u64, b: u64) -> Option<u64> {
-    fn gcd(mut a: u64, mut b: u64) -> u64 {
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        a
-    }
-    (a / gcd(a, b)).checked_mul(b)
+    (a / crate::geometry::fit::gcd(a, b)).checked_mul(b)
 }
 
 /// A plan over pools: every buffer's pool and its offset in that pool.

@@ -403,12 +403,7 @@ impl Problem {
     /// a multiple of it. The optimal makespan is a multiple of it, so
     /// capacities can be rounded down to one.
     pub fn granularity(&self) -> u64 {
-        fn gcd(mut a: u64, mut b: u64) -> u64 {
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            a
-        }
+        use crate::geometry::fit::gcd;
         // By chunks in parallel (tens of milliseconds at millions of
         // buffers otherwise), each stopping at 1.
         // A multiple of `g` leaves it as it is: tested by a mask when `g`

@@ -40,8 +40,11 @@
 
 use super::counters::Counters;
 use super::group::Group;
+use crate::geometry::fit::gcd;
 use crate::solver::Probe;
 use crate::stop::Stop;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use std::collections::HashSet;
 
 /// Failed states remembered at most by each direction (16 bytes each).
@@ -177,22 +180,6 @@ struct Fill<'g> {
     counters: Counters,
 }
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
 impl<'g> Fill<'g> {
     /// The search's state at the root: in time, or mirrored (`mirror`);
     /// at a hole, buffers that reach furthest first, then the largest,
@@ -264,10 +251,8 @@ impl<'g> Fill<'g> {
         for (r, &i) in by_start.iter().enumerate() {
             rank[i as usize] = r as u32;
         }
-        let mut seed = 0x6D65_6D70_6C61_6E00;
-        let zobrist = (0..n + 2 * sections)
-            .map(|_| (u128::from(splitmix(&mut seed)) << 64) | u128::from(splitmix(&mut seed)))
-            .collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(0x6D65_6D70_6C61_6E00);
+        let zobrist = (0..n + 2 * sections).map(|_| rng.gen::<u128>()).collect();
         Fill {
             group,
             capacity,
@@ -319,6 +304,23 @@ impl<'g> Fill<'g> {
             || self.sections[p as usize] != self.sections[i]
     }
 
+    /// Whether buffer `i` can go at height `h` in a hole ending at `k2`:
+    /// unplaced, ending by `k2`, under the capacity, in stacking order.
+    fn fits_hole(&self, i: usize, k2: u32, h: u64) -> bool {
+        self.offset[i] == u64::MAX
+            && self.sections[i].1 <= k2
+            && h + self.group.size[i] <= self.capacity
+            && self.in_order(i)
+    }
+
+    /// The end of the waste strip at the hole `[k1, k2)` at height `h`
+    /// when its sections have the slack for it.
+    fn waste_at(&self, k1: u32, k2: u32, h: u64) -> Option<u32> {
+        let s = self.waste_end(k1, k2);
+        let room = h + self.g <= self.capacity;
+        (room && (k1..s).all(|k| self.slack[k as usize] >= self.g)).then_some(s)
+    }
+
     /// The moves at the local minimum `[k1, k2)` at height `h` (both
     /// neighbours higher or ends of the region), at most `cap` counted.
     fn moves_at(&self, k1: u32, k2: u32, h: u64, cap: u32) -> u32 {
@@ -328,11 +330,7 @@ impl<'g> Fill<'g> {
         let mut last: Option<usize> = None;
         for &i in &self.by_start[from..to] {
             let i = i as usize;
-            if self.offset[i] != u64::MAX {
-                continue;
-            }
-            let (_, hi) = self.sections[i];
-            if hi > k2 || h + self.group.size[i] > self.capacity || !self.in_order(i) {
+            if !self.fits_hole(i, k2, h) {
                 continue;
             }
             let same = last.is_some_and(|j| {
@@ -346,11 +344,7 @@ impl<'g> Fill<'g> {
                 }
             }
         }
-        let s = self.waste_end(k1, k2);
-        if h + self.g <= self.capacity && (k1..s).all(|k| self.slack[k as usize] >= self.g) {
-            count += 1;
-        }
-        count
+        count + u32::from(self.waste_at(k1, k2, h).is_some())
     }
 
     /// Whether every section of `[a, b)` without slack left has a buffer
@@ -654,11 +648,7 @@ impl<'g> Fill<'g> {
         while p < to {
             let i = self.by_start[p as usize] as usize;
             p += 1;
-            if self.offset[i] != u64::MAX {
-                continue;
-            }
-            let (_, hi) = self.sections[i];
-            if hi > frame.k2 || frame.h + self.group.size[i] > self.capacity || !self.in_order(i) {
+            if !self.fits_hole(i, frame.k2, frame.h) {
                 continue;
             }
             // One buffer per class of identical ones: skip it when the
@@ -676,15 +666,11 @@ impl<'g> Fill<'g> {
             return Some(Move::Place(i as u32));
         }
         frame.next = to - from;
-        if !frame.waste_tried {
-            frame.waste_tried = true;
-            let s = self.waste_end(frame.k1, frame.k2);
-            let room = frame.h + self.g <= self.capacity;
-            if room && (frame.k1..s).all(|k| self.slack[k as usize] >= self.g) {
-                return Some(Move::Waste(s));
-            }
+        if frame.waste_tried {
+            return None;
         }
-        None
+        frame.waste_tried = true;
+        self.waste_at(frame.k1, frame.k2, frame.h).map(Move::Waste)
     }
 
     /// Searches on until `step_limit` steps in all (resumable: a search
@@ -908,12 +894,9 @@ mod tests {
         fn every_lane_agrees_with_brute_force(
             spec in proptest::collection::vec((0u64..10, 1u64..7, 1u64..9), 1..8)
         ) {
-            let buffers = spec
-                .iter()
-                .enumerate()
-                .map(|(i, &(s, len, size))| Buffer::new(format!("b{i}"), s, s + len, size))
-                .collect();
-            let p = Problem::new(buffers, None).unwrap();
+            let spans: Vec<(u64, u64, u64)> =
+                spec.iter().map(|&(s, len, size)| (s, s + len, size)).collect();
+            let p = crate::testutil::problem(&spans);
             let opt = crate::testutil::brute_force(&p);
             let g = group(&p);
             for (mirror, size_first) in [(false, false), (false, true), (true, false), (true, true)] {
