@@ -37,7 +37,8 @@
 //!   / skyline), [`search`](solvers::search) (MiniMalloc),
 //!   [`tela`](solvers::tela) (TelaMalloc), [`boxing`](solvers::boxing)
 //!   (idealloc) and [`auto`](solvers::auto), the default portfolio
-//!   ([`plan`](fn@plan));
+//!   ([`plan`](fn@plan)); and [`anytime`](solvers::anytime), what each of
+//!   them does when the clock or a cancel flag cuts it;
 //! - [`hints`]: preferred offsets (MiniMalloc's `hint` column): which
 //!   are kept, compatible choices and a bound; [`stable`]: plans that keep
 //!   as many of them as possible at the best makespan;

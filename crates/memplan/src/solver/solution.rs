@@ -229,7 +229,7 @@ mod tests {
             cancel: Cancel::new(Arc::new(AtomicBool::new(true))),
             ..SolveOptions::default()
         };
-        let mut s = crate::solvers::greedy::plan_of_no_time(&problem, &options.stop()).unwrap();
+        let mut s = crate::solvers::anytime::plan_of_no_time(&problem, &options.stop()).unwrap();
         crate::plan::validate(&problem, &s.plan).unwrap();
         let max_load = problem.max_load();
         assert!(s.lower_bound < max_load, "the weak bound of a stop");

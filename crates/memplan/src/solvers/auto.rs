@@ -30,8 +30,9 @@ use crate::problem::Problem;
 use crate::solver::{
     Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
+use crate::solvers::anytime::{self, First};
 use crate::solvers::boxing::{Boxing, BoxingOptions};
-use crate::solvers::greedy::{self, First, Fit, Greedy, Order};
+use crate::solvers::greedy::{Fit, Greedy, Order};
 use crate::solvers::search::{Search, SearchOptions};
 use crate::solvers::tela::{Tela, TelaOptions};
 
@@ -179,7 +180,7 @@ impl Solver for Auto {
         // first (boxing's bootstrap, computed by boxing otherwise): cut,
         // it is the answer, as greedy's would be.
         let first = if options.time_limit.is_some() && !limit.is_zero() {
-            greedy::greedy_first(problem, options, &cap)
+            anytime::greedy_first(problem, options, &cap)
         } else {
             First::Usual
         };
@@ -200,7 +201,7 @@ impl Solver for Auto {
                 Err(_) => {
                     // No time even for the bounds: the plan greedy gives
                     // in no time, with a weaker bound.
-                    let plan = greedy::plan_within(problem, Greedy::default(), &stop).plan;
+                    let plan = anytime::plan_within(problem, Greedy::default(), &stop).plan;
                     let mut s =
                         Solution::within_capacity(problem, plan, 0, NotFoundReason::TimeLimit)?;
                     s.found_by = Some(greedy_name());
@@ -256,7 +257,7 @@ impl Auto {
         } else {
             deadline.clone()
         };
-        let (greedy, greedy_plan) = crate::solvers::greedy::best_variant(problem, &stop);
+        let (greedy, greedy_plan) = crate::solvers::anytime::best_variant(problem, &stop);
         options.progress.improve(greedy_plan.makespan(problem));
         let mut best = Solution::within_capacity(
             problem,
@@ -438,7 +439,7 @@ impl Solver for Skylines {
                     fit: Fit::Skyline,
                 };
                 let Some((greedy, plan)) =
-                    crate::solvers::greedy::best_of(problem, &[variant], None, &stop)
+                    crate::solvers::anytime::best_of(problem, &[variant], None, &stop)
                 else {
                     break;
                 };

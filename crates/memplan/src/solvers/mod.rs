@@ -1,16 +1,21 @@
 //! The solvers, one module each, all behind [`crate::solver::Solver`]:
-//! - [`greedy`]: sort + first-fit / best-fit / skyline (TelaMalloc §3.1),
-//!   and the fallback that completes a plan cut short by the clock;
+//! - [`greedy`]: sort + first-fit / best-fit / skyline (TelaMalloc §3.1);
 //! - [`search`]: the MiniMalloc exact search;
 //! - [`tela`]: heuristic-guided search with propagation and smart
 //!   backtracking (TelaMalloc);
 //! - [`boxing`]: the idealloc boxing algorithm;
-//! - [`auto`]: the default portfolio of the others.
+//! - [`auto`]: the default portfolio of the others;
 //!
-//! Layering: `greedy` imports no other solver; `search`, `tela` and
-//! `boxing` may use `greedy` (its variants give their first upper bound);
-//! `auto` uses them all.
+//! and [`anytime`], not a solver: what every solver does when the clock or
+//! a cancel flag cuts it (the cheap plans that need no index, a greedy
+//! placement completed above what it placed, the start of the exact
+//! solvers at scale, the floor a cut result never goes below).
+//!
+//! Layering: `greedy` imports no other solver; `anytime` uses `greedy`'s
+//! placer; `search`, `tela` and `boxing` use `greedy` (its variants give
+//! their first upper bound) and `anytime`; `auto` uses them all.
 
+pub mod anytime;
 pub mod auto;
 pub mod boxing;
 pub mod greedy;

@@ -15,6 +15,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["hints"],
     &["solver"],
     &["solvers::greedy"],
+    &["solvers::anytime"],
     &["solvers::search", "solvers::tela", "solvers::boxing"],
     &["solvers::auto"],
     &["pools", "stable"],

@@ -52,7 +52,8 @@ use crate::geometry::sort::sort;
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stop};
-use crate::solvers::greedy::{self, Fit, Greedy, Placer};
+use crate::solvers::anytime;
+use crate::solvers::greedy::{Fit, Greedy, Placer};
 
 use boxes::theorem_16;
 use jobs::{copied, free};
@@ -120,9 +121,9 @@ impl Solver for Boxing {
     ) -> Result<Solution, SolveError> {
         // A cut leaves time to measure the plan.
         let own = options.stop();
-        let deadline = greedy::reserved(problem, &own);
+        let deadline = anytime::reserved(problem, &own);
         let stop = deadline.clone();
-        let settle = greedy::settle(problem, &own);
+        let settle = anytime::settle(problem, &own);
         // How many iterations were abandoned is not counted: it depends on the
         // threads' timing (the shared best makespan), and a report says the
         // same for the same options and seed.
@@ -168,8 +169,8 @@ impl Solver for Boxing {
                 // The default greedy plan and its placer (at scale under
                 // a short limit, the bucketed plan computed beside).
                 None => {
-                    let hurried = greedy::hurried(problem, &deadline);
-                    let within = greedy::plan_within_beside(
+                    let hurried = anytime::hurried(problem, &deadline);
+                    let within = anytime::plan_within_beside(
                         problem,
                         Greedy::default(),
                         &stop,
@@ -599,7 +600,9 @@ mod tests {
         }
         .stop();
         assert!(matches!(run(&cancelled), Outcome::Stopped));
-        let order = greedy::order(p, greedy::Order::Size, &Stop::never()).unwrap();
+        let order =
+            crate::solvers::greedy::order(p, crate::solvers::greedy::Order::Size, &Stop::never())
+                .unwrap();
         assert!(placer.place(&order, None, &Stop::after_looks(0)).is_none());
         assert_eq!(
             placer.place(&order, None, &Stop::never()),

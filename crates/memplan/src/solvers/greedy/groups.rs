@@ -576,7 +576,7 @@ pub(super) fn group_tree(
 
 /// How the placement of one group ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum GroupEnd {
+pub(crate) enum GroupEnd {
     /// Every buffer placed.
     Done,
     /// A buffer would have ended above the limit.
@@ -618,7 +618,7 @@ impl Scans {
 /// conflicts (O(k log k)): the tree's cost per buffer does not grow with
 /// the overlaps, the sort's does, and the crossover was measured on the
 /// public files and generated instances (figures in `docs/benchmarks.md`).
-pub(super) const DENSE_CONFLICTS: u64 = 128;
+pub(crate) const DENSE_CONFLICTS: u64 = 128;
 
 #[cfg(test)]
 mod tests {

@@ -139,7 +139,8 @@ use crate::solver::{
     minimise_within, starting_plan, Effort, NotFoundReason, Prepared, Probe, Solution, SolveError,
     SolveOptions, Solver, Stop,
 };
-use crate::solvers::greedy::{self, Fit, Order, Placer};
+use crate::solvers::anytime;
+use crate::solvers::greedy::{Fit, Order, Placer};
 use group::Groups;
 
 mod counters;
@@ -205,7 +206,7 @@ impl Solver for Search {
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
         // At scale under a time limit, the default greedy plan first: the
         // floor of what a cut returns.
-        let (prepared, floor) = match greedy::exact_start(problem, options, &deadline) {
+        let (prepared, floor) = match anytime::exact_start(problem, options, &deadline) {
             Ok(start) => start,
             Err(result) => return result,
         };
@@ -230,8 +231,8 @@ impl Solver for Search {
         };
         // The floor counts from the setup's deadline on (a setup cut ahead
         // of the deadline ends the search as the deadline would).
-        let setup = greedy::reserved(problem, &deadline);
-        greedy::at_least(problem, floor, prepared.max_load, &setup, result)
+        let setup = anytime::reserved(problem, &deadline);
+        anytime::at_least(problem, floor, prepared.max_load, &setup, result)
     }
 }
 
@@ -259,7 +260,7 @@ impl Search {
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || greedy::best_variant_plan(problem, floor, deadline),
+            || anytime::best_variant_plan(problem, floor, deadline),
         )
     }
 
@@ -313,7 +314,7 @@ impl Search {
         }
         // Its setup stops ahead of the deadline, leaving the time to answer
         // (what a cut setup leaves the search is nothing anyway).
-        let setup = greedy::reserved(problem, deadline);
+        let setup = anytime::reserved(problem, deadline);
         let groups = Groups::new(problem, self.options.decompose, &setup);
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
@@ -382,7 +383,7 @@ impl Search {
         let greedy = self.start(problem, prepared, floor, deadline);
         // Its setup stops ahead of the deadline, leaving the time to answer
         // (what a cut setup leaves the search is nothing anyway).
-        let setup = greedy::reserved(problem, deadline);
+        let setup = anytime::reserved(problem, deadline);
         let groups = Groups::new(problem, self.options.decompose, &setup);
         let mut counters = Counters::default();
         let mut s = minimise_within(

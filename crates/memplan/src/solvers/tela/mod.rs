@@ -119,7 +119,7 @@ use crate::solver::{
     minimise, starting_plan, NotFoundReason, Prepared, Probe, Solution, SolveError, SolveOptions,
     Solver, Stop,
 };
-use crate::solvers::greedy;
+use crate::solvers::anytime;
 use drive::Work;
 use model::Models;
 
@@ -366,7 +366,7 @@ impl Tela {
         // poll the clock at millions of buffers), and at scale under a time
         // limit the default greedy plan first: the floor of what a cut
         // returns.
-        let (prepared, floor) = match greedy::exact_start(problem, options, &deadline) {
+        let (prepared, floor) = match anytime::exact_start(problem, options, &deadline) {
             Ok(start) => start,
             Err(result) => return result,
         };
@@ -376,8 +376,8 @@ impl Tela {
         };
         // The floor counts from the setup's deadline on (a setup cut ahead
         // of the deadline ends the search as the deadline would).
-        let setup = greedy::reserved(problem, &deadline);
-        greedy::at_least(problem, floor, prepared.max_load, &setup, result)
+        let setup = anytime::reserved(problem, &deadline);
+        anytime::at_least(problem, floor, prepared.max_load, &setup, result)
     }
 
     /// Decides `capacity`, TelaMalloc's own question (§5): a plan within
@@ -409,7 +409,7 @@ impl Tela {
         // `None` when the deadline passes while building (instances of many
         // thousands of buffers): the capacity is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
-        let setup = greedy::reserved(problem, deadline);
+        let setup = anytime::reserved(problem, deadline);
         let models = Models::new(problem, &self.options, &setup);
         let mut work = Work::default();
         let probe = match &models {
@@ -462,12 +462,12 @@ impl Tela {
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || greedy::best_variant_plan(problem, floor, deadline),
+            || anytime::best_variant_plan(problem, floor, deadline),
         );
         // `None` when the deadline passes while building: every capacity
         // is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
-        let setup = greedy::reserved(problem, deadline);
+        let setup = anytime::reserved(problem, deadline);
         let models = Models::new(problem, &self.options, &setup);
         let mut work = Work::default();
         let mut s = minimise(

@@ -11,9 +11,10 @@ use crate::stop::{Cut, Stop};
 
 use crate::geometry::sort::{collect, sort};
 
-use super::groups::DENSE_CONFLICTS;
+use crate::solvers::greedy::groups::DENSE_CONFLICTS;
 
-use super::{order, plan_within, Fit, Greedy, Order, Placer};
+use super::plan_within;
+use crate::solvers::greedy::{order, Fit, Greedy, Order, Placer};
 
 /// True when buffers meet more than `DENSE_CONFLICTS` others on average:
 /// first-fit is then fast (the [`TimeTree`](crate::geometry::time_tree::TimeTree)) but best-fit sorts thousands

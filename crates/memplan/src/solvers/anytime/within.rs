@@ -1,0 +1,1140 @@
+//! A greedy placement within a deadline: the placer's plan when it ends,
+//! else, cut, the plan in hand made usable ([`plan_within`]). The cheap
+//! plans that need no index ([`fallback::bucketed`], [`fallback::stacked`])
+//! stand in before the index exists; the fallback's plan for every free
+//! buffer is computed beside the order at scale, so that a cut has it
+//! ready; a placement cut midway is completed above what it placed
+//! ([`fallback::complete`]) when that is better and there is time.
+
+use crate::stop::{uncut, Cut, Stop};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::buffer::BufferIdx;
+use crate::dispose::drop_later;
+use crate::geometry::fit::align_up;
+use crate::geometry::occupancy::Occupancy;
+use crate::geometry::sweep::dense_max_load;
+use crate::plan::Plan;
+use crate::problem::{Buffer, Problem};
+use crate::solvers::greedy::groups::GroupEnd;
+use crate::solvers::greedy::placer::Run;
+use crate::solvers::greedy::{order, Fit, Greedy, Order, Placer};
+
+use super::fallback;
+
+impl<'p> Placer<'p> {
+    /// [`Placer::place`] within a deadline: once `stop` cuts (checked
+    /// every [`Stop::EVERY_COSTLY`] buffers), the buffers not placed yet are placed
+    /// by [`fallback::complete`] above the others, in linear time. Returns
+    /// the plan, always complete and valid, and how many buffers the
+    /// fallback placed (0 when the placement finished).
+    pub fn place_within(&self, order: &[BufferIdx], stop: &Stop) -> (Plan, usize) {
+        let (plan, count, _) = self.place_within_or(order, stop, stop, None);
+        (plan, count)
+    }
+
+    /// The order `order` of the problem, sorted beside the plan of
+    /// [`fallback::complete`] for every free buffer (on large problems,
+    /// where computing it after a stop would take longer than a stop may
+    /// wait), then [`Placer::place_within`] that order: a cut finds its
+    /// fallback ready. Cut before the order is known, that fallback's plan
+    /// (or [`Placer::place_none`]'s).
+    pub fn place_order_within(&self, order: Order, stop: &Stop) -> (Plan, usize) {
+        let placed = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN, None);
+        (placed.plan, placed.count)
+    }
+
+    /// [`Placer::place_order_within`], the fallback computed beside the
+    /// order from `early_min` buffers on (and the max load, always), a
+    /// cut's improvement on it abandoned once `settle` cuts
+    /// ([`Placer::place_within_or`]); `prestacked`, the stacked plan
+    /// computed ahead, is the plan when the fallback is cut.
+    fn place_order_within_from(
+        &self,
+        order: Order,
+        stop: &Stop,
+        settle: &Stop,
+        early_min: usize,
+        prestacked: Option<fallback::Stacked>,
+    ) -> OrderPlaced {
+        let early = self.problem.len() >= early_min;
+        // The stacked plan made ahead is kept until the fallback's is
+        // ready: a stop before then returns it at once (stacking anew is a
+        // pass over every buffer, most of what a stop may wait at
+        // millions). Its 8 bytes a buffer are those the fallback saves by
+        // colouring from sizes rather than address ranges
+        // ([`Placer::columns`]), so the peak of memory stays where
+        // it was.
+        let (sorted, (fallback, max_load)) = rayon::join(
+            || crate::solvers::greedy::order(self.problem, order, stop).ok(),
+            || {
+                rayon::join(
+                    || early.then(|| self.fallback_plan(stop)),
+                    || self.max_load(stop),
+                )
+            },
+        );
+        OrderPlaced {
+            max_load,
+            ..self.place_sorted_within(sorted, fallback, prestacked, stop, settle)
+        }
+    }
+
+    /// [`Placer::place_order_within_from`] without the early fallback, the
+    /// order already sorted (`None`: cut), the max load known or not.
+    fn place_presorted_within(
+        &self,
+        sorted: Option<Vec<BufferIdx>>,
+        max_load: Option<u64>,
+        prestacked: Option<fallback::Stacked>,
+        stop: &Stop,
+        settle: &Stop,
+    ) -> OrderPlaced {
+        let max_load = max_load.or_else(|| self.max_load(stop));
+        OrderPlaced {
+            max_load,
+            ..self.place_sorted_within(sorted, None, prestacked, stop, settle)
+        }
+    }
+
+    /// The rest of [`Placer::place_order_within_from`], given the order
+    /// (`None`: cut) and the fallback computed beside it (the max load
+    /// left to the caller): the stacked plan is
+    /// [`fallback::stacked_measured`]'s, the `prestacked` one when given.
+    fn place_sorted_within(
+        &self,
+        sorted: Option<Vec<BufferIdx>>,
+        fallback: Option<Option<Option<FallbackPlan>>>,
+        prestacked: Option<fallback::Stacked>,
+        stop: &Stop,
+        settle: &Stop,
+    ) -> OrderPlaced {
+        let problem = self.problem;
+        // Not needed once a better plan is in hand: freed off the path.
+        let unneeded =
+            |prestacked: Option<fallback::Stacked>| drop_later(prestacked, problem.len());
+        let stacked = |prestacked: Option<fallback::Stacked>| {
+            let (plan, count, makespan) = fallback::stacked_given(problem, prestacked);
+            OrderPlaced {
+                plan,
+                count,
+                stacked: true,
+                makespan,
+                max_load: None,
+            }
+        };
+        let placed = |(plan, count, makespan): (Plan, usize, Option<u64>)| OrderPlaced {
+            plan,
+            count,
+            stacked: false,
+            makespan,
+            max_load: None,
+        };
+        match (sorted, fallback) {
+            // The fallback cut too (at millions of buffers it takes
+            // tenths of a second on a busy machine): what is left of the
+            // time allows only the stacked plan (one parallel pass, made
+            // ahead at scale).
+            (_, Some(None)) => stacked(prestacked),
+            // The skyline keeps no partial plan: cut on more than
+            // `BUCKETED_MAX` buffers, its plan is the stacked one, whose
+            // pass measures it (the solution then skips a pass of its own
+            // after the stop).
+            (Some(sorted), _)
+                if self.fit == Fit::Skyline && self.problem.len() > fallback::BUCKETED_MAX =>
+            {
+                match crate::solvers::greedy::skyline::place(problem, &sorted, None, stop) {
+                    Some(plan) => {
+                        unneeded(prestacked);
+                        placed((plan, 0, None))
+                    }
+                    None => stacked(prestacked),
+                }
+            }
+            (Some(sorted), fallback) => {
+                // The fallback is ready for a stop from here on.
+                unneeded(prestacked);
+                placed(self.place_within_or(&sorted, stop, settle, fallback.flatten().flatten()))
+            }
+            (None, Some(Some(Some(fallback)))) => {
+                unneeded(prestacked);
+                placed(fallback.measured())
+            }
+            // Without an index for the fallback, `place_none` would stack
+            // (`prestacked` is made only where the stacked plan is
+            // `bucketed_or_stacked`'s): the plan made ahead.
+            (None, _) if self.place_none_stacks() && prestacked.is_some() => stacked(prestacked),
+            (None, _) => {
+                unneeded(prestacked);
+                let (plan, count) = self.place_none();
+                placed((plan, count, None))
+            }
+        }
+    }
+
+    /// The fallback for every free buffer as a plan, when the placer has
+    /// the index it needs (`Some(None)` with the skyline or gaps); `None`
+    /// once `stop` cuts (polled in its colouring).
+    fn fallback_plan(&self, stop: &Stop) -> Option<Option<FallbackPlan>> {
+        if !self.has_fallback_plan() {
+            return Some(None);
+        }
+        let Some(columns) = self.columns(stop)? else {
+            // Where the colouring stacks instead: through the ranges.
+            let (ranges, count) = self.fallback_for_all(&self.occupancy, stop).ok()?;
+            return Some(Some(FallbackPlan {
+                top: top(&ranges),
+                plan: self.by_buffer(&self.occupancy, &ranges, stop).ok()?,
+                count,
+            }));
+        };
+        let placed = self.columns_by_buffer(&columns, stop);
+        let count = columns.count();
+        drop_later(columns, self.problem.len());
+        let (plan, top) = placed.ok()?;
+        Some(Some(FallbackPlan { plan, top, count }))
+    }
+
+    /// [`fallback::columns`] on the index: the fallback's offsets
+    /// for every free buffer, as [`Placer::fallback_for_all`] gives
+    /// them but with the sizes by position gathered (8 bytes a buffer)
+    /// instead of address ranges (16): at millions of buffers, the memory
+    /// the stacked plan made ahead takes while the fallback runs.
+    fn columns(&self, stop: &Stop) -> Option<Option<fallback::Columns>> {
+        let buffers = self.problem.buffers();
+        let occupancy = &self.occupancy;
+        let (sizes, fixed) = self.gather_by_position(occupancy, |b| b.size, stop);
+        let alignment = |p: u32| {
+            if self.aligned {
+                buffers[occupancy.buffer_at(p) as usize].alignment
+            } else {
+                1
+            }
+        };
+        let columns = (!stop.is_cut())
+            .then(|| {
+                let fixed_end = self.problem.fixed_end();
+                fallback::columns(occupancy, &sizes, &fixed, &alignment, fixed_end, stop).ok()
+            })
+            .flatten();
+        // Freed off the path (tens of milliseconds at millions of buffers).
+        drop_later((sizes, fixed), buffers.len());
+        columns
+    }
+
+    /// The fallback's plan from its `columns` and its makespan, in chunks
+    /// that check the token (`Err` once it cuts): a random gather, longer
+    /// than a stop may wait at millions of buffers.
+    fn columns_by_buffer(
+        &self,
+        columns: &fallback::Columns,
+        stop: &Stop,
+    ) -> Result<(Plan, u64), Cut> {
+        let buffers = self.problem.buffers();
+        let mut offsets = vec![0u64; buffers.len()];
+        let top = offsets
+            .par_chunks_mut(GATHER_CHUNK)
+            .zip(buffers.par_chunks(GATHER_CHUNK))
+            .enumerate()
+            .map(|(k, (offsets, chunk))| {
+                stop.check()?;
+                let mut top = 0;
+                for (b, (offset, buf)) in (k * GATHER_CHUNK..).zip(offsets.iter_mut().zip(chunk)) {
+                    *offset = buf.fixed_offset.unwrap_or_else(|| {
+                        columns.offset(self.occupancy.position(b as u32) as usize)
+                    });
+                    top = top.max(*offset + buf.size);
+                }
+                Ok(top)
+            })
+            .try_reduce(|| 0, |a, b| Ok(a.max(b)));
+        match top {
+            Ok(top) => Ok((Plan::from_offsets(offsets), top)),
+            Err(cut) => {
+                drop_later(offsets, buffers.len());
+                Err(cut)
+            }
+        }
+    }
+
+    /// The plan of offsets by buffer from address ranges by position of
+    /// `occupancy`: a random gather, in parallel chunks that check the
+    /// token, `Err` once it cuts (at millions of buffers the gather takes
+    /// longer than a stop may wait).
+    fn by_buffer(
+        &self,
+        occupancy: &Occupancy,
+        ranges: &[(u64, u64)],
+        stop: &Stop,
+    ) -> Result<Plan, Cut> {
+        let mut offsets = vec![0u64; self.problem.len()];
+        let gathered = offsets
+            .par_chunks_mut(GATHER_CHUNK)
+            .enumerate()
+            .try_for_each(|(k, offsets)| {
+                stop.check()?;
+                let from = k * GATHER_CHUNK;
+                for (b, offset) in (from..).zip(offsets.iter_mut()) {
+                    *offset = ranges[occupancy.position(b as u32) as usize].0;
+                }
+                Ok(())
+            });
+        gathered.map(|()| Plan::from_offsets(offsets))
+    }
+
+    /// [`Placer::place_within`], with the fallback's plan for every free
+    /// buffer already computed (or not). Cut with it in hand, the work
+    /// that could only improve on it (the fallback above the placed
+    /// buffers, a pass over them all)
+    /// is abandoned once `settle` cuts (the caller's own deadline, past
+    /// at once on an interrupt, so that a signal is answered promptly),
+    /// and the plan in hand returned. The plan's
+    /// makespan comes with it when known without a pass (the fallback's).
+    fn place_within_or(
+        &self,
+        order: &[BufferIdx],
+        stop: &Stop,
+        settle: &Stop,
+        mut fallback: Option<FallbackPlan>,
+    ) -> (Plan, usize, Option<u64>) {
+        let problem = self.problem;
+        let buffers = problem.buffers();
+        if let Some(pieces) = &self.pieces {
+            let (mut offsets, _) = self.place_pieces(pieces, order, None, stop);
+            // Cut short: the buffers left go above everything, in order.
+            let mut top = buffers
+                .iter()
+                .zip(&offsets)
+                .filter_map(|(b, o)| o.map(|o| o + b.size))
+                .max()
+                .unwrap_or(0);
+            let mut count = 0;
+            for &b in order {
+                if offsets[b.index()].is_none() {
+                    let buf = &buffers[b.index()];
+                    let offset = align_up(top, buf.alignment);
+                    offsets[b.index()] = Some(offset);
+                    top = offset + buf.size;
+                    count += 1;
+                }
+            }
+            let offsets = offsets.iter().map(|o| o.unwrap_or(0)).collect();
+            return (Plan::from_offsets(offsets), count, None);
+        }
+        // Stopped already, the fallback in hand and no time to improve on
+        // it: the run would be cut at once, after setting up its arrays
+        // (tens of milliseconds at millions of buffers).
+        if fallback.is_some() && stop.is_cut() && settle.is_cut() {
+            if let Some(fallback) = fallback.take() {
+                return fallback.measured();
+            }
+        }
+        let occupancy = if self.fit == Fit::Skyline {
+            if let Some(plan) = crate::solvers::greedy::skyline::place(problem, order, None, stop) {
+                return (plan, 0, None);
+            }
+            // The skyline keeps no partial plan: everything but the fixed
+            // buffers goes to the fallback, which needs the index: built
+            // after the deadline, so only when it is quick.
+            if buffers.len() > FALLBACK_INDEX_MAX {
+                let (plan, count) = fallback::bucketed_or_stacked(problem);
+                return (plan, count, None);
+            }
+            std::borrow::Cow::Owned(uncut(|never| {
+                Occupancy::of_buffers(buffers, usize::MAX, never)
+            }))
+        } else {
+            std::borrow::Cow::Borrowed(&self.occupancy)
+        };
+        let run = if self.fit == Fit::Skyline {
+            None
+        } else {
+            self.run(order, None, stop)
+        };
+        if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle.is_cut() {
+            if let Some(fallback) = fallback.take() {
+                // The run's arrays (tens of bytes a buffer) are freed off
+                // the stop's path.
+                drop_later(run, buffers.len());
+                return fallback.measured();
+            }
+        }
+        let partial = run.map(|run| {
+            let occ = &self.occupancy;
+            // By position: placed (fixed, or ranked before the first
+            // buffer of its group the clock left), or not in the order
+            // (offset 0, as in a finished placement).
+            let mut skip = vec![true; buffers.len()];
+            for ((end, work), &(from, to)) in run.ends.iter().zip(&run.work).zip(occ.groups()) {
+                let cut = match *end {
+                    GroupEnd::Stopped(k) if k < work.len() => run.stamps[work[k].0 as usize].1,
+                    _ => u32::MAX,
+                };
+                let (from, to) = (from as usize, to as usize);
+                for (skip, &(_, rank)) in skip[from..to].iter_mut().zip(&run.stamps[from..to]) {
+                    *skip = rank == u32::MAX || rank < cut;
+                }
+            }
+            (run.ranges, skip)
+        });
+        let (ranges, count, makespan) = match (partial, fallback) {
+            (Some((ranges, skip)), _) if skip.iter().all(|&x| x) => (ranges, 0, None),
+            (Some((mut ranges, skip)), Some(fallback)) => {
+                // Cut midway, the fallback for all ready: it, unless the
+                // fallback above what was placed does better (a longer
+                // limit must never give a worse plan than a shorter one),
+                // which it cannot when the placed buffers reach as high.
+                let placed = ranges
+                    .par_iter()
+                    .zip(&skip)
+                    .filter(|(_, &s)| s)
+                    .map(|(r, _)| r.1)
+                    .max()
+                    .unwrap_or(0);
+                if placed >= fallback.top {
+                    return fallback.measured();
+                }
+                match self.complete(&occupancy, &mut ranges, &skip, settle) {
+                    Ok(count) => match top(&ranges) {
+                        top if top <= fallback.top => (ranges, count, Some(top)),
+                        _ => return fallback.measured(),
+                    },
+                    Err(_) => return fallback.measured(),
+                }
+            }
+            (Some((mut ranges, skip)), None) => {
+                // Cut midway: the fallback above what was placed, unless
+                // the fallback alone does better (a longer limit must
+                // never give a worse plan than a shorter one); both at
+                // once.
+                let (count, (scratch, all)) = rayon::join(
+                    || uncut(|never| self.complete(&occupancy, &mut ranges, &skip, never)),
+                    || uncut(|never| self.fallback_for_all(&occupancy, never)),
+                );
+                let (scratch_top, ranges_top) = (top(&scratch), top(&ranges));
+                if scratch_top < ranges_top {
+                    (scratch, all, Some(scratch_top))
+                } else {
+                    (ranges, count, Some(ranges_top))
+                }
+            }
+            (None, Some(fallback)) => return fallback.measured(),
+            (None, None) => {
+                let (ranges, count) = uncut(|never| self.fallback_for_all(&occupancy, never));
+                (ranges, count, None)
+            }
+        };
+        let plan = uncut(|never| self.by_buffer(&occupancy, &ranges, never));
+        (plan, count, makespan)
+    }
+
+    /// Whether [`Placer::fallback_plan`] can make a plan (the skyline and
+    /// pieces keep no index for it).
+    fn has_fallback_plan(&self) -> bool {
+        self.fit != Fit::Skyline && self.pieces.is_none()
+    }
+
+    /// Whether [`Placer::place_none`] has no index for the fallback (it
+    /// then gives [`fallback::bucketed_or_stacked`]'s plan).
+    fn place_none_stacks(&self) -> bool {
+        self.pieces.is_some()
+            || (self.fit == Fit::Skyline && self.problem.len() > FALLBACK_INDEX_MAX)
+    }
+
+    /// The plan when no buffer could be placed in time: the fallback for
+    /// every free buffer, or [`fallback::bucketed_or_stacked`] without an
+    /// index.
+    pub fn place_none(&self) -> (Plan, usize) {
+        let problem = self.problem;
+        if self.place_none_stacks() {
+            return fallback::bucketed_or_stacked(problem);
+        }
+        let occupancy = if self.fit == Fit::Skyline {
+            std::borrow::Cow::Owned(uncut(|never| {
+                Occupancy::of_buffers(problem.buffers(), usize::MAX, never)
+            }))
+        } else {
+            std::borrow::Cow::Borrowed(&self.occupancy)
+        };
+        let (ranges, count) = uncut(|never| self.fallback_for_all(&occupancy, never));
+        (
+            uncut(|never| self.by_buffer(&occupancy, &ranges, never)),
+            count,
+        )
+    }
+
+    /// By position of `occupancy`: `value` of each buffer and whether it
+    /// is fixed. A random gather (tenths of a second at millions of
+    /// buffers on a busy machine), so in chunks that check the stop token: once it
+    /// cuts, the chunks left are not filled, and the caller checks the stop token
+    /// before using them.
+    fn gather_by_position<T: Copy + Default + Send>(
+        &self,
+        occupancy: &Occupancy,
+        value: impl Fn(&Buffer) -> T + Sync,
+        stop: &Stop,
+    ) -> (Vec<T>, Vec<bool>) {
+        let buffers = self.problem.buffers();
+        let mut values = vec![T::default(); buffers.len()];
+        let mut fixed = vec![false; buffers.len()];
+        values
+            .par_chunks_mut(GATHER_CHUNK)
+            .zip(fixed.par_chunks_mut(GATHER_CHUNK))
+            .enumerate()
+            .for_each(|(k, (values, fixed))| {
+                if stop.is_cut() {
+                    return;
+                }
+                let from = k * GATHER_CHUNK;
+                for (i, (v, fixed)) in values.iter_mut().zip(fixed).enumerate() {
+                    let b = &buffers[occupancy.buffer_at((from + i) as u32) as usize];
+                    *v = value(b);
+                    *fixed = b.fixed_offset.is_some();
+                }
+            });
+        (values, fixed)
+    }
+
+    /// Every free buffer placed by [`fallback::complete`] above the fixed
+    /// ones: the address ranges by position of `occupancy` and how many
+    /// buffers the fallback placed; `Err` once `stop` cuts (checked in the
+    /// gather and the colouring).
+    fn fallback_for_all(
+        &self,
+        occupancy: &Occupancy,
+        stop: &Stop,
+    ) -> Result<(Vec<(u64, u64)>, usize), Cut> {
+        let buffers = self.problem.buffers();
+        let (mut ranges, skip) = self.gather_by_position(
+            occupancy,
+            |b| {
+                let offset = b.fixed_offset.unwrap_or(0);
+                (offset, offset + b.size)
+            },
+            stop,
+        );
+        // Cut, the arrays are freed off the stop's path (tens of
+        // milliseconds at millions of buffers).
+        let count = match stop
+            .check()
+            .and_then(|()| self.complete(occupancy, &mut ranges, &skip, stop))
+        {
+            Ok(count) => count,
+            Err(cut) => {
+                drop_later((ranges, skip), buffers.len());
+                return Err(cut);
+            }
+        };
+        Ok((ranges, count))
+    }
+
+    /// [`fallback::complete`] of the positions `skip` leaves out; `Err`
+    /// once `stop` cuts.
+    fn complete(
+        &self,
+        occupancy: &Occupancy,
+        ranges: &mut [(u64, u64)],
+        skip: &[bool],
+        stop: &Stop,
+    ) -> Result<usize, Cut> {
+        let buffers = self.problem.buffers();
+        let alignment = |p: u32| {
+            if self.aligned {
+                buffers[occupancy.buffer_at(p) as usize].alignment
+            } else {
+                1
+            }
+        };
+        fallback::complete(occupancy, ranges, skip, &alignment, stop)
+    }
+}
+
+/// Positions per parallel task of the random gathers (by position to by
+/// buffer and back), each task one look at the stop token: a position is a
+/// cache miss at millions of buffers (a costly unit), and a task of
+/// [`Stop::EVERY_COSTLY`] positions would split a gather of millions into
+/// thousands of tasks, so a task holds 16 times that.
+const GATHER_CHUNK: usize = 16 * Stop::EVERY_COSTLY;
+
+/// Beyond this many buffers, a skyline cut by the clock is not completed
+/// by the fallback (whose index would cost a sort after the deadline):
+/// the plan is [`fallback::bucketed_or_stacked`]'s.
+const FALLBACK_INDEX_MAX: usize = 1 << 18;
+
+/// What [`Placer::place_order_within_from`] gives.
+struct OrderPlaced {
+    /// The plan.
+    plan: Plan,
+    /// How many buffers the fallback placed (0 when the placement ended).
+    count: usize,
+    /// Whether the plan is the stacked one.
+    stacked: bool,
+    /// The plan's makespan, when the pass that made it took it.
+    makespan: Option<u64>,
+    /// The max load, computed beside the order; `None` when stopped first.
+    max_load: Option<u64>,
+}
+
+/// From this many buffers on, [`Placer::place_order_within`] computes the
+/// fallback for every free buffer beside the order's sort: after a stop,
+/// its passes over the buffers (a random gather) would take longer than
+/// a stop may wait.
+const EARLY_FALLBACK_MIN: usize = 1 << 18;
+
+/// The fallback's plan for every free buffer ([`fallback::complete`] of
+/// all), computed ahead of a stop.
+struct FallbackPlan {
+    plan: Plan,
+    /// Its makespan.
+    top: u64,
+    /// How many buffers the fallback placed.
+    count: usize,
+}
+
+impl FallbackPlan {
+    /// The plan, how many buffers the fallback placed and its makespan.
+    fn measured(self) -> (Plan, usize, Option<u64>) {
+        (self.plan, self.count, Some(self.top))
+    }
+}
+
+/// A greedy plan within a deadline ([`plan_within`]).
+pub struct Within<'p> {
+    /// Always complete and valid.
+    pub plan: Plan,
+    /// How many buffers the clock left to the fallback (or to stacking).
+    pub fallback: usize,
+    /// The max load, when there was time to compute it from the index.
+    pub max_load: Option<u64>,
+    /// The placer, when there was time to build it.
+    pub placer: Option<Placer<'p>>,
+    /// The plan's makespan when the pass that made it took it (the
+    /// stacked plan's, the fallback's), for the solution to skip a pass
+    /// of its own after a stop.
+    pub makespan: Option<u64>,
+    /// Whether the plan is the stacked one (every free buffer above the
+    /// previous one: the clock left no time for better).
+    pub stacked: bool,
+}
+
+impl Within<'_> {
+    /// The stacked plan ([`fallback::stacked_measured`]'s) as the plan of
+    /// a greedy run cut before its index: no placer, no max load.
+    pub(crate) fn stacked((plan, fallback, makespan): fallback::Stacked) -> Self {
+        Within {
+            plan,
+            fallback,
+            max_load: None,
+            placer: None,
+            makespan,
+            stacked: true,
+        }
+    }
+}
+
+/// The plan of `greedy` on `problem` with the stop token checked throughout, the
+/// setup included: the placer first (cut there, the plan is
+/// [`fallback::bucketed_or_stacked`]'s, which needs no index),
+/// then the order (cut there, the fallback places every buffer), then the
+/// placement ([`Placer::place_within`]) and the max load from the index.
+/// Cut with the fallback's plan in hand on more than
+/// [`IMPROVE_AFTER_INTERRUPT_MAX`](super::IMPROVE_AFTER_INTERRUPT_MAX)
+/// buffers, that plan is returned at once (`stop` may be an interrupt).
+pub fn plan_within<'p>(problem: &'p Problem, greedy: Greedy, stop: &Stop) -> Within<'p> {
+    let large = problem.len() > super::IMPROVE_AFTER_INTERRUPT_MAX;
+    let settle = if large { stop.clone() } else { Stop::never() };
+    plan_within_unless(
+        problem,
+        greedy,
+        stop,
+        &settle,
+        &AtomicBool::new(false),
+        EARLY_FALLBACK_MIN,
+        false,
+    )
+}
+
+/// The plan of `greedy` when nothing can stop it (no time limit, no
+/// cancel flag): [`plan_within`] without the fallback computed beside the
+/// order for a stop that cannot come (work on both cores that grows with
+/// the buffers).
+pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
+    let never = Stop::never();
+    let ready = AtomicBool::new(false);
+    plan_within_unless(problem, greedy, &never, &never, &ready, usize::MAX, false)
+}
+
+/// [`plan_within`], except that cut before the index on more than
+/// [`fallback::BUCKETED_MAX`] buffers when `ready` is raised (a better
+/// plan is ready elsewhere), the plan is left empty (`stacked` said, for the
+/// caller to replace): the stacked plan would cost a pass for nothing.
+///
+/// The fallback is computed beside the order from `early_min` buffers on
+/// ([`EARLY_FALLBACK_MIN`] when a stop can come; `usize::MAX` when it
+/// cannot).
+///
+/// On more than [`fallback::BUCKETED_MAX`] buffers, unless `beside`
+/// (`ready` then watches a plan made beside), the stacked plan is also
+/// made beside the index. A stop that comes before the fallback covers
+/// every buffer leaves only the stacked plan, and the index and then the
+/// order beside that fallback take long at millions of buffers. The
+/// stacked plan's pass over the buffers is memory-bound: made after the
+/// stop, it would take most of what a stop may wait. Made beside the
+/// index, it is one pass while the index takes far longer, so it is ready
+/// in time. Where the fallback's plan is made beside the order, the
+/// stacked plan is freed then: its 8 bytes a buffer would add to the peak
+/// of memory there.
+fn plan_within_unless<'p>(
+    problem: &'p Problem,
+    greedy: Greedy,
+    stop: &Stop,
+    settle: &Stop,
+    ready: &AtomicBool,
+    early_min: usize,
+    beside: bool,
+) -> Within<'p> {
+    let prestack = early_min != usize::MAX && !beside && problem.len() > fallback::BUCKETED_MAX;
+    // The stacked plan first, on this thread: were it left for another
+    // to steal, it would wait for the index when every thread is busy
+    // (beside the variants' density check, say), and so come after a stop.
+    let (prestacked, (placer, sorted)) = rayon::join(
+        || prestack.then(|| fallback::stacked_measured(problem)),
+        || placer_and_order(problem, greedy, stop, early_min),
+    );
+    let Some(placer) = placer else {
+        if problem.len() > fallback::BUCKETED_MAX && ready.load(Ordering::Acquire) {
+            drop_later(prestacked, problem.len());
+            return Within {
+                plan: Plan::default(),
+                fallback: 0,
+                max_load: None,
+                placer: None,
+                makespan: None,
+                stacked: true,
+            };
+        }
+        // Stacked (see `bucketed_or_stacked`), its pass measures the plan.
+        if problem.len() > fallback::BUCKETED_MAX {
+            return Within::stacked(fallback::stacked_given(problem, prestacked));
+        }
+        let (plan, fallback) = fallback::bucketed_or_stacked(problem);
+        return Within {
+            plan,
+            fallback,
+            max_load: None,
+            placer: None,
+            makespan: None,
+            stacked: false,
+        };
+    };
+    let placed = match sorted {
+        Some((sorted, max_load)) => {
+            placer.place_presorted_within(sorted, max_load, prestacked, stop, settle)
+        }
+        None => placer.place_order_within_from(greedy.order, stop, settle, early_min, prestacked),
+    };
+    Within {
+        plan: placed.plan,
+        fallback: placed.count,
+        // As when it was computed after the placement: unknown once the
+        // stop has come (callers read a known max load as time to spare).
+        max_load: placed.max_load.filter(|_| !stop.is_cut()),
+        placer: Some(placer),
+        makespan: placed.makespan,
+        stacked: placed.stacked,
+    }
+}
+
+/// The placer of `greedy` within `stop` and, below `early_min` buffers,
+/// the order sorted beside it (with the max load when the times are dense).
+#[allow(clippy::type_complexity)]
+fn placer_and_order<'p>(
+    problem: &'p Problem,
+    greedy: Greedy,
+    stop: &Stop,
+    early_min: usize,
+) -> (
+    Option<Placer<'p>>,
+    Option<(Option<Vec<BufferIdx>>, Option<u64>)>,
+) {
+    // Without the fallback beside the order (which needs the index), the
+    // order is sorted beside the index: each alone keeps the second core
+    // only partly busy.
+    if problem.len() >= early_min {
+        (Placer::new(problem, greedy.fit, stop).ok(), None)
+    } else {
+        // Beside the order too, the max load when the times are dense
+        // (without the index: one pass, no sort).
+        let (placer, sorted) = rayon::join(
+            || Placer::new(problem, greedy.fit, stop).ok(),
+            || {
+                let sorted = order(problem, greedy.order, stop).ok();
+                let dense = (!problem.has_gaps())
+                    .then(|| dense_max_load(problem.buffers(), stop).ok().flatten())
+                    .flatten();
+                (sorted, dense)
+            },
+        );
+        (placer, Some(sorted))
+    }
+}
+
+/// [`plan_within`] with, on more than [`fallback::BUCKETED_MAX`] buffers
+/// and when `beside` (a time limit too short for the greedy plan), the
+/// bucketed plan ([`fallback::bucketed`], no index needed)
+/// computed beside it from the start: a cut that leaves greedy only the
+/// stacked plan (at millions of buffers, before the index is built) then
+/// has the bucketed one instead, orders of magnitude lower on random
+/// instances. The bucketed plan gives up
+/// once the greedy plan is done, or at the stop. `stop` is the caller's
+/// deadline brought forward ([`Stop::ahead`](crate::solver::Stop::ahead)),
+/// `settle` its own: a cut placement may use the time between them to
+/// improve on the fallback's plan (see [`Placer::place_within`]).
+pub fn plan_within_beside<'p>(
+    problem: &'p Problem,
+    greedy: Greedy,
+    stop: &Stop,
+    settle: &Stop,
+    beside: bool,
+) -> Within<'p> {
+    plan_within_beside_from(
+        problem,
+        greedy,
+        stop,
+        settle,
+        beside,
+        fallback::BUCKETED_MAX + 1,
+    )
+}
+
+/// [`plan_within_beside`] from `min` buffers on.
+fn plan_within_beside_from<'p>(
+    problem: &'p Problem,
+    greedy: Greedy,
+    stop: &Stop,
+    settle: &Stop,
+    beside: bool,
+    min: usize,
+) -> Within<'p> {
+    if !beside || problem.len() < min {
+        return plan_within_unless(
+            problem,
+            greedy,
+            stop,
+            settle,
+            &AtomicBool::new(false),
+            EARLY_FALLBACK_MIN,
+            false,
+        );
+    }
+    // The greedy plan done raises `done`, which cuts the bucketed plan.
+    let (done, ready) = (Arc::new(AtomicBool::new(false)), AtomicBool::new(false));
+    let (within, bucketed) = rayon::join(
+        || {
+            let within = plan_within_unless(
+                problem,
+                greedy,
+                stop,
+                settle,
+                &ready,
+                EARLY_FALLBACK_MIN,
+                true,
+            );
+            done.store(true, Ordering::Relaxed);
+            within
+        },
+        || {
+            let bucketed = fallback::bucketed(problem, &stop.with(done.clone())).ok();
+            ready.store(bucketed.is_some(), Ordering::Release);
+            bucketed
+        },
+    );
+    match bucketed {
+        Some((plan, fallback)) if within.stacked => Within {
+            plan,
+            fallback,
+            makespan: None,
+            stacked: false,
+            ..within
+        },
+        _ => within,
+    }
+}
+
+/// The highest end of `ranges`.
+fn top(ranges: &[(u64, u64)]) -> u64 {
+    ranges.iter().map(|r| r.1).max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::validate;
+    use crate::problem::Buffer;
+    use crate::solver::Solver;
+    use crate::solvers::greedy::tests::mixed;
+    use crate::solvers::greedy::{order, Greedy, Order};
+
+    #[test]
+    fn a_placement_cut_midway_is_completed() {
+        let mut partial = 0;
+        for kind in [crate::generate::Kind::Layered, crate::generate::Kind::Trace] {
+            let p = mixed(kind, 6000);
+            for fit in [Fit::FirstFit, Fit::BestFit] {
+                let o = order(&p, Order::Size, &Stop::never()).unwrap();
+                let full = Placer::new(&p, fit, &Stop::never())
+                    .unwrap()
+                    .place(&o, None, &Stop::never())
+                    .unwrap();
+                // Stop at the fifth poll (a few in the setup, then one per
+                // group and per `Stop::EVERY_COSTLY` buffers): some buffers are
+                // placed first.
+                let stop = Stop::after_looks(4);
+                let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
+                let (plan, fallback) = placer.place_within(&o, &stop);
+                assert_eq!(validate(&p, &plan), Ok(()), "{kind:?} {fit:?}");
+                assert!(fallback > 0, "{fallback}");
+                // Never worse than the fallback alone (a longer limit
+                // never gives a worse plan).
+                let (none, all) = placer.place_none();
+                assert_eq!(validate(&p, &none), Ok(()));
+                assert_eq!(all, o.len());
+                assert!(plan.makespan(&p) <= none.makespan(&p), "{kind:?} {fit:?}");
+                if fallback < o.len() {
+                    // The buffers placed before the cut kept their offsets.
+                    let same = (0..p.len())
+                        .filter(|&i| plan.offsets()[i] == full.offsets()[i])
+                        .count();
+                    assert!(same >= p.len() - fallback, "{kind:?} {fit:?}");
+                    partial += 1;
+                }
+            }
+        }
+        // At least one cut plan kept what the greedy placed.
+        assert!(partial > 0);
+    }
+
+    /// Buffers alive beside thousands of others: the batched path polls by
+    /// the positions its fits scan (more often than once per
+    /// `BATCH_POLL` buffers), and a cut at any of those polls, in a batch's
+    /// guesses or commits, gives a valid plan that keeps what was placed.
+    #[test]
+    fn long_fits_poll_by_the_positions_they_scan() {
+        let n = 3000u64;
+        let buffers: Vec<Buffer> = (0..n)
+            .map(|i| Buffer::new(format!("b{i}"), i, i + 2000, 1 + (i * 7919) % 4096))
+            .collect();
+        let p = Problem::new(buffers, None).unwrap();
+        let o = order(&p, Order::Size, &Stop::never()).unwrap();
+        let placer = Placer::with_min_group(&p, Fit::BestFit, usize::MAX, &Stop::never()).unwrap();
+        let full = placer.place(&o, None, &Stop::never()).unwrap();
+        let counted = Stop::after_looks(u64::MAX);
+        assert_eq!(placer.place(&o, None, &counted), Some(full.clone()));
+        let total = (u64::MAX - counted.looks_left().unwrap()) as usize;
+        assert!(total > 3 * n as usize / 64, "{total} polls");
+        let mut fallbacks = std::collections::BTreeSet::new();
+        for cut in (0..total).step_by(total / 40 + 1) {
+            let stop = Stop::after_looks(cut as u64);
+            let (plan, fallback) = placer.place_within(&o, &stop);
+            assert_eq!(validate(&p, &plan), Ok(()), "cut {cut}");
+            let kept = (0..p.len())
+                .filter(|&i| plan.offsets()[i] == full.offsets()[i])
+                .count();
+            assert!(kept >= p.len() - fallback, "cut {cut}");
+            fallbacks.insert(fallback);
+        }
+        assert!(fallbacks.len() > 20, "{fallbacks:?}");
+    }
+
+    /// Whatever poll of the setup or the placement the clock stops at, the
+    /// plan is valid, and the fallback count says how many buffers it left.
+    #[test]
+    fn a_stop_at_any_poll_gives_a_valid_plan() {
+        let p = mixed(crate::generate::Kind::Random, 3000);
+        let free = p
+            .buffers()
+            .iter()
+            .filter(|b| b.fixed_offset.is_none())
+            .count();
+        for g in Greedy::all() {
+            let mut fallbacks = Vec::new();
+            for cut in 0..12 {
+                let stop = Stop::after_looks(cut as u64);
+                let within = plan_within(&p, g, &stop);
+                assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
+                assert!(within.fallback <= free);
+                fallbacks.push(within.fallback);
+            }
+            // Cut at the first poll: nothing placed by the greedy.
+            assert_eq!(fallbacks[0], free, "{}", g.name());
+            let full = plan_within(&p, g, &Stop::never());
+            assert_eq!(full.fallback, 0);
+            assert_eq!(
+                Some(full.plan),
+                Placer::new(&p, g.fit, &Stop::never()).unwrap().place(
+                    &order(&p, g.order, &Stop::never()).unwrap(),
+                    None,
+                    &Stop::never()
+                )
+            );
+        }
+    }
+
+    /// With the bucketed plan beside: a stop at any poll of either gives a
+    /// valid plan (the stacked one replaced by the bucketed one when that
+    /// is done), and uncut, greedy's own plan.
+    #[test]
+    fn a_stop_at_any_poll_with_the_bucketed_plan_beside_gives_a_valid_plan() {
+        let p = mixed(crate::generate::Kind::Random, 3000);
+        let g = Greedy::default();
+        let (stacked, _) = fallback::stacked(&p);
+        for cut in 0..30 {
+            let stop = Stop::after_looks(cut as u64);
+            let within = plan_within_beside_from(&p, g, &stop, &stop, true, 0);
+            assert_eq!(validate(&p, &within.plan), Ok(()), "cut {cut}");
+            assert_eq!(within.stacked, within.plan == stacked, "cut {cut}");
+        }
+        let whole = plan_within_beside_from(&p, g, &Stop::never(), &Stop::never(), true, 0);
+        assert_eq!(whole.plan, plan_within(&p, g, &Stop::never()).plan);
+        assert_eq!(whole.fallback, 0);
+    }
+
+    /// The fallback computed beside the order (as on large problems): at
+    /// every cut a valid plan, never worse than the fallback alone once
+    /// the fallback is done, the stacked plan when the stop cuts the
+    /// fallback too (the stacked plan is the one that fits in what is
+    /// left of the time), and the same plan as without it when nothing is
+    /// cut. (The two arms of the join share the poll count, so where a
+    /// cut falls varies from run to run: every outcome is checked.)
+    /// Settled at the cut (an interrupt at scale), the plan of a cut
+    /// placement is the fallback's in hand, not an improvement on it.
+    /// The stacked plan made ahead, when given, is the one returned; a
+    /// makespan that comes with the plan is its makespan.
+    #[test]
+    fn the_fallback_ready_beside_the_order_is_never_worse() {
+        let p = mixed(crate::generate::Kind::Layered, 6000);
+        let stacked = fallback::stacked(&p);
+        for fit in [Fit::FirstFit, Fit::BestFit] {
+            let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
+            let (none, none_count) = placer.place_none();
+            let full = placer
+                .place(
+                    &crate::solvers::greedy::order(&p, Order::Size, &Stop::never()).unwrap(),
+                    None,
+                    &Stop::never(),
+                )
+                .unwrap();
+            let (mut improved, mut in_hand) = (0, 0);
+            for (settled, prestack) in [(false, false), (true, false), (false, true)] {
+                for cut in 0..40 {
+                    let stop = Stop::after_looks(cut as u64);
+                    let settle = if settled { stop.clone() } else { Stop::never() };
+                    let prestacked = prestack.then(|| fallback::stacked_measured(&p));
+                    let placed =
+                        placer.place_order_within_from(Order::Size, &stop, &settle, 0, prestacked);
+                    let (plan, count) = (placed.plan, placed.count);
+                    assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
+                    let is_stacked = (&plan, count) == (&stacked.0, stacked.1);
+                    assert_eq!(placed.stacked, is_stacked, "{fit:?} cut {cut}");
+                    if let Some(makespan) = placed.makespan {
+                        assert_eq!(makespan, plan.makespan(&p), "{fit:?} cut {cut}");
+                    }
+                    assert!(
+                        plan.makespan(&p) <= none.makespan(&p) || is_stacked,
+                        "{fit:?} cut {cut}"
+                    );
+                    if cut == 0 {
+                        assert!(is_stacked, "{fit:?} cut {cut}");
+                    }
+                    let fallback = (&plan, count) == (&none, none_count);
+                    if count > 0 && !is_stacked && !fallback {
+                        assert!(!settled, "{fit:?} cut {cut}: settled, yet improved");
+                        improved += 1;
+                    }
+                    if settled && count > 0 && !is_stacked {
+                        assert!(fallback, "{fit:?} cut {cut}");
+                        in_hand += 1;
+                    }
+                    if count == 0 {
+                        assert_eq!(plan, full, "{fit:?} cut {cut}");
+                    }
+                }
+            }
+            assert!(improved > 0 && in_hand > 0, "{fit:?}: {improved} {in_hand}");
+            let never = |early_min| {
+                placer
+                    .place_order_within_from(
+                        Order::Size,
+                        &Stop::never(),
+                        &Stop::never(),
+                        early_min,
+                        None,
+                    )
+                    .plan
+            };
+            assert_eq!(never(0), never(usize::MAX));
+        }
+    }
+
+    /// The fallback's plan coloured from sizes by position (the columns,
+    /// no address ranges) is the plan of the fallback through the ranges
+    /// ([`Placer::place_none`]), with the same count, and its makespan is
+    /// the plan's; cut at any poll, no plan (the caller stacks).
+    #[test]
+    fn the_columns_fallback_is_the_ranges_fallback() {
+        use crate::generate::Kind;
+        for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
+            let p = mixed(kind, 5000);
+            assert!(p.fixed_end() > 0, "{kind:?}");
+            for fit in [Fit::FirstFit, Fit::BestFit] {
+                let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
+                let (none, none_count) = placer.place_none();
+                let fallback = placer.fallback_plan(&Stop::never()).flatten().unwrap();
+                assert_eq!(validate(&p, &fallback.plan), Ok(()), "{kind:?} {fit:?}");
+                assert_eq!(fallback.plan, none, "{kind:?} {fit:?}");
+                assert_eq!(fallback.count, none_count, "{kind:?} {fit:?}");
+                assert_eq!(fallback.top, none.makespan(&p), "{kind:?} {fit:?}");
+                let mut cut_before_done = 0;
+                for cut in 0..12 {
+                    let stop = Stop::after_looks(cut as u64);
+                    match placer.fallback_plan(&stop) {
+                        None => cut_before_done += 1,
+                        Some(plan) => assert_eq!(plan.unwrap().plan, none, "cut {cut}"),
+                    }
+                }
+                assert!(cut_before_done > 0, "{kind:?} {fit:?}");
+            }
+        }
+    }
+
+    /// With gaps, a stop at any poll (the piece conflicts' included) gives
+    /// a valid plan: the bucketed fallback's before the conflicts exist.
+    #[test]
+    fn a_stop_at_any_poll_with_gaps_gives_a_valid_plan() {
+        let base = crate::generate::generate(crate::generate::Kind::Trace, 2000, 5).problem;
+        let buffers = base.buffers().to_vec();
+        let gaps = crate::testutil::idle_in_second_step(&buffers);
+        let p = Problem::new_with_gaps(buffers, gaps, None).unwrap();
+        assert!(p.has_gaps());
+        for g in [
+            Greedy::default(),
+            Greedy {
+                order: Order::Start,
+                fit: Fit::BestFit,
+            },
+        ] {
+            for cut in 0..8 {
+                let stop = Stop::after_looks(cut as u64);
+                let within = plan_within(&p, g, &stop);
+                assert_eq!(validate(&p, &within.plan), Ok(()), "{} cut {cut}", g.name());
+            }
+            // Cut at once: every buffer to the bucketed fallback.
+            let within = plan_within(&p, g, &Stop::after_looks(0));
+            assert_eq!(within.fallback, p.len());
+            assert!(within.placer.is_none());
+        }
+    }
+}
