@@ -234,6 +234,20 @@ pub fn minimise(
 /// deadline only as a safety cap), so that the answer does not depend on
 /// the clock. `decide(capacity, deadline, work_limit)` returns the answer
 /// and the work it spent.
+///
+/// With neither work nor a time limit, the capacities are tried in rounds
+/// of slices of work doubling from [`FIRST_SLICE`]: each round bisects
+/// between the proven bound and the best plan, and the next one tries again,
+/// with twice the work, the capacities its slice left undecided. So a
+/// search that only a stop can end has improved on its first plan when
+/// the stop comes (one capacity given all the work could hold it for
+/// hours), and it still ends with a proof when one exists: slices grow
+/// without bound, and a capacity decided or undecided within its slice is
+/// not tried again in that round.
+///
+/// A result that is not proven optimal because its capacities ran out of
+/// their share of the time limit says so ([`Solution::stopped`]), even
+/// when the limit itself has not passed.
 pub fn minimise_within(
     problem: &Problem,
     best: Measured,
@@ -259,9 +273,25 @@ pub fn minimise_within(
     let mut low = proven;
     let mut first = true;
     let mut work_left = work.unwrap_or(u64::MAX);
+    // Rounds of doubling slices only when nothing else bounds a probe.
+    let rounds = work.is_none() && deadline.remaining().is_none();
+    let mut slice = FIRST_SLICE;
+    // A capacity left undecided when its slice ran out: the next round
+    // tries again.
+    let mut retry = false;
+    // What cut a probe short of the caller's own limit (its share of the
+    // time), for a result left unproven.
+    let mut cut_by = None;
     progress.improve(best_makespan);
     progress.raise_lower_bound(proven);
-    while low < best_makespan && !deadline.is_cut() && work_left > 0 {
+    while !deadline.is_cut() && work_left > 0 {
+        if low >= best_makespan {
+            if !(rounds && retry && proven < best_makespan) {
+                break;
+            }
+            (low, first, retry) = (proven, true, false);
+            slice = slice.saturating_mul(2);
+        }
         let c = if first {
             low
         } else {
@@ -272,7 +302,7 @@ pub fn minimise_within(
         let (probe_deadline, probe_work) = match (work, deadline.remaining()) {
             (Some(_), _) => (deadline.clone(), (work_left / 3).max(work_left.min(1024))),
             (None, Some(left)) => (deadline.within(left / 3), u64::MAX),
-            (None, None) => (deadline.clone(), u64::MAX),
+            (None, None) => (deadline.clone(), slice),
         };
         let (probe, spent) = decide(c, &probe_deadline, probe_work);
         work_left = work_left.saturating_sub(spent);
@@ -287,7 +317,11 @@ pub fn minimise_within(
                 low = low.max(c + unit);
                 progress.raise_lower_bound(proven);
             }
-            Probe::Unknown => low = c + unit,
+            Probe::Unknown => {
+                retry |= rounds && spent >= slice;
+                cut_by = cut_by.or(probe_deadline.stopped());
+                low = c + unit;
+            }
         }
     }
     let proven = proven.min(best_makespan);
@@ -301,10 +335,15 @@ pub fn minimise_within(
         stopped: if proven == best_makespan {
             None
         } else {
-            deadline.stopped()
+            deadline.stopped().or(cut_by)
         },
     }
 }
+
+/// The first slice of work a capacity gets in [`minimise_within`]'s rounds
+/// (neither work nor a time limit): small enough that the first rounds
+/// improve on the starting plan within a fraction of a second.
+pub const FIRST_SLICE: u64 = 1 << 17;
 
 /// Runs `solver` on `problem` and says whether the time limit or the
 /// cancel flag cut it short: [`Solution::stopped`] on a plan that is not
@@ -454,6 +493,144 @@ mod tests {
     use crate::geometry::gaps::{Gap, Gaps};
     use crate::problem::Buffer;
     use std::sync::Mutex;
+
+    /// A toy decision procedure for `minimise_within` on a problem of one
+    /// buffer of size 1 (a plan at capacity `c` puts it at `c - 1`, so its
+    /// makespan is `c`; the bounds are the toy's, not the buffer's): capacities below `optimum` are infeasible, proven
+    /// after `hard` units of work at `optimum - 1` and 1 below; `optimum`
+    /// and above fit after `hard` units at `optimum` and 1 above. Records
+    /// every (capacity, work limit) asked.
+    fn toy(
+        optimum: u64,
+        hard: u64,
+        asked: &mut Vec<(u64, u64)>,
+    ) -> impl FnMut(u64, &Stop, u64) -> (Probe, u64) + '_ {
+        move |c, _, limit| {
+            asked.push((c, limit));
+            let cost = if c == optimum || c + 1 == optimum {
+                hard
+            } else {
+                1
+            };
+            if cost > limit {
+                return (Probe::Unknown, limit);
+            }
+            let plan = Plan::from_offsets(vec![c - 1]);
+            (
+                if c >= optimum {
+                    Probe::Fits(plan)
+                } else {
+                    Probe::Infeasible
+                },
+                cost,
+            )
+        }
+    }
+
+    fn one_buffer() -> Problem {
+        Problem::new(vec![Buffer::new("a", 0, 1, 1)], None).unwrap()
+    }
+
+    /// Without work or time limits, capacities get rounds of doubling
+    /// slices: a capacity that needs more than the first slice is passed
+    /// over in the first round, the rounds go on until the answer is
+    /// proven, and where every probe ends within its slice the capacities
+    /// asked are those of a single unlimited pass (the same plans).
+    #[test]
+    fn without_limits_capacities_take_rounds_of_doubling_slices() {
+        let p = one_buffer();
+        // A makespan of 200 to improve on (two buffers' worth), bound 100.
+        let start = Measured::new(Plan::from_offsets(vec![199]), 200);
+        let progress = Progress::default();
+        let mut easy = Vec::new();
+        let s = minimise_within(
+            &p,
+            start.clone(),
+            100,
+            &Stop::never(),
+            &progress,
+            None,
+            toy(150, 10, &mut easy),
+        );
+        assert_eq!((s.lower_bound, s.optimal, s.stopped), (150, true, None));
+        assert!(
+            easy.iter().all(|&(_, limit)| limit == FIRST_SLICE),
+            "{easy:?}"
+        );
+        let mut unlimited = Vec::new();
+        minimise_within(
+            &p,
+            start.clone(),
+            100,
+            &Stop::never(),
+            &progress,
+            Some(u64::MAX),
+            toy(150, 10, &mut unlimited),
+        );
+        let capacities = |asked: &[(u64, u64)]| asked.iter().map(|a| a.0).collect::<Vec<_>>();
+        assert_eq!(capacities(&easy), capacities(&unlimited));
+
+        // 150 and 149 need 5 first slices: a round bisects past them, the
+        // third round (4 slices) still cannot decide them, the fourth does.
+        let hard = 5 * FIRST_SLICE;
+        let mut asked = Vec::new();
+        let s = minimise_within(
+            &p,
+            start,
+            100,
+            &Stop::never(),
+            &progress,
+            None,
+            toy(150, hard, &mut asked),
+        );
+        assert_eq!((s.lower_bound, s.optimal, s.stopped), (150, true, None));
+        let at_optimum: Vec<u64> = asked.iter().filter(|a| a.0 == 150).map(|a| a.1).collect();
+        assert_eq!(at_optimum.last(), Some(&(8 * FIRST_SLICE)));
+        assert!(at_optimum.windows(2).all(|w| w[1] == 2 * w[0]), "{asked:?}");
+        // Some capacity above the optimum fit in the first round, before
+        // the optimum was decided: an early stop would have had it.
+        let first_fit = asked.iter().position(|&(c, _)| c > 150).unwrap();
+        let decided = asked
+            .iter()
+            .position(|&(c, l)| c == 150 && l >= hard)
+            .unwrap();
+        assert!(first_fit < decided);
+    }
+
+    /// A result left unproven because each capacity ran out of its share
+    /// of the time limit says it was stopped by the time limit, although
+    /// the limit itself has not passed.
+    #[test]
+    fn a_schedule_cut_by_its_share_of_the_time_limit_says_so() {
+        let p = one_buffer();
+        let start = Measured::new(Plan::from_offsets(vec![103]), 104);
+        let deadline = Stop::after(
+            Some(std::time::Duration::from_millis(200)),
+            Cancel::default(),
+        );
+        let undecided = |_: u64, d: &Stop, _: u64| {
+            while !d.is_cut() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            (Probe::Unknown, 0)
+        };
+        // Capacities 100..104, each waiting out a third of what is left.
+        let s = minimise_within(
+            &p,
+            start,
+            100,
+            &deadline,
+            &Progress::default(),
+            None,
+            undecided,
+        );
+        assert!(!s.optimal);
+        assert!(
+            deadline.stopped().is_none(),
+            "the limit itself passed: a slow machine"
+        );
+        assert_eq!(s.stopped, Some(Stopped::TimeLimit));
+    }
 
     /// A worker's value comes back; its panic is re-raised in debug
     /// builds (these tests), not turned into `on_panic`'s answer.
