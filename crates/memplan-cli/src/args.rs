@@ -118,10 +118,8 @@ pub struct SolveArgs {
     #[arg(long, value_parser = parse_seconds)]
     pub time_limit: Option<f64>,
     /// Work budget, a multiple of the default (auto: 1 per second of
-    /// --time-limit, else 1; the effort given wins; on the idle 2-core
-    /// development machine, under a second on the public challenging files
-    /// and real models, 3 to 5 s on 1,000 to 5,000 buffers the search
-    /// cannot close): search nodes, boxing
+    /// --time-limit, else 1; the effort given wins; what a unit costs in
+    /// seconds is measured in docs/cli.md): search nodes, boxing
     /// iterations and tela steps scale with it, so that the plan does not
     /// depend on the machine's load; --time-limit is then only a safety cap.
     #[arg(long, value_parser = parse_factor)]
