@@ -206,9 +206,9 @@ pub enum First {
 /// The start of an exact solver or a portfolio on at least
 /// [`GREEDY_FIRST_MIN`] buffers under a deadline: the default greedy plan
 /// within it ([`plan_within`]), so that whatever the clock, the solver
-/// returns at least what greedy does (before, the bounds' sorts took the
-/// whole of a second at 5M buffers, and a stop then had only the stacked
-/// plan, 30,000 times the max load). Without a deadline, or on smaller
+/// returns at least what greedy does, not the stacked plan a stop during
+/// the bounds' sorts would leave (figures in `docs/benchmarks.md`, the
+/// prestacked plan's row). Without a deadline, or on smaller
 /// problems, [`First::Usual`].
 pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Stop) -> First {
     greedy_first_from(problem, options, deadline, GREEDY_FIRST_MIN)

@@ -20,9 +20,9 @@
 //!   memplan used the ranks of the whole problem. That was the divergence
 //!   that left held-out instances of the challenging family undecided; with
 //!   one preorder memplan now expands no more nodes than the reference
-//!   (challenging F with TWA: 6,828 against 6,870; E: 5,536 against 18,315).
-//!   It is not better everywhere: on F static ranks decide after 354 nodes,
-//!   on E they are lost for minutes. The quick round therefore tries both
+//!   (node counts in `docs/solvers.md`). It is not better everywhere: on
+//!   some files static ranks decide at once where re-ranked ones are lost
+//!   for minutes, and the other way round. The quick round therefore tries both
 //!   rankings ([`SearchOptions::rerank_parts`] picks the one the lockstep
 //!   uses). Each part restarts index monotonicity (new ranks) but keeps the
 //!   canonical offset floor `top` (sound: every unplaced buffer of the
