@@ -253,17 +253,27 @@ fn greedy_first_from(
     }
 }
 
+/// How an exact solver starts ([`exact_start`]).
+pub enum Start {
+    /// Search from these bounds; a cut result never goes below `floor`
+    /// ([`at_least`]), the default greedy plan at scale.
+    Search {
+        /// The bounds.
+        prepared: Arc<Prepared>,
+        /// The default greedy plan, made first at scale.
+        floor: Option<Plan>,
+    },
+    /// Nothing to search: the answer to return. The clock or a stop cut
+    /// even the start (greedy's plan, or [`plan_of_no_time`] when the
+    /// bounds found no time), or greedy's plan meets the lower bound
+    /// (proven optimal).
+    Answer(Result<Solution, SolveError>),
+}
+
 /// The start of an exact solver (search, tela) under `deadline`: the
 /// bounds, with the default greedy plan as the floor of a cut result at
-/// scale ([`greedy_first`]); `Err` holds what to return when the clock or
-/// a stop cut even that (greedy's plan, or [`plan_of_no_time`] when the
-/// bounds found no time), or when that plan meets the lower bound (proven
-/// optimal).
-pub fn exact_start(
-    problem: &Problem,
-    options: &SolveOptions,
-    deadline: &Stop,
-) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
+/// scale ([`greedy_first`]), or the answer when there is nothing to search.
+pub fn exact_start(problem: &Problem, options: &SolveOptions, deadline: &Stop) -> Start {
     exact_start_from(problem, options, deadline, GREEDY_FIRST_MIN)
 }
 
@@ -273,23 +283,26 @@ fn exact_start_from(
     options: &SolveOptions,
     deadline: &Stop,
     min: usize,
-) -> Result<(Arc<Prepared>, Option<Plan>), Result<Solution, SolveError>> {
+) -> Start {
     match greedy_first_from(problem, options, deadline, min) {
-        First::Cut(result) => Err(result),
+        First::Cut(result) => Start::Answer(result),
         // Greedy's plan meets the lower bound: proven optimal, nothing to
         // search (at scale, the variants and the search would spend the
         // whole limit, and pass it, to find the same makespan).
         First::Done { prepared, plan } if plan.makespan(problem) == prepared.lower_bound => {
             options.progress.raise_lower_bound(prepared.lower_bound);
             options.progress.improve(prepared.lower_bound);
-            Err(Solution::within_capacity(
+            Start::Answer(Solution::within_capacity(
                 problem,
                 plan,
                 prepared.max_load,
                 NotFoundReason::Heuristic,
             ))
         }
-        First::Done { prepared, plan } => Ok((prepared, Some(plan))),
+        First::Done { prepared, plan } => Start::Search {
+            prepared,
+            floor: Some(plan),
+        },
         First::Usual => {
             // At scale, when a stop can come, the stacked plan is made
             // beside the bounds: their sorts take long at millions of
@@ -308,14 +321,17 @@ fn exact_start_from(
                 // goes on.
                 Some(prepared) if prestacked.is_none() || !deadline.is_cut() => {
                     crate::dispose::drop_later(prestacked, problem.len());
-                    Ok((prepared, None))
+                    Start::Search {
+                        prepared,
+                        floor: None,
+                    }
                 }
                 // No time even for the bounds (millions of buffers), or
                 // stopped as they ended: the solver would only make the
                 // stacked plan again.
                 prepared => {
                     let max_load = prepared.map_or(0, |p| p.max_load);
-                    Err(plan_of_no_time_given(
+                    Start::Answer(plan_of_no_time_given(
                         problem, deadline, max_load, prestacked,
                     ))
                 }
@@ -477,7 +493,7 @@ mod tests {
         let perfect = crate::generate::generate(crate::generate::Kind::Trace, 2000, 1).problem;
         let greedy = Greedy::default().solve(&perfect, &limited).unwrap();
         assert!(greedy.optimal, "greedy is not optimal on the test instance");
-        let Err(Ok(s)) = exact_start_from(&perfect, &limited, &deadline, 0) else {
+        let Start::Answer(Ok(s)) = exact_start_from(&perfect, &limited, &deadline, 0) else {
             panic!("an optimal greedy plan was not returned at once");
         };
         assert_eq!(validate(&perfect, &s.plan), Ok(()));
@@ -487,14 +503,14 @@ mod tests {
         assert_eq!(s.stopped, None);
         // Within a capacity at the bound: the same; below it: infeasible.
         let at = perfect.clone().with_capacity(Some(s.makespan));
-        let Err(Ok(fits)) = exact_start_from(&at, &limited, &deadline, 0) else {
+        let Start::Answer(Ok(fits)) = exact_start_from(&at, &limited, &deadline, 0) else {
             panic!("not returned at once within the capacity");
         };
         assert_eq!(fits.plan, s.plan);
         let below = perfect.clone().with_capacity(Some(s.makespan - 1));
         assert!(matches!(
             exact_start_from(&below, &limited, &deadline, 0),
-            Err(Err(SolveError::NotFound {
+            Start::Answer(Err(SolveError::NotFound {
                 reason: NotFoundReason::ProvenInfeasible,
                 ..
             }))
@@ -503,13 +519,18 @@ mod tests {
         let p = crate::generate::generate(crate::generate::Kind::Random, 3000, 1).problem;
         let greedy = Greedy::default().solve(&p, &limited).unwrap();
         assert!(!greedy.optimal, "greedy is optimal on the test instance");
-        let Ok((prepared, Some(floor))) = exact_start_from(&p, &limited, &deadline, 0) else {
+        let Start::Search {
+            prepared,
+            floor: Some(floor),
+        } = exact_start_from(&p, &limited, &deadline, 0)
+        else {
             panic!("no floor");
         };
         assert_eq!(*prepared, Prepared::bounds(&p, &Stop::never()).unwrap());
         assert_eq!(floor, greedy.plan);
         // Below the threshold: the usual bounds, no floor.
-        let Ok((_, None)) = exact_start_from(&perfect, &limited, &deadline, perfect.len() + 1)
+        let Start::Search { floor: None, .. } =
+            exact_start_from(&perfect, &limited, &deadline, perfect.len() + 1)
         else {
             panic!("greedy first below the threshold");
         };

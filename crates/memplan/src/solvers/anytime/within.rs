@@ -72,7 +72,13 @@ impl<'p> Placer<'p> {
             || crate::solvers::greedy::order(self.problem, order, stop).ok(),
             || {
                 rayon::join(
-                    || early.then(|| self.fallback_plan(stop)),
+                    || {
+                        if early {
+                            self.fallback_plan(stop)
+                        } else {
+                            Early::NotAsked
+                        }
+                    },
                     || self.max_load(stop),
                 )
             },
@@ -96,7 +102,7 @@ impl<'p> Placer<'p> {
         let max_load = max_load.or_else(|| self.max_load(stop));
         OrderPlaced {
             max_load,
-            ..self.place_sorted_within(sorted, None, prestacked, stop, settle)
+            ..self.place_sorted_within(sorted, Early::NotAsked, prestacked, stop, settle)
         }
     }
 
@@ -107,7 +113,7 @@ impl<'p> Placer<'p> {
     fn place_sorted_within(
         &self,
         sorted: Option<Vec<BufferIdx>>,
-        fallback: Option<Option<Option<FallbackPlan>>>,
+        fallback: Early,
         prestacked: Option<fallback::Stacked>,
         stop: &Stop,
         settle: &Stop,
@@ -138,7 +144,7 @@ impl<'p> Placer<'p> {
             // tenths of a second on a busy machine): what is left of the
             // time allows only the stacked plan (one parallel pass, made
             // ahead at scale).
-            (_, Some(None)) => stacked(prestacked),
+            (_, Early::Cut) => stacked(prestacked),
             // The skyline keeps no partial plan: cut on more than
             // `BUCKETED_MAX` buffers, its plan is the stacked one, whose
             // pass measures it (the solution then skips a pass of its own
@@ -157,9 +163,9 @@ impl<'p> Placer<'p> {
             (Some(sorted), fallback) => {
                 // The fallback is ready for a stop from here on.
                 unneeded(prestacked);
-                placed(self.place_within_or(&sorted, stop, settle, fallback.flatten().flatten()))
+                placed(self.place_within_or(&sorted, stop, settle, fallback.ready()))
             }
-            (None, Some(Some(Some(fallback)))) => {
+            (None, Early::Ready(fallback)) => {
                 unneeded(prestacked);
                 placed(fallback.measured())
             }
@@ -175,27 +181,38 @@ impl<'p> Placer<'p> {
         }
     }
 
-    /// The fallback for every free buffer as a plan, when the placer has
-    /// the index it needs (`Some(None)` with the skyline or gaps); `None`
-    /// once `stop` cuts (polled in its colouring).
-    fn fallback_plan(&self, stop: &Stop) -> Option<Option<FallbackPlan>> {
+    /// The fallback for every free buffer as a plan ([`Early::Ready`]),
+    /// when the placer has the index it needs ([`Early::NoIndex`] with the
+    /// skyline or gaps); [`Early::Cut`] once `stop` cuts (polled in its
+    /// colouring and gathers).
+    fn fallback_plan(&self, stop: &Stop) -> Early {
         if !self.has_fallback_plan() {
-            return Some(None);
+            return Early::NoIndex;
         }
-        let Some(columns) = self.columns(stop)? else {
+        let ready = match self.columns(stop) {
+            None => None,
             // Where the colouring stacks instead: through the ranges.
-            let (ranges, count) = self.fallback_for_all(&self.occupancy, stop).ok()?;
-            return Some(Some(FallbackPlan {
-                top: top(&ranges),
-                plan: self.by_buffer(&self.occupancy, &ranges, stop).ok()?,
-                count,
-            }));
+            Some(None) => self
+                .fallback_for_all(&self.occupancy, stop)
+                .and_then(|(ranges, count)| {
+                    let plan = self.by_buffer(&self.occupancy, &ranges, stop)?;
+                    Ok(FallbackPlan {
+                        top: top(&ranges),
+                        plan,
+                        count,
+                    })
+                })
+                .ok(),
+            Some(Some(columns)) => {
+                let placed = self.columns_by_buffer(&columns, stop);
+                let count = columns.count();
+                drop_later(columns, self.problem.len());
+                placed
+                    .ok()
+                    .map(|(plan, top)| FallbackPlan { plan, top, count })
+            }
         };
-        let placed = self.columns_by_buffer(&columns, stop);
-        let count = columns.count();
-        drop_later(columns, self.problem.len());
-        let (plan, top) = placed.ok()?;
-        Some(Some(FallbackPlan { plan, top, count }))
+        ready.map_or(Early::Cut, Early::Ready)
     }
 
     /// [`fallback::columns`] on the index: the fallback's offsets
@@ -583,6 +600,29 @@ struct OrderPlaced {
 /// its passes over the buffers (a random gather) would take longer than
 /// a stop may wait.
 const EARLY_FALLBACK_MIN: usize = 1 << 18;
+
+/// The fallback's plan for every free buffer, computed beside the order
+/// ([`Placer::fallback_plan`]).
+enum Early {
+    /// Not computed: too few buffers for a stop to need it ready.
+    NotAsked,
+    /// The placer keeps no index for it (the skyline, or gaps).
+    NoIndex,
+    /// Cut before it was done.
+    Cut,
+    /// Ready for a stop.
+    Ready(FallbackPlan),
+}
+
+impl Early {
+    /// The plan, when ready.
+    fn ready(self) -> Option<FallbackPlan> {
+        match self {
+            Early::Ready(plan) => Some(plan),
+            Early::NotAsked | Early::NoIndex | Early::Cut => None,
+        }
+    }
+}
 
 /// The fallback's plan for every free buffer ([`fallback::complete`] of
 /// all), computed ahead of a stop.
@@ -1092,7 +1132,9 @@ mod tests {
             for fit in [Fit::FirstFit, Fit::BestFit] {
                 let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
                 let (none, none_count) = placer.place_none();
-                let fallback = placer.fallback_plan(&Stop::never()).flatten().unwrap();
+                let Early::Ready(fallback) = placer.fallback_plan(&Stop::never()) else {
+                    panic!("no fallback plan without a stop: {kind:?} {fit:?}");
+                };
                 assert_eq!(validate(&p, &fallback.plan), Ok(()), "{kind:?} {fit:?}");
                 assert_eq!(fallback.plan, none, "{kind:?} {fit:?}");
                 assert_eq!(fallback.count, none_count, "{kind:?} {fit:?}");
@@ -1101,8 +1143,9 @@ mod tests {
                 for cut in 0..12 {
                     let stop = Stop::after_looks(cut as u64);
                     match placer.fallback_plan(&stop) {
-                        None => cut_before_done += 1,
-                        Some(plan) => assert_eq!(plan.unwrap().plan, none, "cut {cut}"),
+                        Early::Cut => cut_before_done += 1,
+                        Early::Ready(plan) => assert_eq!(plan.plan, none, "cut {cut}"),
+                        Early::NoIndex | Early::NotAsked => panic!("cut {cut}: no index"),
                     }
                 }
                 assert!(cut_before_done > 0, "{kind:?} {fit:?}");

@@ -207,8 +207,8 @@ impl Solver for Search {
         // At scale under a time limit, the default greedy plan first: the
         // floor of what a cut returns.
         let (prepared, floor) = match anytime::exact_start(problem, options, &deadline) {
-            Ok(start) => start,
-            Err(result) => return result,
+            anytime::Start::Search { prepared, floor } => (prepared, floor),
+            anytime::Start::Answer(result) => return result,
         };
         options.progress.raise_lower_bound(prepared.lower_bound);
         let result = match problem.capacity {

@@ -367,8 +367,8 @@ impl Tela {
         // limit the default greedy plan first: the floor of what a cut
         // returns.
         let (prepared, floor) = match anytime::exact_start(problem, options, &deadline) {
-            Ok(start) => start,
-            Err(result) => return result,
+            anytime::Start::Search { prepared, floor } => (prepared, floor),
+            anytime::Start::Answer(result) => return result,
         };
         let result = match problem.capacity {
             Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
