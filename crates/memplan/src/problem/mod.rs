@@ -384,6 +384,14 @@ impl Problem {
         self.facts.fixed_end
     }
 
+    /// The lowest start and the highest end of a buffer that is not fixed;
+    /// `None` without one. Taken when the problem was made.
+    #[inline]
+    pub fn free_time_range(&self) -> Option<(u64, u64)> {
+        let (lo, hi) = self.facts.free_times;
+        (lo < hi).then_some((lo, hi))
+    }
+
     /// The largest size (0 without buffers): a lower bound on every
     /// makespan. Taken when the problem was made.
     #[inline]
@@ -522,7 +530,7 @@ fn check_hints(buffers: &[Buffer], hints: &[Option<u64>]) -> Result<(), ProblemE
 /// the whole sum plus the highest fixed end within `u64`: then so is every
 /// prefix); otherwise the buffers are checked in order.
 fn check_buffers(buffers: &[Buffer]) -> Result<Facts, ProblemError> {
-    let (valid, sum, fixed_end, max_size) = buffers
+    let (valid, sum, fixed_end, max_size, free_times) = buffers
         .par_iter()
         .map(|b| {
             // The fixed end (0 when not fixed), `None` when invalid.
@@ -533,15 +541,23 @@ fn check_buffers(buffers: &[Buffer]) -> Result<Facts, ProblemError> {
             };
             let valid = b.start < b.end && b.alignment != 0 && fixed_end.is_some();
             let slack = u128::from(b.size) + u128::from(b.alignment.saturating_sub(1));
-            (valid, slack, fixed_end.unwrap_or(0), b.size)
+            let free = match b.fixed_offset {
+                None => (b.start, b.end),
+                Some(_) => (u64::MAX, 0),
+            };
+            (valid, slack, fixed_end.unwrap_or(0), b.size, free)
         })
         .reduce(
-            || (true, 0, 0, 0),
-            |a, b| (a.0 && b.0, a.1 + b.1, a.2.max(b.2), a.3.max(b.3)),
+            || (true, 0, 0, 0, (u64::MAX, 0)),
+            |a, b| {
+                let free = (a.4 .0.min(b.4 .0), a.4 .1.max(b.4 .1));
+                (a.0 && b.0, a.1 + b.1, a.2.max(b.2), a.3.max(b.3), free)
+            },
         );
     let facts = Facts {
         fixed_end,
         max_size,
+        free_times,
     };
     if valid && sum + u128::from(fixed_end) <= u128::from(u64::MAX) {
         return Ok(facts);
@@ -559,6 +575,9 @@ struct Facts {
     fixed_end: u64,
     /// The largest size, 0 without buffers.
     max_size: u64,
+    /// The lowest start and the highest end of a free buffer; `(u64::MAX,
+    /// 0)` without any.
+    free_times: (u64, u64),
 }
 
 impl Facts {
@@ -567,15 +586,27 @@ impl Facts {
         let fact = |b: &Buffer| Facts {
             fixed_end: b.fixed_offset.map_or(0, |o| o.saturating_add(b.size)),
             max_size: b.size,
+            free_times: match b.fixed_offset {
+                None => (b.start, b.end),
+                Some(_) => (u64::MAX, 0),
+            },
         };
         let max = |a: Facts, b: Facts| Facts {
             fixed_end: a.fixed_end.max(b.fixed_end),
             max_size: a.max_size.max(b.max_size),
+            free_times: (
+                a.free_times.0.min(b.free_times.0),
+                a.free_times.1.max(b.free_times.1),
+            ),
+        };
+        let none = Facts {
+            free_times: (u64::MAX, 0),
+            ..Facts::default()
         };
         if buffers.len() < 1 << 16 {
-            buffers.iter().map(fact).fold(Facts::default(), max)
+            buffers.iter().map(fact).fold(none, max)
         } else {
-            buffers.par_iter().map(fact).reduce(Facts::default, max)
+            buffers.par_iter().map(fact).reduce(|| none, max)
         }
     }
 }
