@@ -10,17 +10,24 @@ candidate target of a recorded major backtrack, its features and its
 pointwise score):
 
     MEMPLAN_LABELS=labels.csv MEMPLAN_LABELS_KINDS=perfect,challenging \\
-    MEMPLAN_LABELS_SEEDS=101:115 cargo test -p memplan --release \\
-        backtracking_labels -- --ignored
+    MEMPLAN_LABELS_SEEDS=101:115 MEMPLAN_LABELS_MIX=0.5 cargo test -p memplan \\
+        --release --lib backtracking_labels -- --ignored
+
+(the shipped model's exact collection runs are in docs/solvers.md,
+"Learned backtracking"; the model depends only on the labels and --seed,
+not on the order of the files).
 
 A gradient-boosted regression forest (scikit-learn, fixed seed) learns the
 score from the features; its trees are written as plain JSON (the feature
 names, the base score, and per tree the arrays feature, threshold, left,
 right, value, leaves having left = -1 and values scaled by the learning
 rate), which the library compiles in and evaluates itself. Also prints the
-held-out ranking quality: on a fifth of the major backtracks (by event),
+ranking quality on a validation fifth of the major backtracks (by event):
 how often the best-scored target lies between the best and minimum
-targets, against the default target.
+targets, against the default target, and the mean label score of the
+target taken for a grid of thresholds and depth weights (a guide only:
+the labels' oracle is biased towards far jumps, so the shipped defaults
+come from tela runs on a validation population, docs/solvers.md).
 
 Setup (once, into a tool venv under target/, outside the repository's
 dependencies):
