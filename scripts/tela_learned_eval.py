@@ -3,13 +3,15 @@
 
     scripts/tela_learned_eval.py POPULATION.csv [--memplan BIN] [--dir DIR]
         [--step-limit 100000] [--long-tail 1000] [--learned-args "..."]
-        [--out eval.csv]
+        [--reuse-default] [--out eval.csv]
 
 POPULATION.csv is the output of scripts/tela_population.py (its instances
 written to --dir, the same as the population's --dir): every configuration
 the exact search proved feasible is decided by tela twice, with the
 default backtracking and with `--learned-backtracking` (plus
---learned-args), within the same step budget. The model must not have
+--learned-args), within the same step budget (with --reuse-default, the default run is
+the population's own, made with the same step limit and no extra tela
+flags: only the learned one runs). The model must not have
 seen these instances: the shipped one is trained on perfect and
 challenging instances of seeds 101 and above (see docs/solvers.md), so a
 population of seeds 1-10 is held out, and its layered, trace and random
@@ -43,23 +45,32 @@ def tela(args, path, capacity, extra):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("population")
+    ap.add_argument("population", help="population CSVs, comma-separated")
     ap.add_argument("--memplan", default="target/release/memplan")
     ap.add_argument("--dir", required=True, help="the population's instances")
     ap.add_argument("--step-limit", type=int, default=100_000)
     ap.add_argument("--long-tail", type=int, default=1000)
     ap.add_argument("--default-args", default="", help="flags of both runs")
     ap.add_argument("--learned-args", default="")
+    ap.add_argument("--reuse-default", action="store_true",
+                    help="the default run from the population's row")
     ap.add_argument("--out", default="tela_learned_eval.csv")
     args = ap.parse_args()
 
-    rows = [r for r in csv.DictReader(open(args.population)) if r["search"] == "ok"]
+    rows = []
+    for population in args.population.split(","):
+        rows += [r for r in csv.DictReader(open(population))
+                 if r["search"] in ("ok", "constructed")]
     out = []
     c = collections.Counter()
     for r in rows:
         path = os.path.join(args.dir, f"{r['kind']}_{r['buffers']}_{r['seed']}.csv")
         base = args.default_args.split()
-        d = tela(args, path, r["capacity"], base)
+        if args.reuse_default:
+            d = (r["tela"] == "ok", int(r["major_backtracks"] or 0), int(r["steps"] or 0),
+                 r["seconds"])
+        else:
+            d = tela(args, path, r["capacity"], base)
         l = tela(args, path, r["capacity"], base + ["--learned-backtracking"]
                  + args.learned_args.split())
         tail = not d[0] or d[1] > args.long_tail

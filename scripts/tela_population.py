@@ -10,7 +10,10 @@ generator kind, buffer count and seed, every capacity factor times the max
 load (`memplan stats`). A configuration enters the population when the
 exact search (`--solver search`, bounded by `--effort`, the node budget,
 with a safety time cap) finds a plan within the capacity, i.e. proves it
-feasible. Tela then decides it within a step budget (`--step-limit`; its
+feasible, or when the generator's own plan proves it (`--constructed`: a
+perfect packing's makespan is its max load, so every factor from 1.00 is
+feasible; a challenging instance has a plan within 1 MiB, so every
+capacity of at least 1 MiB is; the search is not run on them). Tela then decides it within a step budget (`--step-limit`; its
 counters do not depend on the machine's load) and the run is in the long
 tail when it finds no plan or backtracks more than `--long-tail` times
 (major backtracks, the paper's measure; 1,000 by default).
@@ -30,6 +33,10 @@ import os
 import subprocess
 import sys
 import tempfile
+
+# The capacity of the generator's known plan of a challenging instance
+# (memplan::generate::CHALLENGING_CAPACITY, 1 MiB).
+CHALLENGING_CAPACITY = 1 << 20
 
 
 def run_json(cmd):
@@ -61,6 +68,9 @@ def main() -> None:
     ap.add_argument("--long-tail", type=int, default=1000,
                     help="major backtracks above which a run is long-tail")
     ap.add_argument("--tela-args", default="", help="extra tela flags")
+    ap.add_argument("--constructed", action="store_true",
+                    help="perfect and challenging instances proven feasible by "
+                         "their generator's plan, not by the search")
     ap.add_argument("--out", default="tela_population.csv")
     ap.add_argument("--dir", default=None, help="where instances are written")
     args = ap.parse_args()
@@ -81,17 +91,22 @@ def main() -> None:
                 load = run_json([args.memplan, "stats", path, "--json"])["max_load"]
                 for factor in factors:
                     capacity = int(load * factor)
-                    search = run_json(
-                        [args.memplan, "solve", path, "--solver", "search",
-                         "--capacity", str(capacity), "--effort",
-                         args.search_effort, "--time-limit",
-                         args.search_time_cap, "--json"])
+                    if args.constructed and (
+                            kind == "perfect"
+                            or (kind == "challenging" and capacity >= CHALLENGING_CAPACITY)):
+                        search = {"status": "constructed"}
+                    else:
+                        search = run_json(
+                            [args.memplan, "solve", path, "--solver", "search",
+                             "--capacity", str(capacity), "--effort",
+                             args.search_effort, "--time-limit",
+                             args.search_time_cap, "--json"])
                     c = counts[kind]
                     c["configurations"] += 1
                     row = {"kind": kind, "buffers": n, "seed": seed,
                            "factor": factor, "capacity": capacity,
                            "search": search.get("status")}
-                    if search.get("status") != "ok":
+                    if search.get("status") not in ("ok", "constructed"):
                         c["not proven feasible"] += 1
                         rows.append(row)
                         continue

@@ -10,17 +10,24 @@ candidate target of a recorded major backtrack, its features and its
 pointwise score):
 
     MEMPLAN_LABELS=labels.csv MEMPLAN_LABELS_KINDS=perfect,challenging \\
-    MEMPLAN_LABELS_SEEDS=101:115 cargo test -p memplan --release \\
-        backtracking_labels -- --ignored
+    MEMPLAN_LABELS_SEEDS=101:115 MEMPLAN_LABELS_MIX=0.5 cargo test -p memplan \\
+        --release --lib backtracking_labels -- --ignored
+
+(the shipped model's exact collection runs are in docs/solvers.md,
+"Learned backtracking"; the model depends only on the labels and --seed,
+not on the order of the files).
 
 A gradient-boosted regression forest (scikit-learn, fixed seed) learns the
 score from the features; its trees are written as plain JSON (the feature
 names, the base score, and per tree the arrays feature, threshold, left,
 right, value, leaves having left = -1 and values scaled by the learning
 rate), which the library compiles in and evaluates itself. Also prints the
-held-out ranking quality: on a fifth of the major backtracks (by event),
+ranking quality on a validation fifth of the major backtracks (by event):
 how often the best-scored target lies between the best and minimum
-targets, against the default target.
+targets, against the default target, and the mean label score of the
+target taken for a grid of thresholds and depth weights (a guide only:
+the labels' oracle is biased towards far jumps, so the shipped defaults
+come from tela runs on a validation population, docs/solvers.md).
 
 Setup (once, into a tool venv under target/, outside the repository's
 dependencies):
@@ -44,10 +51,17 @@ FEATURES = [
 
 
 def load(paths):
+    """The labelled rows; a row cut short (a collection stopped while
+    writing) is skipped."""
     rows = []
     for path in paths:
         with open(path, newline="") as f:
-            rows.extend(csv.DictReader(f))
+            for r in csv.DictReader(f):
+                try:
+                    [float(r[k]) for k in FEATURES + ["score"]]
+                except (TypeError, ValueError):
+                    continue
+                rows.append(r)
     return rows
 
 
@@ -85,6 +99,37 @@ def evaluate(model, events):
     return good / n, default_good / n
 
 
+def choice_quality(model, events, threshold, weight):
+    """Mean label score of the target the search would take on `events`
+    with `threshold` (tenths of a point) and depth weight `weight`
+    (percent), as the library does (TelaMalloc §6.5): the best weighted
+    score if at least the threshold, else the default target; and the
+    share of events where that is not the default."""
+    total = learned = 0.0
+    for rows in events.values():
+        x = [[float(r[f]) for f in FEATURES] for r in rows]
+        pred = model.predict(x)
+        depth = float(rows[0]["target"]) + 1
+        depth = max(depth, max(float(r["target"]) for r in rows) + 1)
+        best = None
+        for i, r in enumerate(rows):
+            # `distance` is (depth - target) / depth, a feature.
+            w = pred[i] * (1 - weight / 100 * float(r["distance"]))
+            if best is None or w >= best[0]:
+                best = (w, i)
+        default = [r for r in rows if r["target"] == r["default"]]
+        if best is not None and best[0] >= threshold / 10:
+            chosen = rows[best[1]]
+        elif default:
+            chosen = default[0]
+        else:
+            continue
+        total += float(chosen["score"])
+        learned += chosen["target"] != chosen["default"]
+    n = max(len(events), 1)
+    return total / n, learned / n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("labels", nargs="+")
@@ -117,9 +162,25 @@ def main() -> None:
         return m
 
     check = fit([k for k in keys if k not in held])
-    ours, default = evaluate(check, {k: events[k] for k in held})
-    print(f"{len(rows)} targets, {len(events)} major backtracks; held-out fifth: "
+    validation = {k: events[k] for k in held}
+    ours, default = evaluate(check, validation)
+    print(f"{len(rows)} targets, {len(events)} major backtracks; validation fifth: "
           f"top-scored target valid {ours:.1%}, default target valid {default:.1%}")
+    # The threshold and the depth weight, on the validation fifth: the
+    # mean label score of the target taken (the default's alone: threshold
+    # above 100).
+    grid = [(t, w) for t in (0, 30, 50, 60, 70, 80) for w in (0, 25, 50, 75)]
+    base, _ = choice_quality(check, validation, 1000, 0)
+    print(f"validation: default backtracking, mean score of the target taken {base:.2f}")
+    tuned = []
+    for t, w in grid:
+        q, share = choice_quality(check, validation, t, w)
+        tuned.append((q, -t, -w))
+        print(f"  --learned-threshold {t:3} --learned-depth-weight {w:3}: "
+              f"mean score {q:.2f}, learned target taken at {share:.0%}")
+    q, t, w = max(tuned)
+    print(f"best on validation: --learned-threshold {-t} --learned-depth-weight {-w} "
+          f"(mean score {q:.2f})")
     model = fit(keys)
     with open(args.out, "w") as f:
         json.dump(export(model, args.rate), f, separators=(",", ":"))

@@ -297,12 +297,15 @@ impl Auto {
             },
         };
         // Tela decides capacities; it does not minimise better than search.
-        // Its member keeps the candidates of its own list only: the
-        // displaced buffers' default has not been measured inside auto.
-        let tela = problem.capacity.map(|_| Tela {
-            options: TelaOptions {
-                displaced_first: false,
-                ..TelaOptions::default()
+        // Its member keeps the candidates of its own list only, and only
+        // when that ends without a plan does it try tela's defaults
+        // (displaced buffers first): never worse than before (`TelaRetry`).
+        let tela = problem.capacity.map(|_| TelaRetry {
+            tela: Tela {
+                options: TelaOptions {
+                    displaced_first: false,
+                    ..TelaOptions::default()
+                },
             },
         });
         let mut members: Vec<&dyn Solver> = vec![&search];
@@ -362,6 +365,63 @@ impl Auto {
         let first = results.next().unwrap_or(none);
         let rest: Vec<_> = results.collect();
         pick(problem, first, rest, "auto", options)
+    }
+}
+
+/// Auto's tela member: tela with the candidates of its own list only, and
+/// when it ends without a plan within its own budget (steps spent, or
+/// given up), one more attempt with tela's default switches (displaced
+/// buffers first; learned backtracking only if it is on by default, which
+/// it is not: docs/solvers.md) and the same budget; the retry's plan if it
+/// finds one, else the first answer. Both attempts are bounded by steps
+/// and seeded alike: the same seed gives the same answer, and the first
+/// attempt's plan is never replaced.
+struct TelaRetry {
+    tela: Tela,
+}
+
+impl Solver for TelaRetry {
+    fn name(&self) -> String {
+        self.tela.name()
+    }
+
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
+        self.tela.solve_positive(problem, options)
+    }
+
+    fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+        let started = std::time::Instant::now();
+        let first = self.tela.solve(problem, options);
+        let retry = matches!(
+            first,
+            Err(SolveError::NotFound {
+                reason: NotFoundReason::StepLimit | NotFoundReason::Heuristic,
+                ..
+            })
+        );
+        // The retry ends by the same deadline as the first attempt.
+        let left = options
+            .time_limit
+            .map(|t| t.saturating_sub(started.elapsed()));
+        if !retry || options.cancel.is_raised() || left.is_some_and(|t| t.is_zero()) {
+            return first;
+        }
+        let options = &SolveOptions {
+            time_limit: left,
+            ..options.clone()
+        };
+        let again = Tela::default();
+        match again.solve(problem, options) {
+            Ok(mut s) => {
+                s.found_by = Some(format!("{}/retry", again.name()));
+                Ok(s)
+            }
+            Err(_) => first,
+        }
     }
 }
 
@@ -1092,5 +1152,51 @@ mod tests {
             stopped_of(Ok(optimal), vec![out(NotFoundReason::TimeLimit)], &options),
             None
         );
+    }
+
+    /// Auto's tela member keeps tela's plan when it finds one, retries
+    /// with tela's defaults only when tela ends without one within its
+    /// budget, and gives the same answer twice (perfect packings at
+    /// their max load, a small budget).
+    #[test]
+    fn the_tela_member_retries_only_without_a_plan() {
+        let member = TelaRetry {
+            tela: Tela {
+                options: TelaOptions {
+                    displaced_first: false,
+                    ..TelaOptions::default()
+                },
+            },
+        };
+        let options = SolveOptions {
+            effort: Effort::new(0.005),
+            ..SolveOptions::default()
+        };
+        let (mut kept, mut retried) = (0, 0);
+        for seed in 1..=8 {
+            let p = generate(Kind::Perfect, 120, seed).problem;
+            let p = p.clone().with_capacity(Some(p.max_load()));
+            let alone = member.tela.solve(&p, &options);
+            let answer = member.solve(&p, &options);
+            let again = member.solve(&p, &options);
+            match (&alone, &answer) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a.plan, b.plan);
+                    kept += 1;
+                }
+                (Err(_), Ok(b)) => {
+                    assert_eq!(validate(&p, &b.plan), Ok(()));
+                    assert_eq!(b.found_by.as_deref(), Some("tela/retry"));
+                    retried += 1;
+                }
+                (Ok(_), Err(_)) => panic!("seed {seed}: the retry lost tela's plan"),
+                (Err(_), Err(_)) => retried += 1,
+            }
+            assert_eq!(
+                answer.as_ref().ok().map(|s| &s.plan),
+                again.as_ref().ok().map(|s| &s.plan)
+            );
+        }
+        assert!(kept > 0 && retried > 0, "{kept} {retried}");
     }
 }

@@ -99,19 +99,28 @@ impl State<'_> {
                 }
             }
         }
-        if let Some(events) = &mut self.events {
-            if events.len() < MAX_EVENTS {
-                events.push(Event {
-                    depth: depth as u32,
-                    prefix: self.trail[..depth]
-                        .iter()
-                        .map(|&b| (b, self.offset[b as usize]))
-                        .collect(),
-                    targets: list.clone(),
-                    features,
-                    default: default as u32,
-                    taken: taken as u32,
-                });
+        if self.events.as_ref().is_some_and(|e| e.len() < MAX_EVENTS) {
+            #[cfg_attr(not(test), allow(unused_mut))]
+            let mut event = Event {
+                depth: depth as u32,
+                prefix: self.trail[..depth]
+                    .iter()
+                    .map(|&b| (b, self.offset[b as usize]))
+                    .collect(),
+                targets: list.clone(),
+                features,
+                default: default as u32,
+                taken: taken as u32,
+            };
+            #[cfg(test)]
+            if let Some(steer) = &mut self.steer {
+                if let Some(t) = steer(&event).filter(|&t| (t as usize) < depth) {
+                    taken = t as usize;
+                    event.taken = t;
+                }
+            }
+            if let Some(events) = &mut self.events {
+                events.push(event);
             }
         }
         self.targets = list;

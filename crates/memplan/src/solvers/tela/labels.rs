@@ -91,7 +91,7 @@ impl<'a> Oracle<'a> {
             // space it explores, taken as none (an approximation of the
             // paper's ILP oracle).
             Err(SolveError::NotFound {
-                reason: NotFoundReason::Incomplete,
+                reason: NotFoundReason::Incomplete | NotFoundReason::WorkLimit,
                 ..
             }) => Err(true),
             Err(_) => Err(false),
@@ -223,6 +223,130 @@ pub(super) fn labels(
     out
 }
 
+/// How [`mixed_labels`] collects: labelled major backtracks per
+/// instance, the oracle's work budget per question, and the share of
+/// labelled backtracks that jump to the oracle's target.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Collection {
+    pub(super) per_instance: usize,
+    pub(super) effort: f64,
+    pub(super) mix: f64,
+}
+
+/// The labels of tela's major backtracks on `problem` at `capacity` with
+/// the collection mix of TelaMalloc §6.5: the run is steered by the
+/// oracle. Labelled backtracks are spaced on a doubling stride (every one
+/// at first, then every 2nd, 4th, ..., the stride doubling every
+/// `per_instance / 8` labels), so that long runs are covered, up to
+/// `per_instance` of them. At each labelled backtrack the oracle finds
+/// the minimum target (the deepest level whose placements can be
+/// completed), and with probability `mix` (drawn from `seed`) the search
+/// jumps to the deepest candidate target at or above it instead of the
+/// default target. The best targets come from the final plan (tela's,
+/// else `known`, a plan of the problem within the capacity, such as the
+/// generator's, else the search's with 20 times the oracle's budget). One
+/// time group: the first with major backtracks.
+pub(super) fn mixed_labels(
+    problem: &Problem,
+    capacity: u64,
+    options: &TelaOptions,
+    seed: u64,
+    collection: &Collection,
+    known: Option<&[u64]>,
+) -> Vec<Label> {
+    let Collection {
+        per_instance,
+        effort,
+        mix,
+    } = *collection;
+    use rand::{Rng, SeedableRng};
+    use std::cell::RefCell;
+    let Some(models) = Models::new(problem, options, &crate::stop::Stop::never()) else {
+        return Vec::new();
+    };
+    let per_stride = (per_instance / 8).max(1);
+    for model in &models.models {
+        let oracle = RefCell::new(Oracle::new(problem, model, capacity, effort));
+        // (event number, minimum target) of the labelled backtracks.
+        let minima: RefCell<Vec<(usize, u32)>> = RefCell::new(Vec::new());
+        let deadline = SolveOptions::default().stop();
+        let mut state = State::new(model, capacity, options, &deadline, seed);
+        state.events = Some(Vec::new());
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_add(1));
+        let (mut count, mut next, mut stride) = (0usize, 0usize, 1usize);
+        let (oracle_at, minima_at) = (&oracle, &minima);
+        state.steer = Some(Box::new(move |event: &Event| {
+            let k = count;
+            count += 1;
+            let labelled = minima_at.borrow().len();
+            if k != next || labelled >= per_instance {
+                return None;
+            }
+            if (labelled + 1) % per_stride == 0 {
+                stride *= 2;
+            }
+            next += stride;
+            let m = oracle_at.borrow_mut().minimum(event, 0)?;
+            minima_at.borrow_mut().push((k, m));
+            if rng.gen_bool(mix.clamp(0.0, 1.0)) {
+                event.targets.iter().rev().find(|&&t| t <= m).copied()
+            } else {
+                None
+            }
+        }));
+        let mut work = Work::default();
+        let probe = model.decide_in(&mut state, options, options.step_limit, &mut work);
+        let events = state.events.take().unwrap_or_default();
+        drop(state);
+        let minima = minima.into_inner();
+        if events.is_empty() {
+            continue;
+        }
+        let mut oracle = oracle.into_inner();
+        let offsets: Vec<u64> = match (probe, known) {
+            (Probe::Fits(plan), _) => plan.offsets().to_vec(),
+            (_, Some(global)) => model.global.iter().map(|b| global[b.index()]).collect(),
+            _ => {
+                oracle.effort *= 20.0;
+                let plan = oracle.complete(&[]);
+                oracle.effort /= 20.0;
+                match plan {
+                    Ok(global) => model.global.iter().map(|b| global[b.index()]).collect(),
+                    Err(_) => return Vec::new(),
+                }
+            }
+        };
+        let mut out = Vec::new();
+        for (k, m) in minima {
+            let event = &events[k];
+            let b = best(event, &offsets);
+            let m = if b > m {
+                match oracle.minimum(event, b) {
+                    Some(m) => m,
+                    None => continue,
+                }
+            } else {
+                m
+            };
+            for (&t, x) in event.targets.iter().zip(&event.features) {
+                out.push(Label {
+                    event: k,
+                    depth: event.depth,
+                    target: t,
+                    default: event.default,
+                    taken: event.taken,
+                    best: b,
+                    minimum: m,
+                    score: score(t, b, m),
+                    features: *x,
+                });
+            }
+        }
+        return out;
+    }
+    Vec::new()
+}
+
 /// The harness that writes the training data (`cargo test -p memplan
 /// --release backtracking_labels -- --ignored`), configured by
 /// environment variables: `MEMPLAN_LABELS` (the CSV written; required),
@@ -230,8 +354,11 @@ pub(super) fn labels(
 /// `MEMPLAN_LABELS_BUFFERS` (`200`), `MEMPLAN_LABELS_SEEDS` (`101:120`),
 /// `MEMPLAN_LABELS_FACTORS` (`1.00,1.02,1.05,1.10`),
 /// `MEMPLAN_LABELS_EVENTS` (labelled major backtracks per instance, `40`),
-/// `MEMPLAN_LABELS_EFFORT` (the oracle's work budget, `0.05`) and
-/// `MEMPLAN_LABELS_STEPS` (tela's step limit, `100000`).
+/// `MEMPLAN_LABELS_EFFORT` (the oracle's work budget, `0.05`),
+/// `MEMPLAN_LABELS_STEPS` (tela's step limit, `100000`) and
+/// `MEMPLAN_LABELS_MIX` (the share of labelled backtracks that jump to the
+/// oracle's target, TelaMalloc §6.5; `0`: tela's default backtracking,
+/// evenly spaced labels).
 #[cfg(test)]
 #[test]
 #[ignore]
@@ -262,6 +389,7 @@ fn backtracking_labels() {
     let per_instance: usize = var("MEMPLAN_LABELS_EVENTS", "40").parse().unwrap();
     let effort: f64 = var("MEMPLAN_LABELS_EFFORT", "0.05").parse().unwrap();
     let steps: u64 = var("MEMPLAN_LABELS_STEPS", "100000").parse().unwrap();
+    let mix: f64 = var("MEMPLAN_LABELS_MIX", "0").parse().unwrap();
     let options = TelaOptions {
         step_limit: steps,
         ..TelaOptions::default()
@@ -279,10 +407,33 @@ fn backtracking_labels() {
     for &kind in &kinds {
         for &n in &sizes {
             for seed in lo..=hi {
-                let problem = generate(kind, n, seed).problem;
+                let generated = generate(kind, n, seed);
+                let problem = generated.problem;
                 for &factor in &factors {
                     let capacity = (problem.max_load() as f64 * factor) as u64;
-                    let labels = labels(&problem, capacity, &options, seed, per_instance, effort);
+                    // The generator's plan, when it is within the capacity.
+                    let known = generated
+                        .optimal_plan
+                        .as_ref()
+                        .or(generated.known_plan.as_ref())
+                        .filter(|plan| plan.makespan(&problem) <= capacity)
+                        .map(|plan| plan.offsets());
+                    let labels = if mix > 0.0 {
+                        mixed_labels(
+                            &problem,
+                            capacity,
+                            &options,
+                            seed,
+                            &Collection {
+                                per_instance,
+                                effort,
+                                mix,
+                            },
+                            known,
+                        )
+                    } else {
+                        labels(&problem, capacity, &options, seed, per_instance, effort)
+                    };
                     eprintln!(
                         "{} {n} {seed} {factor}: {} labels",
                         kind.name(),

@@ -98,7 +98,16 @@ pub(super) struct State<'m> {
     pub(super) in_conflicts: Vec<u32>,
     /// Scratch: the candidate targets of a major backtrack.
     pub(super) targets: Vec<u32>,
+    /// Test-only, when recording: may replace the target of a major
+    /// backtrack (the oracle's, for the labels' mix of TelaMalloc §6.5).
+    #[cfg(test)]
+    pub(super) steer: Option<Steer<'m>>,
 }
+
+/// The oracle's say at a recorded major backtrack: a target, or `None`
+/// for the default one.
+#[cfg(test)]
+pub(super) type Steer<'m> = Box<dyn FnMut(&Event) -> Option<u32> + 'm>;
 
 impl<'m> State<'m> {
     pub(super) fn new(
@@ -153,6 +162,8 @@ impl<'m> State<'m> {
             events: None,
             in_conflicts: vec![0; n],
             targets: Vec::new(),
+            #[cfg(test)]
+            steer: None,
         }
     }
 
