@@ -6,9 +6,10 @@
 //!   colouring by size class (above a placement cut short, or for every
 //!   buffer), the bucketed plan that needs no index, the stacked plan that
 //!   needs one pass;
-//! - `within`: a greedy placement within a deadline, completed by the
-//!   fallback when cut ([`plan_within`]), with the cheap plans made beside
-//!   it at scale so that a stop finds one ready;
+//! - `plan`: a greedy plan within a deadline ([`plan_within`]), with the
+//!   cheap plans made beside it at scale so that a stop finds one ready;
+//! - `within`: the placer's placement within a deadline, completed by the
+//!   fallback when cut;
 //! - `variants`: the best of the greedy variants within a deadline, the
 //!   default one always finished (the exact solvers' first upper bound);
 //! - here: the time kept back for the answer ([`reserve`]), when a cut
@@ -18,12 +19,13 @@
 //!   ([`at_least`]).
 
 pub mod fallback;
+mod plan;
 mod variants;
 mod within;
 
 pub use fallback::{bucketed, stacked};
+pub use plan::{plan_unstoppable, plan_within, plan_within_beside, Within};
 pub use variants::{best_of, best_variant, best_variant_plan, is_dense};
-pub use within::{plan_unstoppable, plan_within, plan_within_beside, Within};
 
 use std::sync::Arc;
 
