@@ -939,12 +939,11 @@ impl Group {
     ) -> Probe {
         // Four lanes: forward in time and mirrored (bottom-left and
         // bottom-right fill), each with two orders of the buffers at a
-        // hole, in rounds of doubling slices of work: a dead end hard to
-        // see one way is often plain another. Deterministic: the rounds
-        // and budgets are counted in work, and the answer is that of the
-        // lane that decided with the least work in the first round where
-        // one does (the first in this order on a tie); the others stop
-        // once past it and are charged the work up to it.
+        // hole, racing: a dead end hard to see one way is often plain
+        // another. Deterministic: the budgets are counted in work, and the
+        // answer is that of the lane that decided with the least work (the
+        // first in this order on a tie); the others stop once past it and
+        // are charged the work up to it.
         let mut lanes = [
             Fill::new(self, capacity, false, false),
             Fill::new(self, capacity, false, true),
@@ -954,43 +953,36 @@ impl Group {
         let per_step = WORK_PER_STEP_BUFFER * self.size.len().max(100) as u64;
         // Each lane's share of the budget, in work.
         let cap = step_limit.saturating_mul(per_step) / lanes.len() as u64;
-        let mut slice = (4 * self.size.len() as u64).max(4096) * per_step / 64;
-        let mut round = 0u32;
         let race = Race(AtomicU64::new(u64::MAX));
-        let end = loop {
-            if lanes.iter().all(|lane| lane.work >= cap) {
-                break End::OutOfBudget;
-            }
-            let run = |(k, lane): (usize, &mut Fill)| {
-                let limit = lane.work.saturating_add(slice).min(cap);
-                lane.search(stop, limit, &race, k as u64)
-            };
-            // The first round in this thread (small groups end there), then
-            // one thread per lane: the same work, whatever the threads'
-            // timing.
-            let ends: Vec<End> = if round == 0 {
-                lanes.iter_mut().enumerate().map(run).collect()
-            } else {
-                std::thread::scope(|scope| {
-                    let handles: Vec<_> = lanes
-                        .iter_mut()
-                        .enumerate()
-                        .map(|lane| scope.spawn(move || run(lane)))
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| crate::solver::joined(h, || End::OutOfTime))
-                        .collect()
-                })
-            };
-            if let Some(k) = race.leader() {
-                break ends[k];
-            }
-            if ends.iter().any(|e| matches!(e, End::OutOfTime)) {
-                break End::OutOfTime;
-            }
-            slice = slice.saturating_mul(2);
-            round += 1;
+        // A first slice in this thread, lane after lane (small groups end
+        // there), then one thread per lane up to its share.
+        let first = (4 * self.size.len() as u64).max(4096) * per_step / 16;
+        let mut ends: Vec<End> = lanes
+            .iter_mut()
+            .enumerate()
+            .map(|(k, lane)| lane.search(stop, first.min(cap), &race, k as u64))
+            .collect();
+        let undecided = race.leader().is_none()
+            && !ends.iter().any(|e| matches!(e, End::OutOfTime))
+            && lanes.iter().any(|lane| lane.work < cap);
+        if undecided {
+            let race = &race;
+            ends = std::thread::scope(|scope| {
+                let handles: Vec<_> = lanes
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(k, lane)| scope.spawn(move || lane.search(stop, cap, race, k as u64)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| crate::solver::joined(h, || End::OutOfTime))
+                    .collect()
+            });
+        }
+        let end = match race.leader() {
+            Some(k) => ends[k],
+            None if ends.iter().any(|e| matches!(e, End::OutOfTime)) => End::OutOfTime,
+            None => End::OutOfBudget,
         };
         // The work charged: each lane's, up to the leader's.
         let leader = race.leader();
