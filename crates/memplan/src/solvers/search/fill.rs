@@ -1097,6 +1097,30 @@ mod tests {
         }
     }
 
+    /// Lanes racing in threads: the same plan and the same steps charged
+    /// every time, whatever the threads' timing (an instance that only
+    /// one lane decides, after the first slice).
+    #[test]
+    fn the_race_decides_the_same_whatever_the_timing() {
+        let p = generate(Kind::Perfect, 300, 3).problem;
+        let load = p.max_load();
+        let groups = Groups::new(&p, true, &Stop::never()).unwrap();
+        let g = groups.groups.iter().max_by_key(|g| g.size.len()).unwrap();
+        let mut seen = None;
+        for _ in 0..3 {
+            let mut counters = Counters::default();
+            let d = g.decide_by_fill(load, &Stop::never(), 1 << 22, &mut counters);
+            assert!(matches!(d, Probe::Fits(_)), "{d:?} after {counters:?}");
+            // The first slice, lane after lane, in steps.
+            let first = 4 * (4 * g.size.len() as u64).max(4096) / 16;
+            assert!(counters.steps > first, "{counters:?}");
+            match &seen {
+                None => seen = Some((d, counters.steps)),
+                Some(s) => assert_eq!(s, &(d, counters.steps)),
+            }
+        }
+    }
+
     /// The fill runs only where it is complete and the slack is small.
     #[test]
     fn applies_only_to_plain_groups_with_little_slack() {
