@@ -512,17 +512,21 @@ impl<'g> Fill<'g> {
     fn covered(&mut self, run: &Run) -> bool {
         let (p, q, h) = (run.p as usize, run.q as usize, run.h);
         let (ah, nh) = (run.ah as usize, run.nh as usize);
-        self.reach[ah..=p].iter_mut().for_each(|r| *r = true);
+        // Boundaries up to `p` are reached from the start; beyond, as
+        // marked. Reaching `q` or past it ends the search.
         self.reach[p + 1..=nh].iter_mut().for_each(|r| *r = false);
         let room = self.capacity - h;
         for x in ah..nh {
-            if !self.reach[x] {
+            if x > p && !self.reach[x] {
                 continue;
             }
             if x >= q {
                 return true;
             }
-            if x < p || self.slack[x] >= self.g {
+            if x >= p && self.slack[x] >= self.g {
+                if x + 1 >= q {
+                    return true;
+                }
                 self.reach[x + 1] = true;
             }
             let open = &self.open_start;
@@ -530,12 +534,16 @@ impl<'g> Fill<'g> {
             let list = &open.entry[from..from + open.len[x] as usize];
             self.work += 1 + list.len() as u64;
             for &(hi, size) in list {
-                if hi as usize <= nh && size <= room {
-                    self.reach[hi as usize] = true;
+                let hi = hi as usize;
+                if hi <= nh && size <= room {
+                    if hi >= q {
+                        return true;
+                    }
+                    self.reach[hi] = true;
                 }
             }
         }
-        self.reach[q..=nh].iter().any(|&r| r)
+        false
     }
 
     /// The skyline's flat runs in `[a, b)` with their windows, into
