@@ -104,7 +104,7 @@ impl Hasher for KeyHasher {
     }
 }
 
-/// The lanes' race within a round: the least `(work, lane)` at which a
+/// The lanes' race: the least `(work, lane)` at which a
 /// lane decided, packed as `work << 2 | lane` (`u64::MAX`: none yet). A
 /// lane whose own `(work, lane)` is past it stops: it cannot decide first.
 struct Race(AtomicU64);
@@ -307,7 +307,7 @@ struct Fill<'g> {
     failed: HashSet<u128, BuildHasherDefault<KeyHasher>>,
     counters: Counters,
     /// Work done: sections and candidate entries visited by the checks,
-    /// a deterministic measure of time the lanes share out in rounds.
+    /// a deterministic measure of time: the lanes' budgets and race.
     work: u64,
 }
 
