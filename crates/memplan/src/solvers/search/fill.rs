@@ -46,9 +46,16 @@ use crate::stop::Stop;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Failed states remembered at most by each direction (16 bytes each).
 const MEMO_CAPACITY: usize = 1 << 20;
+
+/// Work (sections and entries visited) of the fill that costs about as
+/// much time as one step of the canonical search per buffer (a step costs
+/// O(buffers) there): step budgets convert to work with it.
+const WORK_PER_STEP_BUFFER: u64 = 2;
 
 /// Whether the exact fill applies to `group` at `capacity`: no fixed
 /// buffer, gap or alignment (the search's `plain` and `complete`), and
@@ -77,6 +84,127 @@ enum End {
     Exhausted,
     OutOfBudget,
     OutOfTime,
+}
+
+/// Hashes the state keys, already uniform 128-bit values, by folding them.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 ^= (v as u64) ^ ((v >> 64) as u64);
+    }
+}
+
+/// The lanes' race: the least `(work, lane)` at which a
+/// lane decided, packed as `work << 2 | lane` (`u64::MAX`: none yet). A
+/// lane whose own `(work, lane)` is past it stops: it cannot decide first.
+struct Race(AtomicU64);
+
+impl Race {
+    /// Whether a lane at `work` can no longer decide before the leader.
+    fn beaten(&self, work: u64, lane: u64) -> bool {
+        (work << 2 | lane) > self.0.load(Ordering::Relaxed)
+    }
+    /// Records that `lane` decided at `work`.
+    fn offer(&self, work: u64, lane: u64) {
+        self.0.fetch_min(work << 2 | lane, Ordering::Relaxed);
+    }
+    /// The lane that decided first, if any.
+    fn leader(&self) -> Option<usize> {
+        let v = self.0.load(Ordering::Relaxed);
+        (v != u64::MAX).then_some((v & 3) as usize)
+    }
+}
+
+/// The unplaced buffers of each section (by start, or by end), in any
+/// order, each as its other end and its size: the checks scan these, not
+/// the placed buffers too.
+struct Open {
+    /// Section `k`'s entries start at `at[k]`, the unplaced ones first.
+    at: Vec<u32>,
+    /// How many of section `k`'s entries are unplaced.
+    len: Vec<u32>,
+    /// Entries: the buffer's other end (its end, or its start) and size.
+    entry: Vec<(u32, u64)>,
+    /// The buffer at each entry, and each buffer's entry.
+    id: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl Open {
+    /// The buffers `(k, other end, size)` grouped by `k` (`k` < `sections`).
+    fn new(sections: usize, items: impl Iterator<Item = (u32, u32, u64)> + Clone) -> Open {
+        let mut at = vec![0u32; sections + 1];
+        for (k, ..) in items.clone() {
+            at[k as usize + 1] += 1;
+        }
+        for k in 0..sections {
+            at[k + 1] += at[k];
+        }
+        let len: Vec<u32> = (0..sections).map(|k| at[k + 1] - at[k]).collect();
+        let n = at[sections] as usize;
+        let mut fill = at.clone();
+        let (mut entry, mut id, mut pos) = (vec![(0, 0); n], vec![0; n], vec![0; n]);
+        for (i, (k, other, size)) in items.enumerate() {
+            let p = fill[k as usize] as usize;
+            fill[k as usize] += 1;
+            entry[p] = (other, size);
+            id[p] = i as u32;
+            pos[i] = p as u32;
+        }
+        Open {
+            at,
+            len,
+            entry,
+            id,
+            pos,
+        }
+    }
+
+    /// The unplaced entries of section `k`.
+    fn unplaced(&self, k: usize) -> &[(u32, u64)] {
+        let from = self.at[k] as usize;
+        &self.entry[from..from + self.len[k] as usize]
+    }
+
+    /// Buffer `i` of section `k` placed: moved to the last unplaced entry,
+    /// then out of the unplaced ones.
+    fn remove(&mut self, i: usize, k: usize) {
+        let last = (self.at[k] + self.len[k] - 1) as usize;
+        let p = self.pos[i] as usize;
+        let j = self.id[last] as usize;
+        self.entry.swap(p, last);
+        self.id.swap(p, last);
+        self.pos[j] = p as u32;
+        self.pos[i] = last as u32;
+        self.len[k] -= 1;
+    }
+
+    /// Undoes the last [`Open::remove`] of section `k` (the buffer is at
+    /// the first placed entry still).
+    fn restore(&mut self, k: usize) {
+        self.len[k] += 1;
+    }
+}
+
+/// A flat run `[p, q)` of the skyline at height `h`, and its window
+/// `[ah, nh)`: the sections around it that are no higher.
+#[derive(Clone, Copy)]
+struct Run {
+    p: u32,
+    q: u32,
+    h: u64,
+    ah: u32,
+    nh: u32,
 }
 
 /// A move made at a node, undone on backtracking.
@@ -136,16 +264,13 @@ struct Fill<'g> {
     by_start: Vec<u32>,
     /// Each buffer's position in `by_start`: the order tried.
     rank: Vec<u32>,
-    /// Free buffers by end section (CSR over `hi - 1`).
-    end_at: Vec<u32>,
-    by_end: Vec<u32>,
-    /// Scratch of [`Fill::supported`]: for each section, the next section
-    /// to the right that is higher, and one past the previous higher one
-    /// to the left; a stack.
-    next_higher: Vec<u32>,
-    after_higher: Vec<u32>,
+    /// Scratch of [`Fill::choose_segment`]: the skyline's flat runs in the
+    /// region, each with its window (one past the nearest higher section
+    /// on its left, the nearest higher one on its right; the region's ends
+    /// if none), and a stack of runs.
+    runs: Vec<Run>,
     stack: Vec<u32>,
-    /// Scratch of [`Fill::tiled`]: which boundaries of a segment a chain
+    /// Scratch of [`Fill::covered`]: which boundaries of a run a chain
     /// of buffers (and waste) reaches from its start.
     reach: Vec<bool>,
     /// The placed buffer whose top is the skyline at each section
@@ -157,6 +282,9 @@ struct Fill<'g> {
     placed: usize,
     /// Unplaced buffers starting at each section.
     unplaced_starts: Vec<u32>,
+    /// The unplaced buffers by start section and by last section.
+    open_start: Open,
+    open_end: Open,
     /// Unplaced buffers alive at both `k - 1` and `k`: where it is 0, the
     /// unplaced buffers split into independent ranges.
     crossing: Vec<u32>,
@@ -176,8 +304,11 @@ struct Fill<'g> {
     backjump: Option<usize>,
     zobrist: Vec<u128>,
     key: u128,
-    failed: HashSet<u128>,
+    failed: HashSet<u128, BuildHasherDefault<KeyHasher>>,
     counters: Counters,
+    /// Work done: sections and candidate entries visited by the checks,
+    /// a deterministic measure of time: the lanes' budgets and race.
+    work: u64,
 }
 
 impl<'g> Fill<'g> {
@@ -218,15 +349,6 @@ impl<'g> Fill<'g> {
         for k in 0..sections {
             start_at[k + 1] += start_at[k];
         }
-        let mut end_at = vec![0u32; sections + 1];
-        for &(_, hi) in &spans {
-            end_at[hi as usize] += 1;
-        }
-        for k in 0..sections {
-            end_at[k + 1] += end_at[k];
-        }
-        let mut by_end: Vec<u32> = (0..n as u32).collect();
-        by_end.sort_unstable_by_key(|&i| (spans[i as usize].1, i));
         let mut by_start: Vec<u32> = (0..n as u32).collect();
         by_start.sort_unstable_by_key(|&i| {
             let (lo, hi) = spans[i as usize];
@@ -247,6 +369,9 @@ impl<'g> Fill<'g> {
                 )
             }
         });
+        let items = spans.iter().zip(&group.size);
+        let open_start = Open::new(sections, items.clone().map(|(&(lo, hi), &s)| (lo, hi, s)));
+        let open_end = Open::new(sections, items.map(|(&(lo, hi), &s)| (hi - 1, lo, s)));
         let mut rank = vec![0u32; n];
         for (r, &i) in by_start.iter().enumerate() {
             rank[i as usize] = r as u32;
@@ -263,10 +388,7 @@ impl<'g> Fill<'g> {
             start_at,
             by_start,
             rank,
-            end_at,
-            by_end,
-            next_higher: vec![0; sections],
-            after_higher: vec![0; sections],
+            runs: Vec::with_capacity(sections),
             stack: Vec::with_capacity(sections),
             reach: vec![false; sections + 1],
             owner: vec![u32::MAX; sections],
@@ -274,6 +396,8 @@ impl<'g> Fill<'g> {
             offset: vec![u64::MAX; n],
             placed: 0,
             unplaced_starts,
+            open_start,
+            open_end,
             crossing,
             crossing_load,
             agenda: Vec::new(),
@@ -287,8 +411,9 @@ impl<'g> Fill<'g> {
             backjump: None,
             zobrist,
             key: 0,
-            failed: HashSet::new(),
+            failed: HashSet::default(),
             counters: Counters::default(),
+            work: 0,
         }
     }
 
@@ -347,127 +472,84 @@ impl<'g> Fill<'g> {
         count + u32::from(self.waste_at(k1, k2, h).is_some())
     }
 
-    /// Whether every section of `[a, b)` without slack left has a buffer
-    /// that can take the bottom of its free space: the section's height is
-    /// the offset of an unplaced buffer alive there, whose lifetime stays
-    /// between the nearest higher sections on both sides; where the left
-    /// neighbour is higher it starts there, where the right one is higher
-    /// it ends there (checked at those sections only).
-    fn supported(&mut self, a: u32, b: u32) -> bool {
-        let (a, b) = (a as usize, b as usize);
-        self.stack.clear();
-        for k in (a..b).rev() {
-            while self
-                .stack
-                .last()
-                .is_some_and(|&t| self.height[t as usize] <= self.height[k])
-            {
-                self.stack.pop();
+    /// Whether nothing that the checks at `run` read has changed since
+    /// they last passed: its window is apart from the sections the last
+    /// move changed. Skipping a check only prunes less.
+    fn unchanged(&self, run: &Run) -> bool {
+        self.changed
+            .is_some_and(|(lo, hi)| run.nh < lo || run.ah > hi)
+    }
+
+    /// Whether `run` (not at the capacity), if its sections have no slack
+    /// left, has a buffer that can take the bottom of its free space at
+    /// its ends: an unplaced buffer alive there whose lifetime stays in
+    /// the run's window; where the left neighbour is higher it starts at
+    /// the run's start, where the right one is higher it ends at its end.
+    fn supported(&mut self, run: &Run, a: u32, b: u32) -> bool {
+        let room = self.capacity - run.h;
+        let (p, q) = (run.p as usize, run.q as usize);
+        if (run.p == a || self.height[p - 1] > run.h) && self.slack[p] < self.g {
+            let list = self.open_start.unplaced(p);
+            self.work += list.len() as u64;
+            if !list.iter().any(|&(hi, size)| size <= room && hi <= run.nh) {
+                return false;
             }
-            self.next_higher[k] = self.stack.last().map_or(b as u32, |&t| t);
-            self.stack.push(k as u32);
         }
-        self.stack.clear();
-        for k in a..b {
-            while self
-                .stack
-                .last()
-                .is_some_and(|&t| self.height[t as usize] <= self.height[k])
-            {
-                self.stack.pop();
-            }
-            self.after_higher[k] = self.stack.last().map_or(a as u32, |&t| t + 1);
-            self.stack.push(k as u32);
-        }
-        for k in a..b {
-            let h = self.height[k];
-            if self.slack[k] >= self.g || h >= self.capacity || self.unchanged(k) {
-                continue;
-            }
-            let fits =
-                |i: usize| self.offset[i] == u64::MAX && h + self.group.size[i] <= self.capacity;
-            if k == a || self.height[k - 1] > h {
-                let list = &self.by_start[self.start_at[k] as usize..self.start_at[k + 1] as usize];
-                let nh = self.next_higher[k];
-                if !list
-                    .iter()
-                    .any(|&i| fits(i as usize) && self.sections[i as usize].1 <= nh)
-                {
-                    return false;
-                }
-            }
-            if k + 1 == b || self.height[k + 1] > h {
-                let list = &self.by_end[self.end_at[k] as usize..self.end_at[k + 1] as usize];
-                let ah = self.after_higher[k];
-                if !list
-                    .iter()
-                    .any(|&i| fits(i as usize) && self.sections[i as usize].0 >= ah)
-                {
-                    return false;
-                }
+        if (run.q == b || self.height[q] > run.h) && self.slack[q - 1] < self.g {
+            let list = self.open_end.unplaced(q - 1);
+            self.work += list.len() as u64;
+            if !list.iter().any(|&(lo, size)| size <= room && lo >= run.ah) {
+                return false;
             }
         }
         true
     }
 
-    /// Whether nothing that the checks at section `k` read has changed
-    /// since they last passed: the sections from the nearest higher one on
-    /// its left to the nearest higher one on its right (from
-    /// [`Fill::supported`]'s scratch) are apart from those the last move
-    /// changed. Skipping a check only prunes less.
-    fn unchanged(&self, k: usize) -> bool {
-        self.changed
-            .is_some_and(|(lo, hi)| self.next_higher[k] < lo || self.after_higher[k] > hi)
-    }
-
-    /// Whether the flat run `[p, q)` of the skyline at height `h` can be
-    /// covered at `h`: by unplaced buffers placed at `h`, end to end or
-    /// apart, each within the sections around it that are no higher (from
-    /// [`Fill::supported`]'s scratch), with waste only at sections of the
-    /// run that have slack.
-    fn covered(&mut self, p: usize, q: usize, h: u64) -> bool {
-        let (ah, nh) = (self.after_higher[p] as usize, self.next_higher[p] as usize);
-        self.reach[ah..=p].iter_mut().for_each(|r| *r = true);
+    /// Whether `run` (not at the capacity) can be covered at its height:
+    /// by unplaced buffers placed there, end to end or apart, each within
+    /// the run's window, with waste only at sections of the run that have
+    /// slack.
+    fn covered(&mut self, run: &Run) -> bool {
+        let (p, q, h) = (run.p as usize, run.q as usize, run.h);
+        let (ah, nh) = (run.ah as usize, run.nh as usize);
+        // Boundaries up to `p` are reached from the start; beyond, as
+        // marked. Reaching `q` or past it ends the search.
         self.reach[p + 1..=nh].iter_mut().for_each(|r| *r = false);
+        let room = self.capacity - h;
         for x in ah..nh {
-            if !self.reach[x] {
+            if x > p && !self.reach[x] {
                 continue;
             }
             if x >= q {
                 return true;
             }
-            if x < p || self.slack[x] >= self.g {
+            if x >= p && self.slack[x] >= self.g {
+                if x + 1 >= q {
+                    return true;
+                }
                 self.reach[x + 1] = true;
             }
-            for &i in &self.by_start[self.start_at[x] as usize..self.start_at[x + 1] as usize] {
-                let i = i as usize;
-                let hi = self.sections[i].1 as usize;
-                if hi <= nh && self.offset[i] == u64::MAX && h + self.group.size[i] <= self.capacity
-                {
+            let open = &self.open_start;
+            let from = open.at[x] as usize;
+            let list = &open.entry[from..from + open.len[x] as usize];
+            self.work += 1 + list.len() as u64;
+            for &(hi, size) in list {
+                let hi = hi as usize;
+                if hi <= nh && size <= room {
+                    if hi >= q {
+                        return true;
+                    }
                     self.reach[hi] = true;
                 }
             }
         }
-        self.reach[q..=nh].iter().any(|&r| r)
+        false
     }
 
-    /// The hole to fill next in `[a, b)`: of the skyline's local minima
-    /// (segments whose neighbours are higher, or the region's ends), one
-    /// with the fewest moves, the lowest then leftmost of those; `None`
-    /// when one has no move (a dead end).
-    fn choose_segment(&mut self, a: u32, b: u32) -> Option<(u32, u32, u64)> {
-        if !self.supported(a, b) {
-            return None;
-        }
-        // The unplaced buffers alive on both sides of a boundary lie above
-        // the higher side.
-        for k in a as usize + 1..b as usize {
-            let high = self.height[k - 1].max(self.height[k]);
-            if high + self.crossing_load[k] > self.capacity {
-                return None;
-            }
-        }
-        let mut best: Option<(u32, u64, u32, u32)> = None;
+    /// The skyline's flat runs in `[a, b)` with their windows, into
+    /// `self.runs`.
+    fn find_runs(&mut self, a: u32, b: u32) {
+        self.runs.clear();
         let mut k = a as usize;
         while k < b as usize {
             let h = self.height[k];
@@ -475,14 +557,86 @@ impl<'g> Fill<'g> {
             while e < b as usize && self.height[e] == h {
                 e += 1;
             }
-            if h < self.capacity && !self.unchanged(k) && !self.covered(k, e, h) {
+            self.runs.push(Run {
+                p: k as u32,
+                q: e as u32,
+                h,
+                ah: a,
+                nh: b,
+            });
+            k = e;
+        }
+        // Nearest higher runs on each side, by a stack of runs whose
+        // heights decrease.
+        self.stack.clear();
+        for r in (0..self.runs.len()).rev() {
+            let h = self.runs[r].h;
+            while self
+                .stack
+                .last()
+                .is_some_and(|&t| self.runs[t as usize].h <= h)
+            {
+                self.stack.pop();
+            }
+            if let Some(&t) = self.stack.last() {
+                self.runs[r].nh = self.runs[t as usize].p;
+            }
+            self.stack.push(r as u32);
+        }
+        self.stack.clear();
+        for r in 0..self.runs.len() {
+            let h = self.runs[r].h;
+            while self
+                .stack
+                .last()
+                .is_some_and(|&t| self.runs[t as usize].h <= h)
+            {
+                self.stack.pop();
+            }
+            if let Some(&t) = self.stack.last() {
+                self.runs[r].ah = self.runs[t as usize].q;
+            }
+            self.stack.push(r as u32);
+        }
+    }
+
+    /// The hole to fill next in `[a, b)`: of the skyline's local minima
+    /// (segments whose neighbours are higher, or the region's ends), one
+    /// with the fewest moves, the lowest then leftmost of those; `None`
+    /// when one has no move (a dead end).
+    fn choose_segment(&mut self, a: u32, b: u32) -> Option<(u32, u32, u64)> {
+        self.work += u64::from(b - a);
+        // The unplaced buffers alive on both sides of a boundary lie above
+        // the higher side (checked where the last move changed a height or
+        // a load: elsewhere it passed at the parent).
+        let (from, to) = match self.changed {
+            Some((lo, hi)) => (lo.max(a + 1), (hi + 1).min(b)),
+            None => (a + 1, b),
+        };
+        for k in from as usize..to as usize {
+            let high = self.height[k - 1].max(self.height[k]);
+            if high + self.crossing_load[k] > self.capacity {
                 return None;
             }
-            let left_higher = k == a as usize || self.height[k - 1] > h;
-            let right_higher = e == b as usize || self.height[e] > h;
+        }
+        self.find_runs(a, b);
+        for r in 0..self.runs.len() {
+            let run = self.runs[r];
+            if run.h < self.capacity
+                && !self.unchanged(&run)
+                && !(self.supported(&run, a, b) && self.covered(&run))
+            {
+                return None;
+            }
+        }
+        let mut best: Option<(u32, u64, u32, u32)> = None;
+        for r in 0..self.runs.len() {
+            let Run { p, q, h, .. } = self.runs[r];
+            let left_higher = p == a || self.height[p as usize - 1] > h;
+            let right_higher = q == b || self.height[q as usize] > h;
             if left_higher && right_higher {
                 let cap = best.map_or(u32::MAX, |(c, ..)| c);
-                let moves = self.moves_at(k as u32, e as u32, h, cap);
+                let moves = self.moves_at(p, q, h, cap);
                 if moves == 0 {
                     return None;
                 }
@@ -491,10 +645,9 @@ impl<'g> Fill<'g> {
                     Some((c, bh, _, _)) => moves < c || (moves == c && h < bh),
                 };
                 if better {
-                    best = Some((moves, h, k as u32, e as u32));
+                    best = Some((moves, h, p, q));
                 }
             }
-            k = e;
         }
         best.map(|(_, h, k1, k2)| (k1, k2, h))
     }
@@ -537,6 +690,8 @@ impl<'g> Fill<'g> {
                 self.offset[i] = frame.h;
                 self.placed += 1;
                 self.unplaced_starts[lo as usize] -= 1;
+                self.open_start.remove(i, lo as usize);
+                self.open_end.remove(i, hi as usize - 1);
                 self.key ^= self.zobrist[i];
             }
             Move::Waste(s) => {
@@ -623,6 +778,8 @@ impl<'g> Fill<'g> {
                 self.offset[i] = u64::MAX;
                 self.placed -= 1;
                 self.unplaced_starts[lo as usize] += 1;
+                self.open_start.restore(lo as usize);
+                self.open_end.restore(hi as usize - 1);
                 self.key ^= self.zobrist[i];
             }
             Move::Waste(s) => {
@@ -673,11 +830,14 @@ impl<'g> Fill<'g> {
         self.waste_at(frame.k1, frame.k2, frame.h).map(Move::Waste)
     }
 
-    /// Searches on until `step_limit` steps in all (resumable: a search
-    /// that ran out of steps goes on where it stopped when called again).
-    fn search(&mut self, stop: &Stop, step_limit: u64) -> End {
+    /// Searches on until `work_limit` work in all (resumable: a search
+    /// that ran out goes on where it stopped when called again), or until
+    /// `race` has a leader it cannot beat as lane `lane`; a decision is
+    /// offered to `race`.
+    fn search(&mut self, stop: &Stop, work_limit: u64, race: &Race, lane: u64) -> End {
         let n = self.group.size.len();
         if self.placed == n {
+            race.offer(self.work, lane);
             return End::Found;
         }
         let mut path = std::mem::take(&mut self.path);
@@ -686,7 +846,7 @@ impl<'g> Fill<'g> {
         let mut backjump = self.backjump.take();
         let end = loop {
             if let Some(region) = next {
-                if self.counters.steps >= step_limit {
+                if self.work >= work_limit || race.beaten(self.work, lane) {
                     break End::OutOfBudget;
                 }
                 // A step costs O(sections): costly units.
@@ -695,6 +855,7 @@ impl<'g> Fill<'g> {
                 }
                 next = None;
                 self.counters.steps += 1;
+                self.work += 1;
                 if self.failed.contains(&self.key) {
                     self.counters.backtracks += 1;
                     if let Some(x) = region.split {
@@ -765,6 +926,9 @@ impl<'g> Fill<'g> {
         self.path = path;
         self.next = next;
         self.backjump = backjump;
+        if matches!(end, End::Found | End::Exhausted) {
+            race.offer(self.work, lane);
+        }
         end
     }
 }
@@ -783,65 +947,64 @@ impl Group {
     ) -> Probe {
         // Four lanes: forward in time and mirrored (bottom-left and
         // bottom-right fill), each with two orders of the buffers at a
-        // hole, in rounds of doubling step slices: a dead end hard to see
-        // one way is often plain another. Deterministic: the rounds are
-        // counted in steps, and the answer is the first lane's (in this
-        // order) to decide in the first round where one does.
+        // hole, racing: a dead end hard to see one way is often plain
+        // another. Deterministic: the budgets are counted in work, and the
+        // answer is that of the lane that decided with the least work (the
+        // first in this order on a tie); the others stop once past it and
+        // are charged the work up to it.
         let mut lanes = [
             Fill::new(self, capacity, false, false),
             Fill::new(self, capacity, false, true),
             Fill::new(self, capacity, true, false),
             Fill::new(self, capacity, true, true),
         ];
-        let mut slice = (4 * self.size.len() as u64).max(4096);
-        let mut spent = 0u64;
-        let mut round = 0u32;
-        let (winner, end) = loop {
-            let budget = slice.min(step_limit.saturating_sub(spent) / lanes.len() as u64);
-            if budget == 0 {
-                break (0, End::OutOfBudget);
-            }
-            let run = |lane: &mut Fill| {
-                let before = lane.counters.steps;
-                let end = lane.search(stop, before + budget);
-                (end, lane.counters.steps - before)
-            };
-            // The first round in this thread (small groups end there), then
-            // one thread per lane: the same work, whatever the threads'
-            // timing.
-            let ends: Vec<(End, u64)> = if round == 0 {
-                lanes.iter_mut().map(run).collect()
-            } else {
-                std::thread::scope(|scope| {
-                    let handles: Vec<_> = lanes
-                        .iter_mut()
-                        .map(|lane| scope.spawn(move || run(lane)))
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| crate::solver::joined(h, || (End::OutOfTime, 0)))
-                        .collect()
-                })
-            };
-            spent += ends.iter().map(|e| e.1).sum::<u64>();
-            // The first lane, in their order, that decided.
-            if let Some(k) = ends
-                .iter()
-                .position(|(e, _)| matches!(e, End::Found | End::Exhausted))
-            {
-                break (k, ends[k].0);
-            }
-            if ends.iter().any(|(e, _)| matches!(e, End::OutOfTime)) {
-                break (0, End::OutOfTime);
-            }
-            slice = slice.saturating_mul(2);
-            round += 1;
-        };
-        for lane in &lanes {
-            counters.add(&lane.counters);
+        let per_step = WORK_PER_STEP_BUFFER * self.size.len().max(100) as u64;
+        // Each lane's share of the budget, in work.
+        let cap = step_limit.saturating_mul(per_step) / lanes.len() as u64;
+        let race = Race(AtomicU64::new(u64::MAX));
+        // A first slice in this thread, lane after lane (small groups end
+        // there), then one thread per lane up to its share.
+        let first = (4 * self.size.len() as u64).max(4096) * per_step / 16;
+        let mut ends: Vec<End> = lanes
+            .iter_mut()
+            .enumerate()
+            .map(|(k, lane)| lane.search(stop, first.min(cap), &race, k as u64))
+            .collect();
+        let undecided = race.leader().is_none()
+            && !ends.iter().any(|e| matches!(e, End::OutOfTime))
+            && lanes.iter().any(|lane| lane.work < cap);
+        if undecided {
+            let race = &race;
+            ends = std::thread::scope(|scope| {
+                let handles: Vec<_> = lanes
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(k, lane)| scope.spawn(move || lane.search(stop, cap, race, k as u64)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| crate::solver::joined(h, || End::OutOfTime))
+                    .collect()
+            });
         }
+        let end = match race.leader() {
+            Some(k) => ends[k],
+            None if ends.iter().any(|e| matches!(e, End::OutOfTime)) => End::OutOfTime,
+            None => End::OutOfBudget,
+        };
+        // The work charged: each lane's, up to the leader's.
+        let leader = race.leader();
+        let upto = leader.map_or(u64::MAX, |k| lanes[k].work);
+        let work: u64 = lanes.iter().map(|lane| lane.work.min(upto)).sum();
+        for lane in &lanes {
+            counters.add(&Counters {
+                steps: 0,
+                ..lane.counters
+            });
+        }
+        counters.steps += work.div_ceil(per_step);
         counters.timed_out |= matches!(end, End::OutOfTime);
-        let fill = &lanes[winner];
+        let fill = &lanes[leader.unwrap_or(0)];
         match end {
             End::Found => Probe::Fits(self.plan(&fill.offset)),
             End::Exhausted => Probe::Infeasible,
@@ -868,7 +1031,8 @@ mod tests {
     /// One lane of the fill, run to the end.
     fn run(group: &Group, capacity: u64, mirror: bool, size_first: bool) -> (End, Vec<u64>) {
         let mut fill = Fill::new(group, capacity, mirror, size_first);
-        let end = fill.search(&Stop::never(), u64::MAX);
+        let race = Race(AtomicU64::new(u64::MAX));
+        let end = fill.search(&Stop::never(), u64::MAX, &race, 0);
         (end, fill.offset.clone())
     }
 
@@ -941,6 +1105,30 @@ mod tests {
         }
     }
 
+    /// Lanes racing in threads: the same plan and the same steps charged
+    /// every time, whatever the threads' timing (an instance that only
+    /// one lane decides, after the first slice).
+    #[test]
+    fn the_race_decides_the_same_whatever_the_timing() {
+        let p = generate(Kind::Perfect, 300, 3).problem;
+        let load = p.max_load();
+        let groups = Groups::new(&p, true, &Stop::never()).unwrap();
+        let g = groups.groups.iter().max_by_key(|g| g.size.len()).unwrap();
+        let mut seen = None;
+        for _ in 0..3 {
+            let mut counters = Counters::default();
+            let d = g.decide_by_fill(load, &Stop::never(), 1 << 22, &mut counters);
+            assert!(matches!(d, Probe::Fits(_)), "{d:?} after {counters:?}");
+            // The first slice, lane after lane, in steps.
+            let first = 4 * (4 * g.size.len() as u64).max(4096) / 16;
+            assert!(counters.steps > first, "{counters:?}");
+            match &seen {
+                None => seen = Some((d, counters.steps)),
+                Some(s) => assert_eq!(s, &(d, counters.steps)),
+            }
+        }
+    }
+
     /// The fill runs only where it is complete and the slack is small.
     #[test]
     fn applies_only_to_plain_groups_with_little_slack() {
@@ -967,22 +1155,27 @@ mod tests {
         let mut fill = Fill::new(&g, load, false, false);
         let mut limit = 1;
         let end = loop {
-            match fill.search(&Stop::never(), limit) {
+            let race = Race(AtomicU64::new(u64::MAX));
+            match fill.search(&Stop::never(), limit, &race, 0) {
                 End::OutOfBudget => limit += 7,
                 other => break other,
             }
         };
         assert!(matches!(end, End::Found));
         assert_eq!(fill.offset, offsets);
-        // A step limit is shared by the four lanes: four steps, one each;
-        // three, none.
-        for (limit, steps) in [(4, 4), (3, 0)] {
+        // A step limit, converted to work, is shared by the four lanes,
+        // each stopping at the first step past its share: charged that
+        // much, up to a step of work over.
+        for limit in [0, 4, 40] {
             let mut counters = Counters::default();
             assert_eq!(
                 g.decide_by_fill(load, &Stop::never(), limit, &mut counters),
                 Probe::Unknown
             );
-            assert_eq!(counters.steps, steps);
+            assert!(
+                (limit..=limit + 8).contains(&counters.steps),
+                "{limit}: {counters:?}"
+            );
         }
     }
 }
