@@ -72,6 +72,8 @@
 //! state      the incremental state: offsets, floors, undo log (§5–6)
 //! expand     the depth-first search: nodes, candidates, decomposition,
 //!            section inference (§5–7)
+//! fill       the exact fill at little or no slack: a depth-first
+//!            search over skylines (fill/dfs), in four racing lanes
 //! decide     one group at a capacity, by schedule; all groups
 //! mod        the Solver: greedy start, decide or minimise, report
 //! ```

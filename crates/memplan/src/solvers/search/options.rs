@@ -36,7 +36,7 @@ pub struct SearchOptions {
     /// buffer fails at a node without having raised any unplaced buffer's
     /// floor, the node fails.
     pub hatless: bool,
-    /// Exact fill (the module `solvers/search/fill.rs`): at a capacity with little slack
+    /// Exact fill (the module `solvers/search/fill/`): at a capacity with little slack
     /// (at most [`FILL_SLACK`](super::FILL_SLACK) of the capacity over the
     /// group's sections), a group without fixed buffers, gaps or
     /// alignments is first searched by filling the lowest hole of the
