@@ -169,6 +169,24 @@ pub(super) struct Label {
     pub(super) features: [f64; super::learned::FEATURES],
 }
 
+/// The labels of recorded major backtrack `k` (`event`) given its best
+/// target `b` and minimum target `m` (§6.3), one per candidate target.
+fn push_labels(out: &mut Vec<Label>, k: usize, event: &Event, b: u32, m: u32) {
+    for (&t, x) in event.targets.iter().zip(&event.features) {
+        out.push(Label {
+            event: k,
+            depth: event.depth,
+            target: t,
+            default: event.default,
+            taken: event.taken,
+            best: b,
+            minimum: m,
+            score: score(t, b, m),
+            features: *x,
+        });
+    }
+}
+
 /// The labels of (at most `per_instance`, evenly spaced) recorded major
 /// backtracks of tela on `problem` at `capacity` (one time group: the
 /// first with major backtracks), with the oracle's `effort`.
@@ -204,19 +222,7 @@ pub(super) fn labels(
             let Some(m) = oracle.minimum(event, b) else {
                 continue;
             };
-            for (&t, x) in event.targets.iter().zip(&event.features) {
-                out.push(Label {
-                    event: k,
-                    depth: event.depth,
-                    target: t,
-                    default: event.default,
-                    taken: event.taken,
-                    best: b,
-                    minimum: m,
-                    score: score(t, b, m),
-                    features: *x,
-                });
-            }
+            push_labels(&mut out, k, event, b, m);
         }
         break;
     }
@@ -328,19 +334,7 @@ pub(super) fn mixed_labels(
             } else {
                 m
             };
-            for (&t, x) in event.targets.iter().zip(&event.features) {
-                out.push(Label {
-                    event: k,
-                    depth: event.depth,
-                    target: t,
-                    default: event.default,
-                    taken: event.taken,
-                    best: b,
-                    minimum: m,
-                    score: score(t, b, m),
-                    features: *x,
-                });
-            }
+            push_labels(&mut out, k, event, b, m);
         }
         return out;
     }

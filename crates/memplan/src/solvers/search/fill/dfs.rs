@@ -446,38 +446,12 @@ impl<'g> Fill<'g> {
             });
             k = e;
         }
-        // Nearest higher runs on each side, by a stack of runs whose
-        // heights decrease.
-        self.stack.clear();
-        for r in (0..self.runs.len()).rev() {
-            let h = self.runs[r].h;
-            while self
-                .stack
-                .last()
-                .is_some_and(|&t| self.runs[t as usize].h <= h)
-            {
-                self.stack.pop();
-            }
-            if let Some(&t) = self.stack.last() {
-                self.runs[r].nh = self.runs[t as usize].p;
-            }
-            self.stack.push(r as u32);
-        }
-        self.stack.clear();
-        for r in 0..self.runs.len() {
-            let h = self.runs[r].h;
-            while self
-                .stack
-                .last()
-                .is_some_and(|&t| self.runs[t as usize].h <= h)
-            {
-                self.stack.pop();
-            }
-            if let Some(&t) = self.stack.last() {
-                self.runs[r].ah = self.runs[t as usize].q;
-            }
-            self.stack.push(r as u32);
-        }
+        // Nearest higher runs on each side.
+        let n = self.runs.len();
+        nearest_higher(&mut self.runs, &mut self.stack, (0..n).rev(), |r, t| {
+            r.nh = t.p
+        });
+        nearest_higher(&mut self.runs, &mut self.stack, 0..n, |r, t| r.ah = t.q);
     }
 
     /// The hole to fill next in `[a, b)`: of the skyline's local minima
@@ -810,5 +784,28 @@ impl<'g> Fill<'g> {
             race.offer(self.work, lane);
         }
         end
+    }
+}
+
+/// For each run visited in `order`, the nearest run visited before it that
+/// is higher, given to `set(run, higher)`: a stack of runs (`stack`,
+/// scratch) whose heights decrease.
+fn nearest_higher(
+    runs: &mut [Run],
+    stack: &mut Vec<u32>,
+    order: impl Iterator<Item = usize>,
+    set: impl Fn(&mut Run, Run),
+) {
+    stack.clear();
+    for r in order {
+        let h = runs[r].h;
+        while stack.last().is_some_and(|&t| runs[t as usize].h <= h) {
+            stack.pop();
+        }
+        if let Some(&t) = stack.last() {
+            let higher = runs[t as usize];
+            set(&mut runs[r], higher);
+        }
+        stack.push(r as u32);
     }
 }
