@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::geometry::fit::align_up;
+use crate::geometry::fit::{align_up, gcd};
 use crate::geometry::occupancy::Occupancy;
 use crate::geometry::sort::prefix_sums;
 use crate::plan::Plan;
@@ -668,12 +668,6 @@ fn stacked_in_chunks(problem: &Problem) -> Option<(Plan, usize, u64)> {
 
 /// The least common multiple of `a` and `b`; `None` past 2^64.
 fn lcm(a: u64, b: u64) -> Option<u64> {
-    let gcd = |mut x: u64, mut y: u64| {
-        while y != 0 {
-            (x, y) = (y, x % y);
-        }
-        x
-    };
     (a / gcd(a, b)).checked_mul(b)
 }
 
