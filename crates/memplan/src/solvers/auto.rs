@@ -42,12 +42,21 @@ pub struct AutoOptions {
     /// The exact search joins the portfolio only up to this many buffers
     /// (beyond, its time is better spent on boxing iterations).
     pub search_max_buffers: usize,
+    /// With a capacity at which the search's exact fill decides (zero or
+    /// little slack, [`Search::fills`]), the other members wait for the
+    /// search up to [`HEAD_START`] (at most an eighth of the time left)
+    /// before they start: the fill's lanes get both cores, and the
+    /// search, first in priority, usually ends the solve before the
+    /// others begin. A wait on the clock, not on work: it changes when
+    /// members run, never what they answer (their budgets are in work).
+    pub head_start: bool,
 }
 
 impl Default for AutoOptions {
     fn default() -> Self {
         AutoOptions {
             search_max_buffers: 5000,
+            head_start: true,
         }
     }
 }
@@ -74,6 +83,10 @@ const SKYLINE_BUFFERS_PER_EFFORT: u64 = 500_000;
 /// buffers per unit of effort five orders stay cheap beside the budget
 /// (figures in `docs/benchmarks.md`).
 const SKYLINE_ALL_ORDERS_BUFFERS_PER_EFFORT: u64 = 20_000;
+
+/// The longest the other members wait for the search's exact fill
+/// ([`AutoOptions::head_start`]).
+pub const HEAD_START: Duration = Duration::from_millis(500);
 
 /// The safety cap of `auto` when the caller gives no time limit: well
 /// above what the default effort takes on a loaded machine.
@@ -313,7 +326,11 @@ impl Auto {
             members.push(tela);
         }
         members.push(&boxing);
-        let results = run_by_priority(problem, options, &members, deadline);
+        let head_start = problem
+            .capacity
+            .filter(|&c| self.options.head_start && search.fills(problem, c))
+            .map(|_| HEAD_START.min(deadline.remaining().unwrap_or(limit) / 8));
+        let results = run_by_priority(problem, options, &members, deadline, head_start);
         pick(problem, best, results, &greedy_name, options)
     }
 
@@ -354,7 +371,7 @@ impl Auto {
             members.push(skylines);
         }
         members.push(&boxing);
-        let results = run_by_priority(problem, options, &members, deadline);
+        let results = run_by_priority(problem, options, &members, deadline, None);
         let none = Err(SolveError::NotFound {
             capacity: problem.capacity.unwrap_or(0),
             reason: NotFoundReason::Heuristic,
@@ -552,21 +569,34 @@ fn conclusive_plan(problem: &Problem, s: &Solution) -> bool {
 /// answer stops the members after it. Results in the members' order,
 /// named `auto/NAME`. Their time limit is what is left of `deadline` (one
 /// safety cap for the portfolio: a member that gets a core late does not
-/// get a limit anew).
+/// get a limit anew). With a `head_start`, the members after the first
+/// wait until it ends or the head start passes (timing only: the answers
+/// are the same).
 fn run_by_priority(
     problem: &Problem,
     options: &SolveOptions,
     members: &[&dyn Solver],
     deadline: &Stop,
+    head_start: Option<Duration>,
 ) -> Vec<Result<Solution, SolveError>> {
     let priorities = Priorities::new(members.len());
+    // Whether the first member has ended, for the head start's wait.
+    let first_ended = (std::sync::Mutex::new(false), std::sync::Condvar::new());
     std::thread::scope(|scope| {
         let handles: Vec<_> = members
             .iter()
             .enumerate()
             .map(|(rank, solver)| {
                 let priorities = &priorities;
+                let first_ended = &first_ended;
                 scope.spawn(move || {
+                    if let Some(wait) = head_start.filter(|_| rank > 0) {
+                        let (ended, signal) = first_ended;
+                        if let Ok(guard) = ended.lock() {
+                            // A poisoned lock or a timeout: start anyway.
+                            let _ = signal.wait_timeout_while(guard, wait, |ended| !*ended);
+                        }
+                    }
                     let mut member_options = priorities.options(rank, options);
                     if let Some(left) = deadline.remaining() {
                         member_options.time_limit = Some(left);
@@ -574,6 +604,13 @@ fn run_by_priority(
                     let result = solver.solve(problem, &member_options);
                     if conclusive(problem, &result) {
                         priorities.concluded(rank);
+                    }
+                    if rank == 0 {
+                        let (ended, signal) = first_ended;
+                        if let Ok(mut ended) = ended.lock() {
+                            *ended = true;
+                        }
+                        signal.notify_all();
                     }
                     if let Ok(s) = &result {
                         options.progress.improve(s.makespan);

@@ -249,6 +249,20 @@ fn report(c: &Counters) -> Vec<(&'static str, u64)> {
 }
 
 impl Search {
+    /// Whether the exact fill ([`SearchOptions::exact_fill`]) is on and
+    /// would decide some time group of `problem` at `capacity` (its slack
+    /// at most [`FILL_SLACK`]): a portfolio gives the search a head start
+    /// there. Builds the groups, as a solve would (unstopped: meant for
+    /// the few thousand buffers the search takes).
+    pub fn fills(&self, problem: &Problem, capacity: u64) -> bool {
+        self.options.exact_fill
+            && Groups::new(problem, self.options.decompose, &Stop::never()).is_some_and(|g| {
+                g.groups
+                    .iter()
+                    .any(|group| fill::applies(group, capacity, FILL_SLACK))
+            })
+    }
+
     /// The plan to improve on: the warm start, else the portfolio's greedy
     /// plan, else the best greedy variant.
     fn start(
