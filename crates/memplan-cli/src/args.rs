@@ -149,6 +149,11 @@ pub struct SolveArgs {
     /// With --stable: keep hints among plans within this makespan.
     #[arg(long, value_name = "M", requires = "stable")]
     pub stable_makespan: Option<u64>,
+    /// Auto: no head start for the search's exact fill (at a capacity with
+    /// at most 1% slack, tela and boxing otherwise wait up to 0.5 s for the
+    /// search, so that its fill gets both cores; the answer is the same).
+    #[arg(long)]
+    pub no_head_start: bool,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
@@ -170,6 +175,10 @@ impl SolveArgs {
             search: self.search.options(),
             boxing: self.boxing.options(),
             tela: self.tela.options(),
+            auto: memplan::solvers::auto::AutoOptions {
+                head_start: !self.no_head_start,
+                ..Default::default()
+            },
             seed: self.seed,
             ignore_hints: self.ignore_hints,
             stable: self.stable,
@@ -636,6 +645,14 @@ mod tests {
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
         assert!(!o.displaced_first);
         assert!(solve_args(&[]).tela.options().displaced_first);
+        assert!(solve_args(&[]).request().unwrap().auto.head_start);
+        assert!(
+            !solve_args(&["--no-head-start"])
+                .request()
+                .unwrap()
+                .auto
+                .head_start
+        );
         assert!(
             solve_args(&["--displaced-first"])
                 .tela

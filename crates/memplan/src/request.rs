@@ -39,7 +39,8 @@ use crate::solvers::boxing::{Boxing, BoxingOptions};
 use crate::solvers::greedy::Greedy;
 use crate::solvers::search::{Search, SearchOptions};
 use crate::solvers::tela::{Tela, TelaOptions};
-use crate::solvers::{auto::Auto, SolverKind};
+use crate::solvers::auto::{Auto, AutoOptions};
+use crate::solvers::SolverKind;
 use crate::stable::{Stable, StableOptions};
 
 /// The solver when none is named.
@@ -121,6 +122,8 @@ pub struct Request {
     pub boxing: BoxingOptions,
     /// Tela's options (`solver` tela).
     pub tela: TelaOptions,
+    /// The portfolio's options (`solver` auto).
+    pub auto: AutoOptions,
     /// Wall-clock budget (`None`: none); from seconds by
     /// [`Request::set_time_limit`].
     pub time_limit: Option<Duration>,
@@ -147,6 +150,7 @@ impl Default for Request {
             search: SearchOptions::default(),
             boxing: BoxingOptions::default(),
             tela: TelaOptions::default(),
+            auto: AutoOptions::default(),
             time_limit: DEFAULT_TIME_LIMIT,
             effort: DEFAULT_EFFORT,
             seed: DEFAULT_SEED,
@@ -288,7 +292,9 @@ impl Request {
     /// The solver this request names, with its options (not yet stable).
     pub fn solver(&self) -> Box<dyn Solver> {
         match self.solver {
-            SolverKind::Auto => Box::new(Auto::default()),
+            SolverKind::Auto => Box::new(Auto {
+                options: self.auto.clone(),
+            }),
             SolverKind::Greedy => Box::new(self.greedy),
             SolverKind::Search => Box::new(Search {
                 options: self.search.clone(),

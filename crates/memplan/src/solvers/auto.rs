@@ -866,6 +866,34 @@ mod tests {
     }
 
     #[test]
+    fn the_head_start_changes_when_members_run_not_what_they_answer() {
+        use crate::solvers::search::Search;
+        // A perfect packing at its max load, beyond the greedy variants:
+        // the exact fill decides it.
+        let p = generate(Kind::Perfect, 120, 2).problem;
+        let max_load = p.max_load();
+        let at = p.clone().with_capacity(Some(max_load));
+        assert!(Search::default().fills(&at, max_load));
+        // Well above the max load there is slack: no head start.
+        assert!(!Search::default().fills(&at, 2 * max_load));
+        let mut plans = Vec::new();
+        for head_start in [true, false] {
+            let auto = Auto {
+                options: AutoOptions {
+                    head_start,
+                    ..AutoOptions::default()
+                },
+            };
+            let s = auto.solve(&at, &options(10.0)).unwrap();
+            validate(&at, &s.plan).unwrap();
+            assert_eq!(s.makespan, max_load);
+            assert_eq!(s.found_by.as_deref(), Some("auto/search"));
+            plans.push(s.plan);
+        }
+        assert_eq!(plans[0], plans[1]);
+    }
+
+    #[test]
     fn the_same_seed_and_limit_give_the_same_plan() {
         let p = spends_its_budget();
         // 1 s of limit: effort 1, spent long before the clock passes.
@@ -984,6 +1012,7 @@ mod tests {
         let auto = Auto {
             options: AutoOptions {
                 search_max_buffers: 100,
+                ..AutoOptions::default()
             },
         };
         let p = generate(Kind::Random, 400, 3).problem;
@@ -1023,6 +1052,7 @@ mod tests {
         let auto = Auto {
             options: AutoOptions {
                 search_max_buffers: 100,
+                ..AutoOptions::default()
             },
         };
         let mut won_by_others = 0;
