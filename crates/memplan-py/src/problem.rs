@@ -546,14 +546,15 @@ impl PyProblem {
         learned_depth_weight=None, iterations=None, target_fragmentation=None,
         size_classes=None, preorders=None, round_robin=None, rerank_parts=None, canonical=None,
         section_inference=None, effective_height=None, dominance=None, dynamic_order=None,
-        decompose=None, hatless=None, exact_fill=None, ignore_hints=None, stable=None, stable_makespan=None),
+        decompose=None, hatless=None, exact_fill=None, head_start=None, ignore_hints=None, stable=None,
+        stable_makespan=None),
         text_signature = "(self, /, *, solver=None, time_limit=None, effort=None, seed=None, \
             order=None, fit=None, step_limit=None, learned_backtracking=None, \
             learned_threshold=None, learned_depth_weight=None, iterations=None, \
             target_fragmentation=None, size_classes=None, preorders=None, round_robin=None, \
             rerank_parts=None, canonical=None, section_inference=None, effective_height=None, \
             dominance=None, dynamic_order=None, decompose=None, hatless=None, \
-            exact_fill=None, ignore_hints=None, stable=None, stable_makespan=None)")]
+            exact_fill=None, head_start=None, ignore_hints=None, stable=None, stable_makespan=None)")]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         slf: &Bound<'_, Self>,
@@ -581,6 +582,7 @@ impl PyProblem {
         decompose: Option<bool>,
         hatless: Option<bool>,
         exact_fill: Option<bool>,
+        head_start: Option<bool>,
         ignore_hints: Option<bool>,
         stable: Option<bool>,
         stable_makespan: Option<u64>,
@@ -610,6 +612,7 @@ impl PyProblem {
             decompose,
             hatless,
             exact_fill,
+            head_start,
             ignore_hints,
             stable,
             stable_makespan,

@@ -55,6 +55,7 @@ pub struct SolverArgs<'a> {
     pub decompose: Option<bool>,
     pub hatless: Option<bool>,
     pub exact_fill: Option<bool>,
+    pub head_start: Option<bool>,
     pub ignore_hints: Option<bool>,
     pub stable: Option<bool>,
     pub stable_makespan: Option<u64>,
@@ -122,6 +123,7 @@ impl SolverArgs<'_> {
         set(&mut r.search.decompose, self.decompose);
         set(&mut r.search.hatless, self.hatless);
         set(&mut r.search.exact_fill, self.exact_fill);
+        set(&mut r.auto.head_start, self.head_start);
         set(&mut r.ignore_hints, self.ignore_hints);
         set(&mut r.stable, self.stable);
         r.stable_makespan = self.stable_makespan;

@@ -222,6 +222,20 @@ def test_not_found_with_a_capacity():
     r.plan.validate()
 
 
+def test_the_head_start_leaves_the_answer_unchanged():
+    # A perfect packing at its max load, beyond the greedy variants: the
+    # search's exact fill decides it, with or without the head start.
+    p = memplan.generate("perfect", 120, seed=2)
+    tight = p.with_capacity(p.max_load)
+    plans = []
+    for head_start in [True, False]:
+        r = tight.solve(head_start=head_start, time_limit=10)
+        r.plan.validate()
+        assert r.makespan == p.max_load and r.solver == "auto/search"
+        plans.append(r.offsets.tolist())
+    assert plans[0] == plans[1]
+
+
 def test_every_cli_option_is_accepted():
     p = memplan.generate("random", 80, seed=5)
     runs = [
@@ -238,6 +252,7 @@ def test_every_cli_option_is_accepted():
         dict(solver="tela", step_limit=1000, learned_backtracking=True, learned_threshold=30,
              learned_depth_weight=20, time_limit=0.2),
         dict(solver="auto", time_limit=0),
+        dict(solver="auto", head_start=False, time_limit=1),
     ]
     for kwargs in runs:
         r = p.solve(**kwargs)

@@ -35,11 +35,11 @@ use crate::solver::{
     run, Cancel, Effort, NotFoundReason, Progress, Solution, SolveError, SolveOptions, Solver,
     Stopped,
 };
+use crate::solvers::auto::{Auto, AutoOptions};
 use crate::solvers::boxing::{Boxing, BoxingOptions};
 use crate::solvers::greedy::Greedy;
 use crate::solvers::search::{Search, SearchOptions};
 use crate::solvers::tela::{Tela, TelaOptions};
-use crate::solvers::auto::{Auto, AutoOptions};
 use crate::solvers::SolverKind;
 use crate::stable::{Stable, StableOptions};
 

@@ -146,7 +146,8 @@ def solve(
             ``round_robin``, ``rerank_parts``, ``canonical``,
             ``section_inference``, ``effective_height``, ``dominance``,
             ``dynamic_order``, ``decompose``, ``hatless``, ``exact_fill``
-            (search),
+            (search), ``head_start`` (auto: ``False`` is the command
+            line's ``--no-head-start``),
             ``ignore_hints``, ``stable``, ``stable_makespan`` (hints).
             See :meth:`Problem.solve`. ``None`` (the default of each)
             leaves the library's default.

@@ -123,6 +123,7 @@ class Problem:
         decompose: Optional[bool] = None,
         hatless: Optional[bool] = None,
         exact_fill: Optional[bool] = None,
+        head_start: Optional[bool] = None,
         ignore_hints: Optional[bool] = None,
         stable: Optional[bool] = None,
         stable_makespan: Optional[int] = None,
