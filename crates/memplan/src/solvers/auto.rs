@@ -31,7 +31,7 @@ use crate::solver::{
     Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
 use crate::solvers::anytime::{self, First};
-use crate::solvers::boxing::{Boxing, BoxingOptions};
+use crate::solvers::boxing::{affordable_iterations, Boxing, BoxingOptions};
 use crate::solvers::greedy::{Fit, Greedy, Order};
 use crate::solvers::search::{Search, SearchOptions};
 use crate::solvers::tela::{Tela, TelaOptions};
@@ -189,10 +189,14 @@ impl Solver for Auto {
         } else {
             cap.clone()
         };
-        // At scale under the caller's time limit, the default greedy plan
-        // first (boxing's bootstrap, computed by boxing otherwise): cut,
-        // it is the answer, as greedy's would be.
-        let first = if options.time_limit.is_some() && !limit.is_zero() {
+        // Beyond `search_max_buffers` buffers, and at scale under the
+        // caller's time limit, the default greedy plan first, once for
+        // every member (boxing's bootstrap), with the bounds from its index:
+        // cut, it is the answer, as greedy's would be.
+        let large = problem.len() > self.options.search_max_buffers && !limit.is_zero();
+        let first = if large {
+            anytime::greedy_first_from(problem, options, &cap, 0)
+        } else if options.time_limit.is_some() && !limit.is_zero() {
             anytime::greedy_first(problem, options, &cap)
         } else {
             First::Usual
@@ -232,7 +236,7 @@ impl Solver for Auto {
             prepared: Some(prepared),
             ..options.clone()
         };
-        let mut best = if problem.len() > self.options.search_max_buffers && !limit.is_zero() {
+        let mut best = if large {
             self.solve_large(problem, &member_options, effort, &cap)
         } else {
             self.solve_small(problem, &member_options, limit, &cap)
@@ -336,11 +340,13 @@ impl Auto {
 
     /// Beyond `search_max_buffers` buffers: search is out of reach, and the
     /// greedy variants cost tenths of a second that boxing (which starts
-    /// from the default, size-first greedy plan) puts to better use. Beside
-    /// it, the §3.1 skyline in two orders when the budget covers it (on
-    /// dense files such as iopddl S_1 it is cheap and leaves less
-    /// fragmentation than boxing), in all five orders up to 20,000 buffers
-    /// per unit of effort, first in priority.
+    /// from the default, size-first greedy plan, made once before the
+    /// members start) puts to better use, as many iterations as the budget
+    /// pays for in full (none when one costs more: boxing then returns
+    /// that plan). Beside it, the §3.1 skyline in two orders when the
+    /// budget covers it (on dense files such as iopddl S_1 it is cheap and
+    /// leaves less fragmentation than boxing), in all five orders up to
+    /// 20,000 buffers per unit of effort, first in priority.
     fn solve_large(
         &self,
         problem: &Problem,
@@ -350,7 +356,7 @@ impl Auto {
     ) -> Result<Solution, SolveError> {
         let boxing = Boxing {
             options: BoxingOptions {
-                iterations: u32::MAX,
+                iterations: affordable_iterations(effort, problem.len()),
                 ..BoxingOptions::default()
             },
         };
@@ -984,6 +990,7 @@ mod tests {
         let auto = Auto {
             options: AutoOptions {
                 search_max_buffers: 100,
+                ..AutoOptions::default()
             },
         };
         let p = generate(Kind::Random, 400, 3).problem;
@@ -1023,6 +1030,7 @@ mod tests {
         let auto = Auto {
             options: AutoOptions {
                 search_max_buffers: 100,
+                ..AutoOptions::default()
             },
         };
         let mut won_by_others = 0;
