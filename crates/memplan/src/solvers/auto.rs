@@ -1022,6 +1022,47 @@ mod tests {
         assert!(s.optimal);
     }
 
+    /// Beyond `search_max_buffers`, boxing runs only the iterations the
+    /// budget pays for in full: with none (and no skyline), the answer is
+    /// the default greedy plan, made once before the members start, with
+    /// the bounds of its index; with one, the same iterations as boxing
+    /// alone.
+    #[test]
+    fn large_instances_run_only_the_iterations_the_budget_pays_for() {
+        let auto = Auto {
+            options: AutoOptions {
+                search_max_buffers: 100,
+                ..AutoOptions::default()
+            },
+        };
+        let p = generate(Kind::Perfect, 3000, 2).problem;
+        let with = |factor| SolveOptions {
+            time_limit: Some(Duration::from_secs(600)),
+            effort: Effort::new(factor),
+            ..SolveOptions::default()
+        };
+        // A thousandth of the default: 100 buffer-iterations, a skyline
+        // up to 500 buffers.
+        let s = auto.solve(&p, &with(0.001)).unwrap();
+        let greedy = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        assert_eq!(s.plan, greedy.plan);
+        assert_eq!(s.found_by.as_deref(), Some("auto/boxing"));
+        assert!(s.counters.contains(&("iterations", 0)));
+        assert_eq!(s.lower_bound, greedy.lower_bound);
+        // 0.03 of the default pays for one iteration on 3000 buffers.
+        let one = with(0.03);
+        assert_eq!(
+            affordable_iterations(Effort::new(0.03).unwrap(), p.len()),
+            1
+        );
+        let boxed = Boxing::default().solve(&p, &one).unwrap();
+        let s = auto.solve(&p, &one).unwrap();
+        assert!(s.makespan <= boxed.makespan);
+        assert!(boxed.counters.contains(&("iterations", 1)));
+    }
+
     /// Within the budget, large instances get the skyline in every order:
     /// on guillotine-cut perfect packings the start order often wins,
     /// which contention and area alone, and boxing, miss.
