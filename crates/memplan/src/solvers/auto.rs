@@ -31,7 +31,7 @@ use crate::solver::{
     Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
 use crate::solvers::anytime::{self, First};
-use crate::solvers::boxing::{Boxing, BoxingOptions};
+use crate::solvers::boxing::{affordable_iterations, Boxing, BoxingOptions};
 use crate::solvers::greedy::{Fit, Greedy, Order};
 use crate::solvers::search::{Search, SearchOptions};
 use crate::solvers::tela::{Tela, TelaOptions};
@@ -189,10 +189,14 @@ impl Solver for Auto {
         } else {
             cap.clone()
         };
-        // At scale under the caller's time limit, the default greedy plan
-        // first (boxing's bootstrap, computed by boxing otherwise): cut,
-        // it is the answer, as greedy's would be.
-        let first = if options.time_limit.is_some() && !limit.is_zero() {
+        // Beyond `search_max_buffers` buffers, and at scale under the
+        // caller's time limit, the default greedy plan first, once for
+        // every member (boxing's bootstrap), with the bounds from its index:
+        // cut, it is the answer, as greedy's would be.
+        let large = problem.len() > self.options.search_max_buffers && !limit.is_zero();
+        let first = if large {
+            anytime::greedy_first_from(problem, options, &cap, 0)
+        } else if options.time_limit.is_some() && !limit.is_zero() {
             anytime::greedy_first(problem, options, &cap)
         } else {
             First::Usual
@@ -232,7 +236,7 @@ impl Solver for Auto {
             prepared: Some(prepared),
             ..options.clone()
         };
-        let mut best = if problem.len() > self.options.search_max_buffers && !limit.is_zero() {
+        let mut best = if large {
             self.solve_large(problem, &member_options, effort, &cap)
         } else {
             self.solve_small(problem, &member_options, limit, &cap)
@@ -336,11 +340,13 @@ impl Auto {
 
     /// Beyond `search_max_buffers` buffers: search is out of reach, and the
     /// greedy variants cost tenths of a second that boxing (which starts
-    /// from the default, size-first greedy plan) puts to better use. Beside
-    /// it, the §3.1 skyline in two orders when the budget covers it (on
-    /// dense files such as iopddl S_1 it is cheap and leaves less
-    /// fragmentation than boxing), in all five orders up to 20,000 buffers
-    /// per unit of effort, first in priority.
+    /// from the default, size-first greedy plan, made once before the
+    /// members start) puts to better use, as many iterations as the budget
+    /// pays for in full (none when one costs more: boxing then returns
+    /// that plan). Beside it, the §3.1 skyline in two orders when the
+    /// budget covers it (on dense files such as iopddl S_1 it is cheap and
+    /// leaves less fragmentation than boxing), in all five orders up to
+    /// 20,000 buffers per unit of effort, first in priority.
     fn solve_large(
         &self,
         problem: &Problem,
@@ -350,7 +356,7 @@ impl Auto {
     ) -> Result<Solution, SolveError> {
         let boxing = Boxing {
             options: BoxingOptions {
-                iterations: u32::MAX,
+                iterations: affordable_iterations(effort, problem.len()),
                 ..BoxingOptions::default()
             },
         };
@@ -1042,6 +1048,47 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(10));
         assert_eq!(validate(&p, &s.plan), Ok(()));
         assert!(s.optimal);
+    }
+
+    /// Beyond `search_max_buffers`, boxing runs only the iterations the
+    /// budget pays for in full: with none (and no skyline), the answer is
+    /// the default greedy plan, made once before the members start, with
+    /// the bounds of its index; with one, the same iterations as boxing
+    /// alone.
+    #[test]
+    fn large_instances_run_only_the_iterations_the_budget_pays_for() {
+        let auto = Auto {
+            options: AutoOptions {
+                search_max_buffers: 100,
+                ..AutoOptions::default()
+            },
+        };
+        let p = generate(Kind::Perfect, 3000, 2).problem;
+        let with = |factor| SolveOptions {
+            time_limit: Some(Duration::from_secs(600)),
+            effort: Effort::new(factor),
+            ..SolveOptions::default()
+        };
+        // A thousandth of the default: 100 buffer-iterations, a skyline
+        // up to 500 buffers.
+        let s = auto.solve(&p, &with(0.001)).unwrap();
+        let greedy = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        assert_eq!(s.plan, greedy.plan);
+        assert_eq!(s.found_by.as_deref(), Some("auto/boxing"));
+        assert!(s.counters.contains(&("iterations", 0)));
+        assert_eq!(s.lower_bound, greedy.lower_bound);
+        // 0.03 of the default pays for one iteration on 3000 buffers.
+        let one = with(0.03);
+        assert_eq!(
+            affordable_iterations(Effort::new(0.03).unwrap(), p.len()),
+            1
+        );
+        let boxed = Boxing::default().solve(&p, &one).unwrap();
+        let s = auto.solve(&p, &one).unwrap();
+        assert!(s.makespan <= boxed.makespan);
+        assert!(boxed.counters.contains(&("iterations", 1)));
     }
 
     /// Within the budget, large instances get the skyline in every order:

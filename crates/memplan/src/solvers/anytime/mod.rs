@@ -72,9 +72,8 @@ pub fn greedy_solution(
 ) -> Result<Solution, SolveError> {
     let own = options.stop();
     let deadline = reserved(problem, &own);
-    let hurried = hurried(problem, &deadline);
     let within = if own.can_cut() {
-        plan_within_beside(problem, greedy, &deadline, &settle(problem, &own), hurried)
+        greedy_within(problem, greedy, &own)
     } else {
         plan_unstoppable(problem, greedy)
     };
@@ -217,7 +216,7 @@ pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Stop) 
 }
 
 /// [`greedy_first`] from `min` buffers on.
-fn greedy_first_from(
+pub(crate) fn greedy_first_from(
     problem: &Problem,
     options: &SolveOptions,
     deadline: &Stop,
@@ -228,9 +227,7 @@ fn greedy_first_from(
     }
     let ahead = reserved(problem, deadline);
     let stop = ahead.clone();
-    let settle = settle(problem, deadline);
-    let hurried = hurried(problem, &ahead);
-    let within = plan_within_beside(problem, Greedy::default(), &stop, &settle, hurried);
+    let within = greedy_within(problem, Greedy::default(), deadline);
     let bounds = match within.max_load {
         _ if within.fallback > 0 => None,
         Some(max_load) => Some(Prepared {
@@ -340,6 +337,75 @@ fn exact_start_from(
             }
         }
     }
+}
+
+/// What the harness hands an exact solver ([`exact`]): the facts it
+/// starts from and the deadlines it works to.
+pub struct Exact {
+    /// The bounds (a portfolio's, when it gave them).
+    pub prepared: Arc<Prepared>,
+    /// The default greedy plan, made first at scale under a deadline: the
+    /// floor of a cut result ([`at_least`]), applied by the harness.
+    pub floor: Option<Plan>,
+    /// The caller's deadline.
+    pub deadline: Stop,
+    /// The deadline of setup work (indexes, models, the first plan):
+    /// `deadline` brought forward by [`reserve`], so that a cut setup
+    /// leaves the time to answer.
+    pub setup: Stop,
+}
+
+impl Exact {
+    /// The plan to improve on when the solver has none of its own: the
+    /// best greedy variant ([`best_variant_plan`]), from the floor when it
+    /// was made.
+    pub fn best_variant(&self, problem: &Problem) -> Measured {
+        best_variant_plan(problem, self.floor.as_ref(), &self.deadline)
+    }
+}
+
+/// Runs an exact solver (search, tela) under the harness: the start
+/// ([`exact_start`]: the bounds, the floor at scale, or the answer when
+/// there is nothing to search), the lower bound published, then `solve`
+/// with those facts, and its result never below the floor once the setup
+/// deadline has passed ([`at_least`]). A cut `solve` returns what it has,
+/// or `NotFound` with the reason: the harness keeps the floor.
+pub fn exact(
+    problem: &Problem,
+    options: &SolveOptions,
+    solve: impl FnOnce(&Exact) -> Result<Solution, SolveError>,
+) -> Result<Solution, SolveError> {
+    let deadline = options.stop();
+    let (prepared, floor) = match exact_start(problem, options, &deadline) {
+        Start::Search { prepared, floor } => (prepared, floor),
+        Start::Answer(result) => return result,
+    };
+    options.progress.raise_lower_bound(prepared.lower_bound);
+    let setup = reserved(problem, &deadline);
+    let facts = Exact {
+        prepared,
+        floor,
+        deadline,
+        setup,
+    };
+    let result = solve(&facts);
+    let Exact {
+        prepared,
+        floor,
+        setup,
+        ..
+    } = facts;
+    at_least(problem, floor, prepared.max_load, &setup, result)
+}
+
+/// The default greedy plan within `own` (the caller's token), as every
+/// solver that starts from it makes it: placed up to the [`reserved`]
+/// deadline, the bucketed plan made beside when the time is short
+/// (`hurried`), a cut placement settled as [`settle`] says.
+pub fn greedy_within<'p>(problem: &'p Problem, greedy: Greedy, own: &Stop) -> Within<'p> {
+    let deadline = reserved(problem, own);
+    let hurried = hurried(problem, &deadline);
+    plan_within_beside(problem, greedy, &deadline, &settle(problem, own), hurried)
 }
 
 /// `result`, or the `floor` plan in its place when the deadline has

@@ -51,7 +51,7 @@ use crate::dispose::drop_later;
 use crate::geometry::sort::sort;
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
-use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stop};
+use crate::solver::{Effort, NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stop};
 use crate::solvers::anytime;
 use crate::solvers::greedy::{Fit, Greedy, Placer};
 
@@ -123,19 +123,17 @@ impl Solver for Boxing {
         let own = options.stop();
         let deadline = anytime::reserved(problem, &own);
         let stop = deadline.clone();
-        let settle = anytime::settle(problem, &own);
         // How many iterations were abandoned is not counted: it depends on the
         // threads' timing (the shared best makespan), and a report says the
         // same for the same options and seed.
         let mut counters = vec![("iterations", 0), ("best_iteration", 0)];
-        // A work budget caps the iterations (each costs O(n log n)).
+        // A work budget caps the iterations (each costs O(n log n)), at
+        // least one.
         let iterations = match options.effort {
-            Some(effort) => {
-                let budget = effort.scale(WORK_PER_EFFORT) / problem.len().max(1) as u64;
-                self.options
-                    .iterations
-                    .min(u32::try_from(budget.max(1)).unwrap_or(u32::MAX))
-            }
+            Some(effort) => self
+                .options
+                .iterations
+                .min(affordable_iterations(effort, problem.len()).max(1)),
             None => self.options.iterations,
         };
         // The caller's bootstrap, else the portfolio's greedy plan.
@@ -146,6 +144,8 @@ impl Solver for Boxing {
             .as_ref()
             .or(prepared.map(|(_, plan)| plan))
             .filter(|plan| plan.offsets().len() == problem.len());
+        // The max load a portfolio computed once, for every member.
+        let known_load = options.prepared.as_ref().map(|p| p.max_load);
         // Every step polls the clock: cut before the index, the plan is
         // the bootstrap or the bucketed fallback's (no index needed; the
         // stacked one if that takes too long); cut
@@ -161,22 +161,19 @@ impl Solver for Boxing {
             (plan, None, None)
         } else {
             let (placer, best, max_load, makespan) = match bootstrap {
+                // No iteration to run: the bootstrap, without an index.
+                Some(plan) if iterations == 0 && known_load.is_some() => {
+                    (None, plan.clone(), known_load, None)
+                }
                 Some(plan) => {
                     let placer = Placer::new(problem, Fit::FirstFit, &stop).ok();
-                    let max_load = placer.as_ref().and_then(|p| p.max_load(&stop));
+                    let max_load = known_load.or_else(|| placer.as_ref()?.max_load(&stop));
                     (placer, plan.clone(), max_load, None)
                 }
                 // The default greedy plan and its placer (at scale under
                 // a short limit, the bucketed plan computed beside).
                 None => {
-                    let hurried = anytime::hurried(problem, &deadline);
-                    let within = anytime::plan_within_beside(
-                        problem,
-                        Greedy::default(),
-                        &stop,
-                        &settle,
-                        hurried,
-                    );
+                    let within = anytime::greedy_within(problem, Greedy::default(), &own);
                     // The stacked plan comes measured (a stop before the
                     // index): no second pass over the buffers after it.
                     (within.placer, within.plan, within.max_load, within.makespan)
@@ -306,6 +303,13 @@ impl Boxing {
 /// Boxing work per unit of [`crate::solver::Effort`]: iterations × buffers
 /// (an iteration costs O(n log n); about a quarter of a second of one core).
 const WORK_PER_EFFORT: u64 = 100_000;
+
+/// The iterations on `buffers` buffers that `effort` pays for in full
+/// (zero when one iteration costs more than the whole budget).
+pub(crate) fn affordable_iterations(effort: Effort, buffers: usize) -> u32 {
+    let iterations = effort.scale(WORK_PER_EFFORT) / buffers.max(1) as u64;
+    u32::try_from(iterations).unwrap_or(u32::MAX)
+}
 
 /// The makespan at which the iterations stop (idealloc §5.1, worst-case
 /// fragmentation): fragmentation (makespan − max load) at most `percent` of

@@ -135,13 +135,13 @@
 
 use std::time::Duration;
 
-use crate::plan::{Measured, Plan};
+use crate::plan::Measured;
 use crate::problem::Problem;
 use crate::solver::{
-    minimise_within, starting_plan, Effort, NotFoundReason, Prepared, Probe, Solution, SolveError,
+    minimise_within, starting_plan, Effort, NotFoundReason, Probe, Solution, SolveError,
     SolveOptions, Solver, Stop,
 };
-use crate::solvers::anytime;
+use crate::solvers::anytime::{self, Exact};
 use crate::solvers::greedy::{Fit, Order, Placer};
 use group::Groups;
 
@@ -204,37 +204,13 @@ impl Solver for Search {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.stop();
         let budget = options.effort.map(|e| step_budget(e, problem.len()));
-        // At scale under a time limit, the default greedy plan first: the
-        // floor of what a cut returns.
-        let (prepared, floor) = match anytime::exact_start(problem, options, &deadline) {
-            anytime::Start::Search { prepared, floor } => (prepared, floor),
-            anytime::Start::Answer(result) => return result,
-        };
-        options.progress.raise_lower_bound(prepared.lower_bound);
-        let result = match problem.capacity {
-            Some(capacity) => self.decide_capacity(
-                problem,
-                capacity,
-                &prepared,
-                floor.as_ref(),
-                &deadline,
-                budget,
-            ),
-            None => Ok(self.minimise(
-                problem,
-                options,
-                &prepared,
-                floor.as_ref(),
-                &deadline,
-                budget,
-            )),
-        };
-        // The floor counts from the setup's deadline on (a setup cut ahead
-        // of the deadline ends the search as the deadline would).
-        let setup = anytime::reserved(problem, &deadline);
-        anytime::at_least(problem, floor, prepared.max_load, &setup, result)
+        // The harness gives the bounds (and at scale under a time limit the
+        // default greedy plan, the floor of what a cut returns).
+        anytime::exact(problem, options, |start| match problem.capacity {
+            Some(capacity) => self.decide_capacity(problem, capacity, start, budget),
+            None => Ok(self.minimise(problem, options, start, budget)),
+        })
     }
 }
 
@@ -265,18 +241,12 @@ impl Search {
 
     /// The plan to improve on: the warm start, else the portfolio's greedy
     /// plan, else the best greedy variant.
-    fn start(
-        &self,
-        problem: &Problem,
-        prepared: &Prepared,
-        floor: Option<&Plan>,
-        deadline: &Stop,
-    ) -> Measured {
+    fn start(&self, problem: &Problem, start: &Exact) -> Measured {
         starting_plan(
             problem,
             self.options.warm_start.as_ref(),
-            Some(prepared),
-            || anytime::best_variant_plan(problem, floor, deadline),
+            Some(&start.prepared),
+            || start.best_variant(problem),
         )
     }
 
@@ -285,11 +255,10 @@ impl Search {
         &self,
         problem: &Problem,
         capacity: u64,
-        prepared: &Prepared,
-        floor: Option<&Plan>,
-        deadline: &Stop,
+        start: &Exact,
         budget: Option<u64>,
     ) -> Result<Solution, SolveError> {
+        let (prepared, deadline) = (&*start.prepared, &start.deadline);
         let lower = prepared.lower_bound;
         if lower > capacity {
             return Err(SolveError::NotFound {
@@ -312,7 +281,7 @@ impl Search {
         // the search decides nothing. Its setup polls the clock too
         // (millions of buffers).
         let stop = deadline.clone();
-        let quick = match floor {
+        let quick = match &start.floor {
             Some(plan) => Some(plan.clone()),
             None => Placer::new(problem, Fit::FirstFit, &stop)
                 .ok()
@@ -330,8 +299,8 @@ impl Search {
         }
         // Its setup stops ahead of the deadline, leaving the time to answer
         // (what a cut setup leaves the search is nothing anyway).
-        let setup = anytime::reserved(problem, deadline);
-        let groups = Groups::new(problem, self.options.decompose, &setup);
+        let setup = &start.setup;
+        let groups = Groups::new(problem, self.options.decompose, setup);
         let unit = problem.granularity().max(1);
         let tight = lower.div_ceil(unit) * unit;
         let decide = |c: u64, d: &Stop, limit: u64, counters: &mut Counters| {
@@ -371,7 +340,7 @@ impl Search {
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || quick.unwrap_or_else(|| self.start(problem, prepared, floor, deadline)),
+            || quick.unwrap_or_else(|| self.start(problem, start)),
         );
         let best_makespan = best.makespan(problem);
         if reason != NotFoundReason::ProvenInfeasible && best_makespan <= capacity {
@@ -390,17 +359,15 @@ impl Search {
         &self,
         problem: &Problem,
         options: &SolveOptions,
-        prepared: &Prepared,
-        floor: Option<&Plan>,
-        deadline: &Stop,
+        start: &Exact,
         budget: Option<u64>,
     ) -> Solution {
-        let lower = prepared.lower_bound;
-        let greedy = self.start(problem, prepared, floor, deadline);
+        let (deadline, setup) = (&start.deadline, &start.setup);
+        let lower = start.prepared.lower_bound;
+        let greedy = self.start(problem, start);
         // Its setup stops ahead of the deadline, leaving the time to answer
         // (what a cut setup leaves the search is nothing anyway).
-        let setup = anytime::reserved(problem, deadline);
-        let groups = Groups::new(problem, self.options.decompose, &setup);
+        let groups = Groups::new(problem, self.options.decompose, setup);
         let mut counters = Counters::default();
         let mut s = minimise_within(
             problem,

@@ -3,7 +3,7 @@
 use super::counters::Counters;
 use super::group::Groups;
 use super::*;
-use crate::plan::validate;
+use crate::plan::{validate, Plan};
 use crate::problem::Buffer;
 use crate::solver::Probe;
 use proptest::prelude::*;

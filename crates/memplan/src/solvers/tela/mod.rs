@@ -116,10 +116,9 @@ mod state;
 use crate::plan::{validate, Plan};
 use crate::problem::Problem;
 use crate::solver::{
-    minimise, starting_plan, NotFoundReason, Prepared, Probe, Solution, SolveError, SolveOptions,
-    Solver, Stop,
+    minimise, starting_plan, NotFoundReason, Probe, Solution, SolveError, SolveOptions, Solver,
 };
-use crate::solvers::anytime;
+use crate::solvers::anytime::{self, Exact};
 use drive::Work;
 use model::Models;
 
@@ -361,23 +360,13 @@ impl Tela {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
-        let deadline = options.stop();
-        // The bounds (a portfolio's, when it computed them; their sorts
-        // poll the clock at millions of buffers), and at scale under a time
-        // limit the default greedy plan first: the floor of what a cut
-        // returns.
-        let (prepared, floor) = match anytime::exact_start(problem, options, &deadline) {
-            anytime::Start::Search { prepared, floor } => (prepared, floor),
-            anytime::Start::Answer(result) => return result,
-        };
-        let result = match problem.capacity {
-            Some(capacity) => self.decide(problem, capacity, &prepared, options, &deadline),
-            None => Ok(self.minimise(problem, &prepared, floor.as_ref(), options, &deadline)),
-        };
-        // The floor counts from the setup's deadline on (a setup cut ahead
-        // of the deadline ends the search as the deadline would).
-        let setup = anytime::reserved(problem, &deadline);
-        anytime::at_least(problem, floor, prepared.max_load, &setup, result)
+        // The harness gives the bounds (a portfolio's, when it computed
+        // them), and at scale under a time limit the default greedy plan
+        // first: the floor of what a cut returns.
+        anytime::exact(problem, options, |start| match problem.capacity {
+            Some(capacity) => self.decide(problem, capacity, start, options),
+            None => Ok(self.minimise(problem, start, options)),
+        })
     }
 
     /// Decides `capacity`, TelaMalloc's own question (§5): a plan within
@@ -386,10 +375,10 @@ impl Tela {
         &self,
         problem: &Problem,
         capacity: u64,
-        prepared: &Prepared,
+        start: &Exact,
         options: &SolveOptions,
-        deadline: &Stop,
     ) -> Result<Solution, SolveError> {
+        let (prepared, deadline) = (&*start.prepared, &start.deadline);
         if let Some(warm) = self.warm_start(problem) {
             return Solution::within_capacity(
                 problem,
@@ -409,8 +398,7 @@ impl Tela {
         // `None` when the deadline passes while building (instances of many
         // thousands of buffers): the capacity is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
-        let setup = anytime::reserved(problem, deadline);
-        let models = Models::new(problem, &self.options, &setup);
+        let models = Models::new(problem, &self.options, &start.setup);
         let mut work = Work::default();
         let probe = match &models {
             Some(models) => models.decide(
@@ -448,27 +436,20 @@ impl Tela {
     /// Minimises the capacity ([`minimise`]: the lower bound first, then
     /// bisection) below the warm start, or else the portfolio's greedy plan
     /// ([`Prepared`]), or else the best greedy variant.
-    fn minimise(
-        &self,
-        problem: &Problem,
-        prepared: &Prepared,
-        floor: Option<&Plan>,
-        options: &SolveOptions,
-        deadline: &Stop,
-    ) -> Solution {
+    fn minimise(&self, problem: &Problem, start: &Exact, options: &SolveOptions) -> Solution {
+        let (prepared, deadline, setup) = (&*start.prepared, &start.deadline, &start.setup);
         // The first upper bound comes first, so that a plan exists whatever
         // the time limit.
         let best = starting_plan(
             problem,
             self.options.warm_start.as_ref(),
             Some(prepared),
-            || anytime::best_variant_plan(problem, floor, deadline),
+            || start.best_variant(problem),
         );
         // `None` when the deadline passes while building: every capacity
         // is then undecided.
         // Its setup stops ahead of the deadline, leaving the time to answer.
-        let setup = anytime::reserved(problem, deadline);
-        let models = Models::new(problem, &self.options, &setup);
+        let models = Models::new(problem, &self.options, setup);
         let mut work = Work::default();
         let mut s = minimise(
             problem,

@@ -6,6 +6,7 @@ use super::state::State;
 use super::*;
 use crate::plan::{validate, Plan};
 use crate::problem::Buffer;
+use crate::solver::Stop;
 use crate::solvers::greedy::Greedy;
 use crate::testutil::{brute_force, brute_force_plan, problem};
 use proptest::prelude::*;
