@@ -31,8 +31,8 @@ use crate::solver::{
     Effort, NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
 use crate::solvers::anytime::{self, First};
-use crate::solvers::boxing::{affordable_iterations, Boxing, BoxingOptions};
-use crate::solvers::greedy::{Fit, Greedy, Order};
+use crate::solvers::boxing::{affordable_iterations, Boxing, BoxingOptions, Seeded};
+use crate::solvers::greedy::{Fit, Greedy, Order, Placer};
 use crate::solvers::search::{Search, SearchOptions};
 use crate::solvers::tela::{Tela, TelaOptions};
 
@@ -202,19 +202,26 @@ impl Solver for Auto {
             First::Usual
         };
         let greedy_name = || format!("auto/{}", Greedy::default().name());
-        let prepared = match first {
+        let (prepared, placer) = match first {
             First::Cut(mut result) => {
                 if let Ok(s) = &mut result {
                     s.found_by = Some(greedy_name());
                 }
                 return result;
             }
-            First::Done { prepared, plan } => Arc::new(Prepared {
-                greedy: Some((Greedy::default().name(), plan)),
-                ..(*prepared).clone()
-            }),
+            First::Done {
+                prepared,
+                plan,
+                placer,
+            } => (
+                Arc::new(Prepared {
+                    greedy: Some((Greedy::default().name(), plan)),
+                    ..(*prepared).clone()
+                }),
+                placer.map(|placer| *placer),
+            ),
             First::Usual => match options.prepared(problem, &stop) {
-                Ok(prepared) => prepared,
+                Ok(prepared) => (prepared, None),
                 Err(_) => {
                     // No time even for the bounds: the plan greedy gives
                     // in no time, with a weaker bound.
@@ -237,8 +244,9 @@ impl Solver for Auto {
             ..options.clone()
         };
         let mut best = if large {
-            self.solve_large(problem, &member_options, effort, &cap)
+            self.solve_large(problem, &member_options, effort, &cap, placer)
         } else {
+            drop(placer);
             self.solve_small(problem, &member_options, limit, &cap)
         };
         if let Ok(s) = &mut best {
@@ -347,18 +355,26 @@ impl Auto {
     /// budget covers it (on dense files such as iopddl S_1 it is cheap and
     /// leaves less fragmentation than boxing), in all five orders up to
     /// 20,000 buffers per unit of effort, first in priority.
+    ///
+    /// `placer`: the index of the greedy plan made before, which boxing's
+    /// iterations place on (dropped at once when there are none).
     fn solve_large(
         &self,
         problem: &Problem,
         options: &SolveOptions,
         effort: Effort,
         deadline: &Stop,
+        placer: Option<Placer<'_>>,
     ) -> Result<Solution, SolveError> {
-        let boxing = Boxing {
-            options: BoxingOptions {
-                iterations: affordable_iterations(effort, problem.len()),
-                ..BoxingOptions::default()
+        let iterations = affordable_iterations(effort, problem.len());
+        let boxing = Seeded {
+            boxing: Boxing {
+                options: BoxingOptions {
+                    iterations,
+                    ..BoxingOptions::default()
+                },
             },
+            placer: placer.filter(|_| iterations > 0),
         };
         let n = problem.len() as u64;
         let skylines = if n <= effort.scale(SKYLINE_ALL_ORDERS_BUFFERS_PER_EFFORT) {

@@ -34,7 +34,7 @@ use crate::problem::Problem;
 use crate::solver::{
     NotFoundReason, Prepared, Solution, SolveError, SolveOptions, Solver, Stop, Stopped,
 };
-use crate::solvers::greedy::{Fit, Greedy};
+use crate::solvers::greedy::{Fit, Greedy, Placer};
 
 impl Solver for Greedy {
     fn name(&self) -> String {
@@ -186,7 +186,7 @@ fn solution_of(problem: &Problem, within: Within, deadline: &Stop) -> Result<Sol
 pub const GREEDY_FIRST_MIN: usize = 1 << 19;
 
 /// How a solver starts at scale under a deadline ([`greedy_first`]).
-pub enum First {
+pub enum First<'p> {
     /// Too few buffers, no deadline, or prepared facts from the caller:
     /// the solver's usual way.
     Usual,
@@ -201,6 +201,9 @@ pub enum First {
         prepared: Arc<Prepared>,
         /// The default greedy plan, as [`Greedy::default`] gives it.
         plan: Plan,
+        /// The placer that made it (its index), for more orders placed on
+        /// the same problem (boxing's iterations).
+        placer: Option<Box<Placer<'p>>>,
     },
 }
 
@@ -211,17 +214,21 @@ pub enum First {
 /// the bounds' sorts would leave (figures in `docs/benchmarks.md`, the
 /// prestacked plan's row). Without a deadline, or on smaller
 /// problems, [`First::Usual`].
-pub fn greedy_first(problem: &Problem, options: &SolveOptions, deadline: &Stop) -> First {
+pub fn greedy_first<'p>(
+    problem: &'p Problem,
+    options: &SolveOptions,
+    deadline: &Stop,
+) -> First<'p> {
     greedy_first_from(problem, options, deadline, GREEDY_FIRST_MIN)
 }
 
 /// [`greedy_first`] from `min` buffers on.
-pub(crate) fn greedy_first_from(
-    problem: &Problem,
+pub(crate) fn greedy_first_from<'p>(
+    problem: &'p Problem,
     options: &SolveOptions,
     deadline: &Stop,
     min: usize,
-) -> First {
+) -> First<'p> {
     if problem.len() < min || options.prepared.is_some() || deadline.remaining().is_none() {
         return First::Usual;
     }
@@ -241,6 +248,7 @@ pub(crate) fn greedy_first_from(
         Some(prepared) => First::Done {
             prepared: Arc::new(prepared),
             plan: within.plan,
+            placer: within.placer.map(Box::new),
         },
         None => {
             let mut result = solution_of(problem, within, &ahead);
@@ -288,7 +296,7 @@ fn exact_start_from(
         // Greedy's plan meets the lower bound: proven optimal, nothing to
         // search (at scale, the variants and the search would spend the
         // whole limit, and pass it, to find the same makespan).
-        First::Done { prepared, plan } if plan.makespan(problem) == prepared.lower_bound => {
+        First::Done { prepared, plan, .. } if plan.makespan(problem) == prepared.lower_bound => {
             options.progress.raise_lower_bound(prepared.lower_bound);
             options.progress.improve(prepared.lower_bound);
             Start::Answer(Solution::within_capacity(
@@ -298,7 +306,7 @@ fn exact_start_from(
                 NotFoundReason::Heuristic,
             ))
         }
-        First::Done { prepared, plan } => Start::Search {
+        First::Done { prepared, plan, .. } => Start::Search {
             prepared,
             floor: Some(plan),
         },
@@ -525,7 +533,7 @@ mod tests {
             assert_eq!(s.stopped, Some(why));
             assert_eq!(s.plan, Greedy::default().solve(&p, &options).unwrap().plan);
         }
-        let First::Done { prepared, plan } = first(&limited(100), 0) else {
+        let First::Done { prepared, plan, .. } = first(&limited(100), 0) else {
             panic!("cut");
         };
         assert_eq!(*prepared, Prepared::bounds(&p, &Stop::never()).unwrap());

@@ -39,6 +39,7 @@ mod unbox;
 
 pub use elementary::elementary_case;
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -119,6 +120,20 @@ impl Solver for Boxing {
         problem: &Problem,
         options: &SolveOptions,
     ) -> Result<Solution, SolveError> {
+        self.solve_seeded(problem, options, None)
+    }
+}
+
+impl Boxing {
+    /// [`Solver::solve_positive`], the iterations placing on `given` (the
+    /// index of the bootstrap plan, built by whoever made that plan) when
+    /// there is one rather than on an index of their own.
+    fn solve_seeded(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+        given: Option<&Placer<'_>>,
+    ) -> Result<Solution, SolveError> {
         // A cut leaves time to measure the plan.
         let own = options.stop();
         let deadline = anytime::reserved(problem, &own);
@@ -166,7 +181,12 @@ impl Solver for Boxing {
                     (None, plan.clone(), known_load, None)
                 }
                 Some(plan) => {
-                    let placer = Placer::new(problem, Fit::FirstFit, &stop).ok();
+                    let placer = match given {
+                        Some(placer) => Some(Cow::Borrowed(placer)),
+                        None => Placer::new(problem, Fit::FirstFit, &stop)
+                            .ok()
+                            .map(Cow::Owned),
+                    };
                     let max_load = known_load.or_else(|| placer.as_ref()?.max_load(&stop));
                     (placer, plan.clone(), max_load, None)
                 }
@@ -176,7 +196,8 @@ impl Solver for Boxing {
                     let within = anytime::greedy_within(problem, Greedy::default(), &own);
                     // The stacked plan comes measured (a stop before the
                     // index): no second pass over the buffers after it.
-                    (within.placer, within.plan, within.max_load, within.makespan)
+                    let placer = within.placer.map(Cow::Owned);
+                    (placer, within.plan, within.max_load, within.makespan)
                 }
             };
             match (placer, max_load) {
@@ -220,9 +241,7 @@ impl Solver for Boxing {
             solution
         })
     }
-}
 
-impl Boxing {
     /// From the bootstrap plan `best`, box-unbox-squeeze iterations in
     /// parallel rounds until the iterations, the target (§5.1) or the time
     /// limit run out; the best plan and, in `counters`, the iterations run
@@ -297,6 +316,41 @@ impl Boxing {
         counters[0].1 = u64::from(done) - stopped;
         drop_later(prelude, problem.len());
         best
+    }
+}
+
+/// Boxing whose iterations place on the index of its bootstrap plan,
+/// built by the portfolio that made that plan ([`Prepared`]'s greedy
+/// plan): no index of its own. On any other problem than the one the
+/// placer indexes (zero-size buffers set aside, hulls), plain boxing.
+///
+/// [`Prepared`]: crate::solver::Prepared
+pub(crate) struct Seeded<'p> {
+    /// The solver.
+    pub boxing: Boxing,
+    /// The index of the plan in [`SolveOptions::prepared`], if kept.
+    pub placer: Option<Placer<'p>>,
+}
+
+impl Solver for Seeded<'_> {
+    fn name(&self) -> String {
+        self.boxing.name()
+    }
+
+    fn solve_positive(
+        &self,
+        problem: &Problem,
+        options: &SolveOptions,
+    ) -> Result<Solution, SolveError> {
+        let seeded = options
+            .prepared
+            .as_ref()
+            .is_some_and(|p| p.greedy.is_some());
+        let given = self
+            .placer
+            .as_ref()
+            .filter(|placer| seeded && std::ptr::eq(placer.problem, problem));
+        self.boxing.solve_seeded(problem, options, given)
     }
 }
 
@@ -432,6 +486,39 @@ mod tests {
             ..SolveOptions::default()
         };
         boxing.solve(problem, &options).unwrap()
+    }
+
+    /// Iterations on a given index (the bootstrap plan's, kept by a
+    /// portfolio) give the plan of iterations on an index of their own.
+    #[test]
+    fn a_given_index_changes_no_plan() {
+        use crate::solver::Prepared;
+        use std::sync::Arc;
+        let p = crate::generate::generate(crate::generate::Kind::Random, 2000, 5).problem;
+        let greedy = Greedy::default()
+            .solve(&p, &SolveOptions::default())
+            .unwrap();
+        let options = SolveOptions {
+            prepared: Some(Arc::new(Prepared {
+                greedy: Some((Greedy::default().name(), greedy.plan)),
+                ..Prepared::bounds(&p, &Stop::never()).unwrap()
+            })),
+            ..SolveOptions::default()
+        };
+        let boxing = Boxing {
+            options: BoxingOptions {
+                iterations: 8,
+                ..BoxingOptions::default()
+            },
+        };
+        let alone = boxing.solve(&p, &options).unwrap();
+        let seeded = Seeded {
+            boxing: boxing.clone(),
+            placer: Some(Placer::new(&p, Fit::FirstFit, &Stop::never()).unwrap()),
+        };
+        let s = seeded.solve(&p, &options).unwrap();
+        assert_eq!(validate(&p, &s.plan), Ok(()));
+        assert_eq!((s.plan, s.counters), (alone.plan, alone.counters));
     }
 
     #[test]
