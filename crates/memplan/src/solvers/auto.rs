@@ -984,6 +984,7 @@ mod tests {
         let auto = Auto {
             options: AutoOptions {
                 search_max_buffers: 100,
+                ..AutoOptions::default()
             },
         };
         let p = generate(Kind::Random, 400, 3).problem;
@@ -1023,6 +1024,7 @@ mod tests {
         let auto = Auto {
             options: AutoOptions {
                 search_max_buffers: 100,
+                ..AutoOptions::default()
             },
         };
         let mut won_by_others = 0;

@@ -459,6 +459,247 @@ fn backtracking_labels() {
     }
 }
 
+/// Where an oracle-guided run ([`guided`]) jumps at every major backtrack.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Guide {
+    /// Tela's own target (a check that the harness runs tela as it is).
+    Default,
+    /// The best target B (§6.3): the deepest level whose placements all
+    /// belong to a known plan.
+    Best,
+    /// The oracle's minimum target M (§6.3), the deepest level found
+    /// completable, searched from B.
+    Minimum,
+    /// The deepest candidate target (§6.2) at or above M: the best a model
+    /// ranking the candidates can do.
+    Candidate,
+}
+
+/// The end of an oracle-guided run: whether a plan was found, tela's
+/// steps and major backtracks, the backtracks steered, the oracle's
+/// search runs and seconds, and whether the oracle's time ran out.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Guided {
+    pub(super) found: bool,
+    pub(super) steps: u64,
+    pub(super) major: u64,
+    pub(super) steered: u64,
+    pub(super) runs: u64,
+    pub(super) seconds: f64,
+    pub(super) capped: bool,
+}
+
+/// Tela on `problem` at `capacity` (every time group, the step limit
+/// shared as in [`Models::decide`], seed `seed`) with every major backtrack
+/// steered by `guide`, given `known`, a plan within the capacity (the
+/// generator's or the search's). The oracle answers with `effort` per
+/// question and for at most `oracle_seconds` in all, after which the run
+/// backtracks by default. The upper bound of learned backtracking (§6):
+/// what a perfect choice of target achieves.
+#[cfg(test)]
+pub(super) fn guided(
+    problem: &Problem,
+    capacity: u64,
+    options: &TelaOptions,
+    seed: u64,
+    known: &[u64],
+    guide: Guide,
+    effort: f64,
+    oracle_seconds: f64,
+) -> Guided {
+    use std::cell::Cell;
+    let Some(models) = Models::new(problem, options, &crate::stop::Stop::never()) else {
+        return Guided::default();
+    };
+    let mut work = Work::default();
+    let step_limit = options.step_limit;
+    let (steered, runs, spent, capped) =
+        (Cell::new(0), Cell::new(0), Cell::new(0.0), Cell::new(false));
+    let deadline = SolveOptions::default().stop();
+    let mut found = true;
+    for (g, model) in models.models.iter().enumerate() {
+        let seed = seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let local: Vec<u64> = model.global.iter().map(|b| known[b.index()]).collect();
+        let mut oracle = Oracle::new(problem, model, capacity, effort);
+        let mut state = State::new(model, capacity, options, &deadline, seed);
+        state.events = Some(Vec::new());
+        state.steer_only = true;
+        let (steered, runs, spent, capped) = (&steered, &runs, &spent, &capped);
+        state.steer = Some(Box::new(move |event: &Event| {
+            let b = best(event, &local);
+            if guide == Guide::Default || capped.get() {
+                return None;
+            }
+            steered.set(steered.get() + 1);
+            if guide == Guide::Best {
+                return Some(b);
+            }
+            if spent.get() >= oracle_seconds {
+                capped.set(true);
+                return None;
+            }
+            let start = std::time::Instant::now();
+            let before = oracle.runs;
+            if oracle.cache.len() > 4096 {
+                oracle.cache.clear();
+            }
+            let target = match guide {
+                // Bisection over the candidates: completable is monotone
+                // (a prefix of a completable path is completable), and the
+                // first `b` placements are completable.
+                Guide::Candidate => {
+                    let t = &event.targets;
+                    let (mut lo, mut hi) = (0usize, t.len());
+                    while lo < hi {
+                        let mid = (lo + hi) / 2;
+                        let yes = t[mid] <= b
+                            || oracle
+                                .completable(&event.prefix[..t[mid] as usize])
+                                .unwrap_or(false);
+                        if yes {
+                            lo = mid + 1;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    lo.checked_sub(1).map(|i| t[i])
+                }
+                _ => Some(oracle.minimum(event, b).unwrap_or(b)),
+            };
+            runs.set(runs.get() + oracle.runs - before);
+            spent.set(spent.get() + start.elapsed().as_secs_f64());
+            target
+        }));
+        match model.decide_in(&mut state, options, step_limit, &mut work) {
+            Probe::Fits(_) => {}
+            _ => {
+                found = false;
+                break;
+            }
+        }
+    }
+    Guided {
+        found,
+        steps: work.effort.steps,
+        major: work.effort.major_backtracks,
+        steered: steered.get(),
+        runs: runs.get(),
+        seconds: spent.get(),
+        capped: capped.get(),
+    }
+}
+
+/// The oracle-guided runs (`cargo test -p memplan --release --lib
+/// oracle_guided -- --ignored`): for every input of `MEMPLAN_GUIDED_INPUTS`
+/// (a CSV with columns kind, buffers, seed, factor), tela with each guide
+/// of `MEMPLAN_GUIDED_MODES` (`default,best,minimum,candidate`), written to
+/// `MEMPLAN_GUIDED` as CSV; the oracle's budget `MEMPLAN_GUIDED_EFFORT`
+/// (`0.05`) per question, `MEMPLAN_GUIDED_SECONDS` (`120`) per run, tela's
+/// `MEMPLAN_GUIDED_STEPS` (`100000`). The known plan is the generator's
+/// when it is within the capacity, else the search's (effort
+/// `MEMPLAN_GUIDED_SEARCH`, `0.5`: the population's proof).
+#[cfg(test)]
+#[test]
+#[ignore]
+fn oracle_guided() {
+    use crate::generate::{generate, Kind};
+    use crate::named::Named;
+    use std::io::Write;
+    let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let (Ok(inputs), Ok(path)) = (
+        std::env::var("MEMPLAN_GUIDED_INPUTS"),
+        std::env::var("MEMPLAN_GUIDED"),
+    ) else {
+        eprintln!("MEMPLAN_GUIDED_INPUTS or MEMPLAN_GUIDED is not set: nothing to do");
+        return;
+    };
+    let modes: Vec<Guide> = var("MEMPLAN_GUIDED_MODES", "default,best,minimum,candidate")
+        .split(',')
+        .map(|m| match m {
+            "default" => Guide::Default,
+            "best" => Guide::Best,
+            "minimum" => Guide::Minimum,
+            "candidate" => Guide::Candidate,
+            other => panic!("unknown guide {other}"),
+        })
+        .collect();
+    let effort: f64 = var("MEMPLAN_GUIDED_EFFORT", "0.05").parse().unwrap();
+    let seconds: f64 = var("MEMPLAN_GUIDED_SECONDS", "120").parse().unwrap();
+    let steps: u64 = var("MEMPLAN_GUIDED_STEPS", "100000").parse().unwrap();
+    let search: f64 = var("MEMPLAN_GUIDED_SEARCH", "0.5").parse().unwrap();
+    let options = TelaOptions {
+        step_limit: steps,
+        ..TelaOptions::default()
+    };
+    let text = std::fs::read_to_string(&inputs).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|&h| h == name).unwrap();
+    let (ck, cb, cs, cf) = (col("kind"), col("buffers"), col("seed"), col("factor"));
+    let mut out = std::fs::File::create(&path).unwrap();
+    writeln!(
+        out,
+        "kind,buffers,seed,factor,mode,found,steps,major,steered,oracle_runs,oracle_seconds,capped"
+    )
+    .unwrap();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let kind = Kind::parse(f[ck]).unwrap();
+        let n: usize = f[cb].parse().unwrap();
+        let seed: u64 = f[cs].parse().unwrap();
+        let factor: f64 = f[cf].parse().unwrap();
+        let generated = generate(kind, n, seed);
+        let problem = generated.problem;
+        let capacity = (problem.max_load() as f64 * factor) as u64;
+        let known: Vec<u64> = match generated
+            .optimal_plan
+            .as_ref()
+            .or(generated.known_plan.as_ref())
+            .filter(|plan| plan.makespan(&problem) <= capacity)
+        {
+            Some(plan) => plan.offsets().to_vec(),
+            None => {
+                let p = problem.clone().with_capacity(Some(capacity));
+                let o = SolveOptions {
+                    effort: Effort::new(search),
+                    time_limit: Some(Duration::from_secs(60)),
+                    ..SolveOptions::default()
+                };
+                match Search::default().solve(&p, &o) {
+                    Ok(s) => s.plan.offsets().to_vec(),
+                    Err(_) => {
+                        eprintln!("{line}: no known plan");
+                        continue;
+                    }
+                }
+            }
+        };
+        for &mode in &modes {
+            let g = guided(
+                &problem, capacity, &options, 0, &known, mode, effort, seconds,
+            );
+            let name = format!("{mode:?}").to_lowercase();
+            eprintln!("{} {n} {seed} {factor} {name}: {g:?}", kind.name());
+            writeln!(
+                out,
+                "{},{n},{seed},{factor},{name},{},{},{},{},{},{:.3},{}",
+                kind.name(),
+                u8::from(g.found),
+                g.steps,
+                g.major,
+                g.steered,
+                g.runs,
+                g.seconds,
+                u8::from(g.capped)
+            )
+            .unwrap();
+            out.flush().unwrap();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::learned::{targets, Forest};
