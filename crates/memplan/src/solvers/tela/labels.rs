@@ -23,7 +23,7 @@ use crate::solver::{Effort, NotFoundReason, Probe, SolveError, SolveOptions, Sol
 // The module is test-only; the attribute also tells the layers test so.
 #[cfg(test)]
 use crate::solvers::search::Search;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 /// The pointwise score of target `x` given the best and minimum targets.
@@ -49,6 +49,28 @@ pub(super) struct Oracle<'a> {
     cache: HashMap<Vec<(u32, u64)>, Option<bool>>,
     /// Search runs made (cache misses).
     pub(super) runs: u64,
+    /// The completions found (local offsets), the latest last: a path
+    /// whose placements all agree with one is completable.
+    completions: Vec<Vec<u64>>,
+    /// The paths found not completable, as (length, hash of the
+    /// placements): no path extending one is completable.
+    failing: HashSet<(usize, u64)>,
+}
+
+/// At most this many completions are kept by the oracle.
+const COMPLETIONS: usize = 64;
+
+/// The hashes of the first `0..=n` placements of `prefix`.
+fn prefix_hashes(prefix: &[(u32, u64)]) -> Vec<u64> {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut out = Vec::with_capacity(prefix.len() + 1);
+    out.push(h);
+    for &(b, o) in prefix {
+        h = (h.rotate_left(5) ^ u64::from(b).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ o)
+            .wrapping_mul(0x0100_0000_01b3);
+        out.push(h);
+    }
+    out
 }
 
 impl<'a> Oracle<'a> {
@@ -60,7 +82,32 @@ impl<'a> Oracle<'a> {
             effort,
             cache: HashMap::new(),
             runs: 0,
+            completions: Vec::new(),
+            failing: HashSet::new(),
         }
+    }
+
+    /// What the answers so far say of `prefix`: the length of its longest
+    /// prefix known completable (it agrees with a completion), and the
+    /// longest not known to fail (its shortest prefix known not
+    /// completable, less one; `prefix.len()` if none).
+    pub(super) fn known(&self, prefix: &[(u32, u64)]) -> (u32, u32) {
+        let lo = self
+            .completions
+            .iter()
+            .map(|c| {
+                prefix
+                    .iter()
+                    .take_while(|&&(b, o)| c[b as usize] == o)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        let hashes = prefix_hashes(prefix);
+        let hi = (lo + 1..=prefix.len())
+            .find(|&n| self.failing.contains(&(n, hashes[n])))
+            .map_or(prefix.len(), |n| n - 1);
+        (lo as u32, hi as u32)
     }
 
     /// A plan of the problem within the capacity with `prefix` fixed, or
@@ -103,9 +150,27 @@ impl<'a> Oracle<'a> {
         if let Some(&known) = self.cache.get(prefix) {
             return known;
         }
+        let (lo, hi) = self.known(prefix);
+        if lo as usize == prefix.len() {
+            return Some(true);
+        }
+        if (hi as usize) < prefix.len() {
+            return Some(false);
+        }
         let answer = match self.complete(prefix) {
-            Ok(_) => Some(true),
-            Err(true) => Some(false),
+            Ok(global) => {
+                if self.completions.len() >= COMPLETIONS {
+                    self.completions.remove(0);
+                }
+                let local = self.model.global.iter().map(|b| global[b.index()]);
+                self.completions.push(local.collect());
+                Some(true)
+            }
+            Err(true) => {
+                let hash = prefix_hashes(prefix)[prefix.len()];
+                self.failing.insert((prefix.len(), hash));
+                Some(false)
+            }
             Err(false) => None,
         };
         self.cache.insert(prefix.to_vec(), answer);
@@ -116,11 +181,14 @@ impl<'a> Oracle<'a> {
     /// whose first `x` placements can be completed, knowing that the first
     /// `best` can; `None` if the oracle leaves a step undecided.
     pub(super) fn minimum(&mut self, event: &Event, best: u32) -> Option<u32> {
-        let (mut lo, mut hi) = (best, event.depth);
+        let prefix = &event.prefix[..event.depth as usize];
+        let (known_lo, known_hi) = self.known(prefix);
+        let (mut lo, mut hi) = (best.max(known_lo), known_hi.max(best));
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
-            if self.completable(&event.prefix[..mid as usize])? {
-                lo = mid;
+            if self.completable(&prefix[..mid as usize])? {
+                // The completion found may agree with the path further.
+                lo = mid.max(self.known(prefix).0.min(hi));
             } else {
                 hi = mid - 1;
             }
@@ -489,14 +557,28 @@ pub(super) struct Guided {
     pub(super) runs: u64,
     pub(super) seconds: f64,
     pub(super) capped: bool,
+    /// Steered backtracks where the oracle proved no level deeper than B
+    /// completable (its target is then B, or the deepest candidate at or
+    /// above it).
+    pub(super) shallow: u64,
+    /// The sum of the steered jumps' lengths (depth - target).
+    pub(super) jumped: u64,
+}
+
+/// The oracle of an oracle-guided run: the search's work budget per
+/// question and the seconds of questions per run.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Budget {
+    pub(super) effort: f64,
+    pub(super) seconds: f64,
 }
 
 /// Tela on `problem` at `capacity` (every time group, the step limit
 /// shared as in [`Models::decide`], seed `seed`) with every major backtrack
 /// steered by `guide`, given `known`, a plan within the capacity (the
-/// generator's or the search's). The oracle answers with `effort` per
-/// question and for at most `oracle_seconds` in all, after which the run
-/// backtracks by default. The upper bound of learned backtracking (§6):
+/// generator's or the search's). The oracle answers within `budget`,
+/// after which the run backtracks by default. The upper bound of learned backtracking (§6):
 /// what a perfect choice of target achieves.
 #[cfg(test)]
 pub(super) fn guided(
@@ -506,9 +588,12 @@ pub(super) fn guided(
     seed: u64,
     known: &[u64],
     guide: Guide,
-    effort: f64,
-    oracle_seconds: f64,
+    budget: Budget,
 ) -> Guided {
+    let Budget {
+        effort,
+        seconds: oracle_seconds,
+    } = budget;
     use std::cell::Cell;
     let Some(models) = Models::new(problem, options, &crate::stop::Stop::never()) else {
         return Guided::default();
@@ -517,6 +602,7 @@ pub(super) fn guided(
     let step_limit = options.step_limit;
     let (steered, runs, spent, capped) =
         (Cell::new(0), Cell::new(0), Cell::new(0.0), Cell::new(false));
+    let (shallow, jumped) = (Cell::new(0), Cell::new(0));
     let deadline = SolveOptions::default().stop();
     let mut found = true;
     for (g, model) in models.models.iter().enumerate() {
@@ -527,6 +613,7 @@ pub(super) fn guided(
         state.events = Some(Vec::new());
         state.steer_only = true;
         let (steered, runs, spent, capped) = (&steered, &runs, &spent, &capped);
+        let (shallow, jumped) = (&shallow, &jumped);
         state.steer = Some(Box::new(move |event: &Event| {
             let b = best(event, &local);
             if guide == Guide::Default || capped.get() {
@@ -534,6 +621,7 @@ pub(super) fn guided(
             }
             steered.set(steered.get() + 1);
             if guide == Guide::Best {
+                jumped.set(jumped.get() + u64::from(event.depth - b));
                 return Some(b);
             }
             if spent.get() >= oracle_seconds {
@@ -568,6 +656,16 @@ pub(super) fn guided(
                 }
                 _ => Some(oracle.minimum(event, b).unwrap_or(b)),
             };
+            let proven = match guide {
+                Guide::Candidate => target.is_some_and(|t| t > b),
+                _ => target != Some(b),
+            };
+            if !proven {
+                shallow.set(shallow.get() + 1);
+            }
+            if let Some(t) = target {
+                jumped.set(jumped.get() + u64::from(event.depth - t));
+            }
             runs.set(runs.get() + oracle.runs - before);
             spent.set(spent.get() + start.elapsed().as_secs_f64());
             target
@@ -588,6 +686,8 @@ pub(super) fn guided(
         runs: runs.get(),
         seconds: spent.get(),
         capped: capped.get(),
+        shallow: shallow.get(),
+        jumped: jumped.get(),
     }
 }
 
@@ -641,7 +741,7 @@ fn oracle_guided() {
     let mut out = std::fs::File::create(&path).unwrap();
     writeln!(
         out,
-        "kind,buffers,seed,factor,mode,found,steps,major,steered,oracle_runs,oracle_seconds,capped"
+        "kind,buffers,seed,factor,mode,found,steps,major,steered,oracle_runs,oracle_seconds,capped,shallow,jumped"
     )
     .unwrap();
     for line in lines {
@@ -678,13 +778,19 @@ fn oracle_guided() {
         };
         for &mode in &modes {
             let g = guided(
-                &problem, capacity, &options, 0, &known, mode, effort, seconds,
+                &problem,
+                capacity,
+                &options,
+                0,
+                &known,
+                mode,
+                Budget { effort, seconds },
             );
             let name = format!("{mode:?}").to_lowercase();
             eprintln!("{} {n} {seed} {factor} {name}: {g:?}", kind.name());
             writeln!(
                 out,
-                "{},{n},{seed},{factor},{name},{},{},{},{},{},{:.3},{}",
+                "{},{n},{seed},{factor},{name},{},{},{},{},{},{:.3},{},{},{}",
                 kind.name(),
                 u8::from(g.found),
                 g.steps,
@@ -692,7 +798,9 @@ fn oracle_guided() {
                 g.steered,
                 g.runs,
                 g.seconds,
-                u8::from(g.capped)
+                u8::from(g.capped),
+                g.shallow,
+                g.jumped
             )
             .unwrap();
             out.flush().unwrap();
