@@ -55,6 +55,10 @@ pub(super) struct Oracle<'a> {
     /// The paths found not completable, as (length, hash of the
     /// placements): no path extending one is completable.
     failing: HashSet<(usize, u64)>,
+    /// Whether answers are inferred from the completions and failures
+    /// (off for the labels of the shipped model, which were collected
+    /// without, so that its rebuild gives the same labels).
+    pub(super) infer: bool,
 }
 
 /// At most this many completions are kept by the oracle.
@@ -84,6 +88,7 @@ impl<'a> Oracle<'a> {
             runs: 0,
             completions: Vec::new(),
             failing: HashSet::new(),
+            infer: false,
         }
     }
 
@@ -150,12 +155,14 @@ impl<'a> Oracle<'a> {
         if let Some(&known) = self.cache.get(prefix) {
             return known;
         }
-        let (lo, hi) = self.known(prefix);
-        if lo as usize == prefix.len() {
-            return Some(true);
-        }
-        if (hi as usize) < prefix.len() {
-            return Some(false);
+        if self.infer {
+            let (lo, hi) = self.known(prefix);
+            if lo as usize == prefix.len() {
+                return Some(true);
+            }
+            if (hi as usize) < prefix.len() {
+                return Some(false);
+            }
         }
         let answer = match self.complete(prefix) {
             Ok(global) => {
@@ -182,13 +189,21 @@ impl<'a> Oracle<'a> {
     /// `best` can; `None` if the oracle leaves a step undecided.
     pub(super) fn minimum(&mut self, event: &Event, best: u32) -> Option<u32> {
         let prefix = &event.prefix[..event.depth as usize];
-        let (known_lo, known_hi) = self.known(prefix);
+        let (known_lo, known_hi) = if self.infer {
+            self.known(prefix)
+        } else {
+            (0, event.depth)
+        };
         let (mut lo, mut hi) = (best.max(known_lo), known_hi.max(best));
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
             if self.completable(&prefix[..mid as usize])? {
                 // The completion found may agree with the path further.
-                lo = mid.max(self.known(prefix).0.min(hi));
+                lo = if self.infer {
+                    mid.max(self.known(prefix).0.min(hi))
+                } else {
+                    mid
+                };
             } else {
                 hi = mid - 1;
             }
@@ -609,6 +624,7 @@ pub(super) fn guided(
         let seed = seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let local: Vec<u64> = model.global.iter().map(|b| known[b.index()]).collect();
         let mut oracle = Oracle::new(problem, model, capacity, effort);
+        oracle.infer = true;
         let mut state = State::new(model, capacity, options, &deadline, seed);
         state.events = Some(Vec::new());
         state.steer_only = true;
