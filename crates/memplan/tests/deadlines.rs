@@ -19,6 +19,7 @@ fn solvers() -> Vec<Box<dyn Solver>> {
     all.push(Box::new(Auto {
         options: AutoOptions {
             search_max_buffers: 10,
+            ..AutoOptions::default()
         },
     }));
     all
