@@ -2,7 +2,8 @@
 //! memplan's exact search decides whether the placements on the path up
 //! to a level can be completed. Test-only: the harness
 //! [`backtracking_labels`] writes the training data of
-//! `scripts/train_backtracking.py`.
+//! `scripts/train_backtracking.py`; [`oracle_guided`] measures the upper
+//! bound, tela with every major backtrack steered by the oracle.
 //!
 //! For a recorded major backtrack from `depth` (an [`Event`]), target `x`
 //! keeps the first `x` placements. The *minimum* target `M` is the
