@@ -158,7 +158,7 @@ impl<'a> Oracle<'a> {
         }
         if self.infer {
             let (lo, hi) = self.known(prefix);
-            if lo as usize == prefix.len() {
+            if lo as usize == prefix.len() && !self.completions.is_empty() {
                 return Some(true);
             }
             if (hi as usize) < prefix.len() {
@@ -940,6 +940,88 @@ mod tests {
         }
         assert!(found >= 5, "{found}");
         assert!(learned > 0);
+    }
+
+    /// The oracle-guided harness runs tela as it is when it does not steer
+    /// (the same steps and major backtracks as the solver's counters), and
+    /// with the best target of the generator's plan it steers every major
+    /// backtrack; the oracle's inferences agree with its searches.
+    #[test]
+    fn guided_runs_are_tela_steered() {
+        use super::super::Tela;
+        let options = TelaOptions {
+            step_limit: 20_000,
+            ..TelaOptions::default()
+        };
+        let budget = Budget {
+            effort: 0.05,
+            seconds: 10.0,
+        };
+        let mut checked = 0;
+        for seed in 1..=20 {
+            let generated = crate::generate::generate(crate::generate::Kind::Perfect, 60, seed);
+            let p = generated.problem;
+            let capacity = p.max_load();
+            let known = generated.optimal_plan.unwrap();
+            let g = guided(
+                &p,
+                capacity,
+                &options,
+                0,
+                known.offsets(),
+                Guide::Default,
+                budget,
+            );
+            let tela = Tela {
+                options: options.clone(),
+            };
+            let counters = match tela.solve(
+                &p.clone().with_capacity(Some(capacity)),
+                &SolveOptions::default(),
+            ) {
+                Ok(s) => s.counters,
+                Err(SolveError::NotFound { counters, .. }) => counters,
+            };
+            let counter = |name: &str| counters.iter().find(|c| c.0 == name).map_or(0, |c| c.1);
+            assert_eq!(
+                (g.steps, g.major),
+                (counter("steps"), counter("major_backtracks"))
+            );
+            assert_eq!(g.steered, 0);
+            if g.major == 0 {
+                continue;
+            }
+            let best = guided(
+                &p,
+                capacity,
+                &options,
+                0,
+                known.offsets(),
+                Guide::Best,
+                budget,
+            );
+            assert_eq!(best.steered, best.major);
+            assert_eq!(best.runs, 0);
+            checked += 1;
+        }
+        assert!(checked > 0);
+        // A completion makes its own placements known completable.
+        let generated = crate::generate::generate(crate::generate::Kind::Perfect, 60, 1);
+        let p = generated.problem;
+        let models = Models::new(&p, &TelaOptions::default(), &crate::stop::Stop::never()).unwrap();
+        let model = models.models.iter().max_by_key(|m| m.global.len()).unwrap();
+        assert!(model.global.len() > 10);
+        let mut oracle = Oracle::new(&p, model, p.max_load(), 0.05);
+        oracle.infer = true;
+        assert_eq!(oracle.completable(&[]), Some(true));
+        let plan = oracle.completions[0].clone();
+        let path: Vec<(u32, u64)> = (0..model.global.len() as u32)
+            .map(|b| (b, plan[b as usize]))
+            .collect();
+        assert_eq!(oracle.known(&path), (path.len() as u32, path.len() as u32));
+        let runs = oracle.runs;
+        assert_eq!(oracle.completable(&path[..10]), Some(true));
+        assert_eq!(oracle.runs, runs);
     }
 
     /// The model's cost per candidate target (printed; `--ignored`).
