@@ -119,6 +119,11 @@ impl State<'_> {
                     event.taken = t;
                 }
             }
+            #[cfg(test)]
+            if self.steer_only {
+                self.targets = list;
+                return taken;
+            }
             if let Some(events) = &mut self.events {
                 events.push(event);
             }

@@ -2,7 +2,8 @@
 //! memplan's exact search decides whether the placements on the path up
 //! to a level can be completed. Test-only: the harness
 //! [`backtracking_labels`] writes the training data of
-//! `scripts/train_backtracking.py`.
+//! `scripts/train_backtracking.py`; [`oracle_guided`] measures the upper
+//! bound, tela with every major backtrack steered by the oracle.
 //!
 //! For a recorded major backtrack from `depth` (an [`Event`]), target `x`
 //! keeps the first `x` placements. The *minimum* target `M` is the
@@ -23,7 +24,7 @@ use crate::solver::{Effort, NotFoundReason, Probe, SolveError, SolveOptions, Sol
 // The module is test-only; the attribute also tells the layers test so.
 #[cfg(test)]
 use crate::solvers::search::Search;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 /// The pointwise score of target `x` given the best and minimum targets.
@@ -49,6 +50,32 @@ pub(super) struct Oracle<'a> {
     cache: HashMap<Vec<(u32, u64)>, Option<bool>>,
     /// Search runs made (cache misses).
     pub(super) runs: u64,
+    /// The completions found (local offsets), the latest last: a path
+    /// whose placements all agree with one is completable.
+    completions: Vec<Vec<u64>>,
+    /// The paths found not completable, as (length, hash of the
+    /// placements): no path extending one is completable.
+    failing: HashSet<(usize, u64)>,
+    /// Whether answers are inferred from the completions and failures
+    /// (off for the labels of the shipped model, which were collected
+    /// without, so that its rebuild gives the same labels).
+    pub(super) infer: bool,
+}
+
+/// At most this many completions are kept by the oracle.
+const COMPLETIONS: usize = 64;
+
+/// The hashes of the first `0..=n` placements of `prefix`.
+fn prefix_hashes(prefix: &[(u32, u64)]) -> Vec<u64> {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut out = Vec::with_capacity(prefix.len() + 1);
+    out.push(h);
+    for &(b, o) in prefix {
+        h = (h.rotate_left(5) ^ u64::from(b).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ o)
+            .wrapping_mul(0x0100_0000_01b3);
+        out.push(h);
+    }
+    out
 }
 
 impl<'a> Oracle<'a> {
@@ -60,7 +87,33 @@ impl<'a> Oracle<'a> {
             effort,
             cache: HashMap::new(),
             runs: 0,
+            completions: Vec::new(),
+            failing: HashSet::new(),
+            infer: false,
         }
+    }
+
+    /// What the answers so far say of `prefix`: the length of its longest
+    /// prefix known completable (it agrees with a completion), and the
+    /// longest not known to fail (its shortest prefix known not
+    /// completable, less one; `prefix.len()` if none).
+    pub(super) fn known(&self, prefix: &[(u32, u64)]) -> (u32, u32) {
+        let lo = self
+            .completions
+            .iter()
+            .map(|c| {
+                prefix
+                    .iter()
+                    .take_while(|&&(b, o)| c[b as usize] == o)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        let hashes = prefix_hashes(prefix);
+        let hi = (lo + 1..=prefix.len())
+            .find(|&n| self.failing.contains(&(n, hashes[n])))
+            .map_or(prefix.len(), |n| n - 1);
+        (lo as u32, hi as u32)
     }
 
     /// A plan of the problem within the capacity with `prefix` fixed, or
@@ -103,9 +156,29 @@ impl<'a> Oracle<'a> {
         if let Some(&known) = self.cache.get(prefix) {
             return known;
         }
+        if self.infer {
+            let (lo, hi) = self.known(prefix);
+            if lo as usize == prefix.len() && !self.completions.is_empty() {
+                return Some(true);
+            }
+            if (hi as usize) < prefix.len() {
+                return Some(false);
+            }
+        }
         let answer = match self.complete(prefix) {
-            Ok(_) => Some(true),
-            Err(true) => Some(false),
+            Ok(global) => {
+                if self.completions.len() >= COMPLETIONS {
+                    self.completions.remove(0);
+                }
+                let local = self.model.global.iter().map(|b| global[b.index()]);
+                self.completions.push(local.collect());
+                Some(true)
+            }
+            Err(true) => {
+                let hash = prefix_hashes(prefix)[prefix.len()];
+                self.failing.insert((prefix.len(), hash));
+                Some(false)
+            }
             Err(false) => None,
         };
         self.cache.insert(prefix.to_vec(), answer);
@@ -116,11 +189,22 @@ impl<'a> Oracle<'a> {
     /// whose first `x` placements can be completed, knowing that the first
     /// `best` can; `None` if the oracle leaves a step undecided.
     pub(super) fn minimum(&mut self, event: &Event, best: u32) -> Option<u32> {
-        let (mut lo, mut hi) = (best, event.depth);
+        let prefix = &event.prefix[..event.depth as usize];
+        let (known_lo, known_hi) = if self.infer {
+            self.known(prefix)
+        } else {
+            (0, event.depth)
+        };
+        let (mut lo, mut hi) = (best.max(known_lo), known_hi.max(best));
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
-            if self.completable(&event.prefix[..mid as usize])? {
-                lo = mid;
+            if self.completable(&prefix[..mid as usize])? {
+                // The completion found may agree with the path further.
+                lo = if self.infer {
+                    mid.max(self.known(prefix).0.min(hi))
+                } else {
+                    mid
+                };
             } else {
                 hi = mid - 1;
             }
@@ -459,6 +543,288 @@ fn backtracking_labels() {
     }
 }
 
+/// Where an oracle-guided run ([`guided`]) jumps at every major backtrack.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Guide {
+    /// Tela's own target (a check that the harness runs tela as it is).
+    Default,
+    /// The best target B (§6.3): the deepest level whose placements all
+    /// belong to a known plan.
+    Best,
+    /// The oracle's minimum target M (§6.3), the deepest level found
+    /// completable, searched from B.
+    Minimum,
+    /// The deepest candidate target (§6.2) at or above M: the best a model
+    /// ranking the candidates can do.
+    Candidate,
+}
+
+/// The end of an oracle-guided run: whether a plan was found, tela's
+/// steps and major backtracks, the backtracks steered, the oracle's
+/// search runs and seconds, and whether the oracle's time ran out.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Guided {
+    pub(super) found: bool,
+    pub(super) steps: u64,
+    pub(super) major: u64,
+    pub(super) steered: u64,
+    pub(super) runs: u64,
+    pub(super) seconds: f64,
+    pub(super) capped: bool,
+    /// Steered backtracks where the oracle proved no level deeper than B
+    /// completable (its target is then B, or the deepest candidate at or
+    /// above it).
+    pub(super) shallow: u64,
+    /// The sum of the steered jumps' lengths (depth - target).
+    pub(super) jumped: u64,
+}
+
+/// The oracle of an oracle-guided run: the search's work budget per
+/// question and the seconds of questions per run.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Budget {
+    pub(super) effort: f64,
+    pub(super) seconds: f64,
+}
+
+/// Tela on `problem` at `capacity` (every time group, the step limit
+/// shared as in [`Models::decide`], seed `seed`) with every major backtrack
+/// steered by `guide`, given `known`, a plan within the capacity (the
+/// generator's or the search's). The oracle answers within `budget`,
+/// after which the run backtracks by default. The upper bound of learned backtracking (§6):
+/// what a perfect choice of target achieves.
+#[cfg(test)]
+pub(super) fn guided(
+    problem: &Problem,
+    capacity: u64,
+    options: &TelaOptions,
+    seed: u64,
+    known: &[u64],
+    guide: Guide,
+    budget: Budget,
+) -> Guided {
+    let Budget {
+        effort,
+        seconds: oracle_seconds,
+    } = budget;
+    use std::cell::Cell;
+    let Some(models) = Models::new(problem, options, &crate::stop::Stop::never()) else {
+        return Guided::default();
+    };
+    let mut work = Work::default();
+    let step_limit = options.step_limit;
+    let (steered, runs, spent, capped) =
+        (Cell::new(0), Cell::new(0), Cell::new(0.0), Cell::new(false));
+    let (shallow, jumped) = (Cell::new(0), Cell::new(0));
+    let deadline = SolveOptions::default().stop();
+    let mut found = true;
+    for (g, model) in models.models.iter().enumerate() {
+        let seed = seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let local: Vec<u64> = model.global.iter().map(|b| known[b.index()]).collect();
+        let mut oracle = Oracle::new(problem, model, capacity, effort);
+        oracle.infer = true;
+        let mut state = State::new(model, capacity, options, &deadline, seed);
+        state.events = Some(Vec::new());
+        state.steer_only = true;
+        let (steered, runs, spent, capped) = (&steered, &runs, &spent, &capped);
+        let (shallow, jumped) = (&shallow, &jumped);
+        state.steer = Some(Box::new(move |event: &Event| {
+            let b = best(event, &local);
+            if guide == Guide::Default || capped.get() {
+                return None;
+            }
+            steered.set(steered.get() + 1);
+            if guide == Guide::Best {
+                jumped.set(jumped.get() + u64::from(event.depth - b));
+                return Some(b);
+            }
+            if spent.get() >= oracle_seconds {
+                capped.set(true);
+                return None;
+            }
+            let start = std::time::Instant::now();
+            let before = oracle.runs;
+            if oracle.cache.len() > 4096 {
+                oracle.cache.clear();
+            }
+            let target = match guide {
+                // Bisection over the candidates: completable is monotone
+                // (a prefix of a completable path is completable), and the
+                // first `b` placements are completable.
+                Guide::Candidate => {
+                    let t = &event.targets;
+                    let (mut lo, mut hi) = (0usize, t.len());
+                    while lo < hi {
+                        let mid = (lo + hi) / 2;
+                        let yes = t[mid] <= b
+                            || oracle
+                                .completable(&event.prefix[..t[mid] as usize])
+                                .unwrap_or(false);
+                        if yes {
+                            lo = mid + 1;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    lo.checked_sub(1).map(|i| t[i])
+                }
+                _ => Some(oracle.minimum(event, b).unwrap_or(b)),
+            };
+            let proven = match guide {
+                Guide::Candidate => target.is_some_and(|t| t > b),
+                _ => target != Some(b),
+            };
+            if !proven {
+                shallow.set(shallow.get() + 1);
+            }
+            if let Some(t) = target {
+                jumped.set(jumped.get() + u64::from(event.depth - t));
+            }
+            runs.set(runs.get() + oracle.runs - before);
+            spent.set(spent.get() + start.elapsed().as_secs_f64());
+            target
+        }));
+        match model.decide_in(&mut state, options, step_limit, &mut work) {
+            Probe::Fits(_) => {}
+            _ => {
+                found = false;
+                break;
+            }
+        }
+    }
+    Guided {
+        found,
+        steps: work.effort.steps,
+        major: work.effort.major_backtracks,
+        steered: steered.get(),
+        runs: runs.get(),
+        seconds: spent.get(),
+        capped: capped.get(),
+        shallow: shallow.get(),
+        jumped: jumped.get(),
+    }
+}
+
+/// The oracle-guided runs (`cargo test -p memplan --release --lib
+/// oracle_guided -- --ignored`): for every input of `MEMPLAN_GUIDED_INPUTS`
+/// (a CSV with columns kind, buffers, seed, factor), tela with each guide
+/// of `MEMPLAN_GUIDED_MODES` (`default,best,minimum,candidate`), written to
+/// `MEMPLAN_GUIDED` as CSV; the oracle's budget `MEMPLAN_GUIDED_EFFORT`
+/// (`0.05`) per question, `MEMPLAN_GUIDED_SECONDS` (`120`) per run, tela's
+/// `MEMPLAN_GUIDED_STEPS` (`100000`). The known plan is the generator's
+/// when it is within the capacity, else the search's (effort
+/// `MEMPLAN_GUIDED_SEARCH`, `0.5`: the population's proof).
+#[cfg(test)]
+#[test]
+#[ignore]
+fn oracle_guided() {
+    use crate::generate::{generate, Kind};
+    use crate::named::Named;
+    use std::io::Write;
+    let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let (Ok(inputs), Ok(path)) = (
+        std::env::var("MEMPLAN_GUIDED_INPUTS"),
+        std::env::var("MEMPLAN_GUIDED"),
+    ) else {
+        eprintln!("MEMPLAN_GUIDED_INPUTS or MEMPLAN_GUIDED is not set: nothing to do");
+        return;
+    };
+    let modes: Vec<Guide> = var("MEMPLAN_GUIDED_MODES", "default,best,minimum,candidate")
+        .split(',')
+        .map(|m| match m {
+            "default" => Guide::Default,
+            "best" => Guide::Best,
+            "minimum" => Guide::Minimum,
+            "candidate" => Guide::Candidate,
+            other => panic!("unknown guide {other}"),
+        })
+        .collect();
+    let effort: f64 = var("MEMPLAN_GUIDED_EFFORT", "0.05").parse().unwrap();
+    let seconds: f64 = var("MEMPLAN_GUIDED_SECONDS", "120").parse().unwrap();
+    let steps: u64 = var("MEMPLAN_GUIDED_STEPS", "100000").parse().unwrap();
+    let search: f64 = var("MEMPLAN_GUIDED_SEARCH", "0.5").parse().unwrap();
+    let options = TelaOptions {
+        step_limit: steps,
+        ..TelaOptions::default()
+    };
+    let text = std::fs::read_to_string(&inputs).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|&h| h == name).unwrap();
+    let (ck, cb, cs, cf) = (col("kind"), col("buffers"), col("seed"), col("factor"));
+    let mut out = std::fs::File::create(&path).unwrap();
+    writeln!(
+        out,
+        "kind,buffers,seed,factor,mode,found,steps,major,steered,oracle_runs,oracle_seconds,capped,shallow,jumped"
+    )
+    .unwrap();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let kind = Kind::parse(f[ck]).unwrap();
+        let n: usize = f[cb].parse().unwrap();
+        let seed: u64 = f[cs].parse().unwrap();
+        let factor: f64 = f[cf].parse().unwrap();
+        let generated = generate(kind, n, seed);
+        let problem = generated.problem;
+        let capacity = (problem.max_load() as f64 * factor) as u64;
+        let known: Vec<u64> = match generated
+            .optimal_plan
+            .as_ref()
+            .or(generated.known_plan.as_ref())
+            .filter(|plan| plan.makespan(&problem) <= capacity)
+        {
+            Some(plan) => plan.offsets().to_vec(),
+            None => {
+                let p = problem.clone().with_capacity(Some(capacity));
+                let o = SolveOptions {
+                    effort: Effort::new(search),
+                    time_limit: Some(Duration::from_secs(60)),
+                    ..SolveOptions::default()
+                };
+                match Search::default().solve(&p, &o) {
+                    Ok(s) => s.plan.offsets().to_vec(),
+                    Err(_) => {
+                        eprintln!("{line}: no known plan");
+                        continue;
+                    }
+                }
+            }
+        };
+        for &mode in &modes {
+            let g = guided(
+                &problem,
+                capacity,
+                &options,
+                0,
+                &known,
+                mode,
+                Budget { effort, seconds },
+            );
+            let name = format!("{mode:?}").to_lowercase();
+            eprintln!("{} {n} {seed} {factor} {name}: {g:?}", kind.name());
+            writeln!(
+                out,
+                "{},{n},{seed},{factor},{name},{},{},{},{},{},{:.3},{},{},{}",
+                kind.name(),
+                u8::from(g.found),
+                g.steps,
+                g.major,
+                g.steered,
+                g.runs,
+                g.seconds,
+                u8::from(g.capped),
+                g.shallow,
+                g.jumped
+            )
+            .unwrap();
+            out.flush().unwrap();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::learned::{targets, Forest};
@@ -574,6 +940,88 @@ mod tests {
         }
         assert!(found >= 5, "{found}");
         assert!(learned > 0);
+    }
+
+    /// The oracle-guided harness runs tela as it is when it does not steer
+    /// (the same steps and major backtracks as the solver's counters), and
+    /// with the best target of the generator's plan it steers every major
+    /// backtrack; the oracle's inferences agree with its searches.
+    #[test]
+    fn guided_runs_are_tela_steered() {
+        use super::super::Tela;
+        let options = TelaOptions {
+            step_limit: 20_000,
+            ..TelaOptions::default()
+        };
+        let budget = Budget {
+            effort: 0.05,
+            seconds: 10.0,
+        };
+        let mut checked = 0;
+        for seed in 1..=20 {
+            let generated = crate::generate::generate(crate::generate::Kind::Perfect, 60, seed);
+            let p = generated.problem;
+            let capacity = p.max_load();
+            let known = generated.optimal_plan.unwrap();
+            let g = guided(
+                &p,
+                capacity,
+                &options,
+                0,
+                known.offsets(),
+                Guide::Default,
+                budget,
+            );
+            let tela = Tela {
+                options: options.clone(),
+            };
+            let counters = match tela.solve(
+                &p.clone().with_capacity(Some(capacity)),
+                &SolveOptions::default(),
+            ) {
+                Ok(s) => s.counters,
+                Err(SolveError::NotFound { counters, .. }) => counters,
+            };
+            let counter = |name: &str| counters.iter().find(|c| c.0 == name).map_or(0, |c| c.1);
+            assert_eq!(
+                (g.steps, g.major),
+                (counter("steps"), counter("major_backtracks"))
+            );
+            assert_eq!(g.steered, 0);
+            if g.major == 0 {
+                continue;
+            }
+            let best = guided(
+                &p,
+                capacity,
+                &options,
+                0,
+                known.offsets(),
+                Guide::Best,
+                budget,
+            );
+            assert_eq!(best.steered, best.major);
+            assert_eq!(best.runs, 0);
+            checked += 1;
+        }
+        assert!(checked > 0);
+        // A completion makes its own placements known completable.
+        let generated = crate::generate::generate(crate::generate::Kind::Perfect, 60, 1);
+        let p = generated.problem;
+        let models = Models::new(&p, &TelaOptions::default(), &crate::stop::Stop::never()).unwrap();
+        let model = models.models.iter().max_by_key(|m| m.global.len()).unwrap();
+        assert!(model.global.len() > 10);
+        let mut oracle = Oracle::new(&p, model, p.max_load(), 0.05);
+        oracle.infer = true;
+        assert_eq!(oracle.completable(&[]), Some(true));
+        let plan = oracle.completions[0].clone();
+        let path: Vec<(u32, u64)> = (0..model.global.len() as u32)
+            .map(|b| (b, plan[b as usize]))
+            .collect();
+        assert_eq!(oracle.known(&path), (path.len() as u32, path.len() as u32));
+        let runs = oracle.runs;
+        assert_eq!(oracle.completable(&path[..10]), Some(true));
+        assert_eq!(oracle.runs, runs);
     }
 
     /// The model's cost per candidate target (printed; `--ignored`).

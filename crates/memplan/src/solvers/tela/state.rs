@@ -102,6 +102,10 @@ pub(super) struct State<'m> {
     /// backtrack (the oracle's, for the labels' mix of TelaMalloc §6.5).
     #[cfg(test)]
     pub(super) steer: Option<Steer<'m>>,
+    /// Test-only: with `steer`, the major backtracks are not kept (the
+    /// oracle-guided runs of [`super::labels`] steer every one).
+    #[cfg(test)]
+    pub(super) steer_only: bool,
 }
 
 /// The oracle's say at a recorded major backtrack: a target, or `None`
@@ -164,6 +168,8 @@ impl<'m> State<'m> {
             targets: Vec::new(),
             #[cfg(test)]
             steer: None,
+            #[cfg(test)]
+            steer_only: false,
         }
     }
 
