@@ -17,6 +17,7 @@
 # if any run is worse (no plan where before had one, or a higher makespan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/timing-common.sh
 before=${1:?usage: auto-capacity.sh BEFORE_BINARY AFTER_BINARY}
 after=${2:?usage: auto-capacity.sh BEFORE_BINARY AFTER_BINARY}
 shared=${SHARED:-../shared}
@@ -28,11 +29,7 @@ seeds=${SEEDS:-1 2 3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-inputs=()
-for f in "$shared"/bench/minimalloc/*.csv "$shared"/bench/iopddl/*.csv "$shared"/bench/somas/*.csv; do
-  [ -e "$f" ] && inputs+=("$f")
-done
-[ ${#inputs[@]} -gt 0 ] || echo "auto-capacity: $shared/bench is absent: generated instances only"
+shared_inputs auto-capacity
 for kind in $kinds; do
   for n in $sizes; do
     for seed in $seeds; do

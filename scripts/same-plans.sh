@@ -15,6 +15,7 @@
 # does not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/timing-common.sh
 before=${1:?usage: same-plans.sh BEFORE_BINARY AFTER_BINARY}
 after=${2:?usage: same-plans.sh BEFORE_BINARY AFTER_BINARY}
 shared=${SHARED:-../shared}
@@ -23,11 +24,7 @@ solvers=${SOLVERS:-greedy search tela boxing auto}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-inputs=()
-for f in "$shared"/bench/minimalloc/*.csv "$shared"/bench/iopddl/*.csv "$shared"/bench/somas/*.csv; do
-  [ -e "$f" ] && inputs+=("$f")
-done
-[ ${#inputs[@]} -gt 0 ] || echo "same-plans: $shared/bench is absent: generated instances only"
+shared_inputs same-plans
 for kind in random perfect layered trace challenging; do
   f="$work/$kind.csv"
   "$after" generate --kind "$kind" --buffers 300 --seed 7 -o "$f"

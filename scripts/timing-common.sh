@@ -1,4 +1,4 @@
-# Shared by the timing scripts (sourced).
+# Shared by the timing and plan-comparison scripts (sourced).
 
 # `solver_args SOLVER` sets the array `args` to memplan's flags for
 # SOLVER, where `greedy/ORDER/FIT` names a greedy variant (e.g.
@@ -21,4 +21,16 @@ instance() {
   local file=$dir/$1-$2.csv
   [ -f "$file" ] || "$memplan" generate --kind "$1" --buffers "$2" -o "$file" >/dev/null
   echo "$file"
+}
+
+# `shared_inputs NAME` sets the array `inputs` to the public benchmark
+# files under $shared/bench (MiniMalloc, iopddl, SOMAS) that exist, and
+# says so (as NAME) when there are none.
+shared_inputs() {
+  inputs=()
+  local f
+  for f in "$shared"/bench/minimalloc/*.csv "$shared"/bench/iopddl/*.csv "$shared"/bench/somas/*.csv; do
+    [ -e "$f" ] && inputs+=("$f")
+  done
+  [ ${#inputs[@]} -gt 0 ] || echo "$1: $shared/bench is absent: generated instances only"
 }

@@ -1088,6 +1088,7 @@ mod tests {
         // A thousandth of the default: 100 buffer-iterations, a skyline
         // up to 500 buffers.
         let s = auto.solve(&p, &with(0.001)).unwrap();
+        validate(&p, &s.plan).unwrap();
         let greedy = Greedy::default()
             .solve(&p, &SolveOptions::default())
             .unwrap();
@@ -1103,6 +1104,8 @@ mod tests {
         );
         let boxed = Boxing::default().solve(&p, &one).unwrap();
         let s = auto.solve(&p, &one).unwrap();
+        validate(&p, &boxed.plan).unwrap();
+        validate(&p, &s.plan).unwrap();
         assert!(s.makespan <= boxed.makespan);
         assert!(boxed.counters.contains(&("iterations", 1)));
     }
