@@ -5,7 +5,9 @@
 # seconds after the start, and prints from the JSON when the signal came
 # into the solve (`seconds - stop_latency`; negative: during the read, which
 # is not cut), the latency from the signal to the solver's return, the
-# makespan returned and whether the latency is within 100 ms.
+# makespan returned and whether the latency is within 100 ms, then the
+# seconds the request's independent check of the plan took after the
+# solver's return (before the plan is written).
 #
 #   scripts/stop-latency.sh [SIZES] [DELAYS] [SOLVERS] [KINDS] [SIGNAL]
 #
@@ -29,7 +31,7 @@ mkdir -p "$dir"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
-printf '%-8s %9s %-26s %3s %6s %9s %8s %16s %s\n' kind buffers solver sig delay in-solve latency makespan verdict
+printf '%-8s %9s %-26s %3s %6s %9s %8s %16s %-14s %s\n' kind buffers solver sig delay in-solve latency makespan verdict check
 for kind in ${kinds//,/ }; do
   for n in ${sizes//,/ }; do
     file=$(instance "$kind" "$n")
@@ -45,14 +47,15 @@ for kind in ${kinds//,/ }; do
         seconds=$(field seconds <<<"$json")
         latency=$(field stop_latency <<<"$json")
         makespan=$(field makespan <<<"$json")
+        check=$(field check_seconds <<<"$json")
         if [ -z "$latency" ] || [ "$latency" = null ]; then
-          printf '%-8s %9s %-26s %3s %6s %9s %8s %16s %s\n' "$kind" "$n" "$solver" "$sig" "$delay" - - "${makespan:--}" "finished first"
+          printf '%-8s %9s %-26s %3s %6s %9s %8s %16s %-14s %s\n' "$kind" "$n" "$solver" "$sig" "$delay" - - "${makespan:--}" "finished first" "${check:--}"
           continue
         fi
         into=$(echo "$seconds - $latency" | bc -l)
         verdict=$(echo "$latency <= 0.1" | bc -l)
         [ "$verdict" = 1 ] && verdict=ok || verdict=SLOW
-        printf '%-8s %9s %-26s %3s %6s %9.3f %8.3f %16s %s\n' "$kind" "$n" "$solver" "$sig" "$delay" "$into" "$latency" "$makespan" "$verdict"
+        printf '%-8s %9s %-26s %3s %6s %9.3f %8.3f %16s %-14s %.3f\n' "$kind" "$n" "$solver" "$sig" "$delay" "$into" "$latency" "$makespan" "$verdict" "$check"
       done
     done
   done

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Instant;
 
 use memplan::generate::{generate, Kind};
 use memplan::plan::{read_plan, write_plan};
@@ -70,11 +71,10 @@ fn solve(args: SolveArgs) -> Result<(), Failure> {
     };
     let spinner = Spinner::start(&control.progress, args.quiet);
     let result = request.run(&problem, &control);
-    // How long the solver took to return after Ctrl-C or SIGTERM.
-    let stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
+    let returned = Instant::now();
     spinner.finish();
     let mut report = result.map_err(run_failure)?;
-    report.stop_latency = stop_latency;
+    report.stop_latency = signals::stop_latency(returned, report.check_seconds);
     let solution = match &report.outcome {
         Outcome::Planned(solution) => solution,
         Outcome::NotFound(error) => {

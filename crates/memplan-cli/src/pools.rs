@@ -58,8 +58,10 @@ pub fn solve(args: &SolveArgs, pools: &Path) -> Result<(), Failure> {
         cancel: Cancel::new(signals::graceful_stop()),
         progress: Progress::default(),
     };
-    let mut report = request.run_pools(&problem, &control).map_err(run_failure)?;
-    report.stop_latency = signals::first_signal().map(|t| t.elapsed().as_secs_f64());
+    let result = request.run_pools(&problem, &control);
+    let returned = std::time::Instant::now();
+    let mut report = result.map_err(run_failure)?;
+    report.stop_latency = signals::stop_latency(returned, report.check_seconds);
     let solution = match &report.outcome {
         Ok(solution) => solution,
         Err(error) => {

@@ -31,6 +31,16 @@ pub fn first_signal() -> Option<Instant> {
     FIRST.get().copied()
 }
 
+/// Seconds from the first stop signal to the solver's return, which came
+/// `check_seconds` before `returned` (the request's return: the check of
+/// the plan follows the solver's); `None` without a signal, or when the
+/// signal came after the solver had returned.
+pub fn stop_latency(returned: Instant, check_seconds: f64) -> Option<f64> {
+    let signal = first_signal()?;
+    let latency = returned.checked_duration_since(signal)?.as_secs_f64() - check_seconds;
+    (latency >= 0.0).then_some(latency)
+}
+
 /// Temporary files and directories to remove if a signal ends the
 /// process: each registered from its creation ([`Pending::create`]) until
 /// it is removed or renamed.

@@ -340,6 +340,7 @@ impl Request {
         let started = Instant::now();
         let result = run(solver, problem, &options);
         let seconds = started.elapsed().as_secs_f64();
+        let returned = Instant::now();
         let name = solver.name();
         // The plan is checked while the max load is computed beside it.
         let (valid, max_load) = rayon::join(
@@ -375,6 +376,7 @@ impl Request {
             capacity: problem.capacity,
             solver,
             seconds,
+            check_seconds: returned.elapsed().as_secs_f64(),
             stop_latency: None,
             hints,
             hints_kept,
@@ -396,6 +398,7 @@ impl Request {
         let started = Instant::now();
         let result = solve_pools(problem, self.pool_strategy, &options);
         let seconds = started.elapsed().as_secs_f64();
+        let returned = Instant::now();
         if let Ok(solution) = &result {
             validate_pools(problem, &solution.plan).map_err(|e| {
                 RunError::Internal(format!(
@@ -409,6 +412,7 @@ impl Request {
             area: problem.indices().map(|b| problem.area(b)).sum(),
             strategy: self.pool_strategy,
             seconds,
+            check_seconds: returned.elapsed().as_secs_f64(),
             stop_latency: None,
             outcome: result,
         })
@@ -439,8 +443,12 @@ pub struct Report {
     pub solver: String,
     /// Seconds the solve took (checks and validation excluded).
     pub seconds: f64,
+    /// Seconds the work after the solver's return took: the independent
+    /// validation of the plan, the max load beside it, the hints kept.
+    pub check_seconds: f64,
     /// Seconds from a stop signal to the solver's return, when the
-    /// interface knows when the signal came (the CLI's Ctrl-C, SIGTERM).
+    /// interface knows when the signal came (the CLI's Ctrl-C, SIGTERM)
+    /// and it came before that return ([`Report::check_seconds`] later).
     pub stop_latency: Option<f64>,
     /// Buffers with a hint.
     pub hints: usize,
@@ -516,6 +524,7 @@ impl Report {
             "capacity": self.capacity,
             "solver": self.solver,
             "seconds": self.seconds,
+            "check_seconds": self.check_seconds,
             "stopped": self.stopped().map(Stopped::name),
             "stop_latency": self.stop_latency,
             "hints": self.hints,
@@ -561,6 +570,8 @@ pub struct PoolReport {
     pub strategy: Strategy,
     /// Seconds the solve took (validation excluded).
     pub seconds: f64,
+    /// Seconds the validation after the solver's return took.
+    pub check_seconds: f64,
     /// Seconds from a stop signal to the solver's return (see
     /// [`Report::stop_latency`]).
     pub stop_latency: Option<f64>,
@@ -608,6 +619,7 @@ impl PoolReport {
                     "spill_percent": percent,
                     "spill_bound": spill(&solution.spill_bound),
                     "seconds": self.seconds,
+                    "check_seconds": self.check_seconds,
                     "stopped": solution.stopped.map(Stopped::name),
                     "stop_latency": self.stop_latency,
                     "counters": counter_map(&solution.counters),
@@ -626,6 +638,7 @@ impl PoolReport {
                     "buffers": self.buffers,
                     "strategy": self.strategy.name(),
                     "seconds": self.seconds,
+                    "check_seconds": self.check_seconds,
                     "stop_latency": self.stop_latency,
                 })
             }

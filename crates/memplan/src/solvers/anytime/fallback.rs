@@ -1,9 +1,13 @@
 //! What a greedy placement cut short by the clock does with the buffers it
-//! has not placed: it places them above every placed buffer, in linear
-//! time, so that a solver out of time still returns a valid plan (and says
-//! how many buffers this took, see [`complete`]).
+//! has not placed: it places them above every placed buffer, in about
+//! linear time, so that a solver out of time still returns a valid plan
+//! (and says how many buffers this took, see [`complete`]).
 //!
-//! The method is interval colouring by size class: the remaining buffers
+//! The first method is best fit in start order ([`super::best_fit`]),
+//! within a work bound; past it (too many buffers alive at once), the
+//! second, linear whatever the input.
+//!
+//! The second method is interval colouring by size class: the remaining buffers
 //! are visited by start time; each takes a free *slot* of its class (sizes
 //! rounded up to a power of two, and the alignment), freed again when the
 //! buffer ends. The classes are then stacked above the placed buffers, each
@@ -25,6 +29,8 @@ use crate::geometry::sort::prefix_sums;
 use crate::plan::Plan;
 use crate::problem::Problem;
 
+use super::best_fit::{best_fit, Fitted};
+
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
 
@@ -41,18 +47,18 @@ struct Class {
     free: Vec<u32>,
 }
 
-/// One buffer to colour: its lifetime as `[start, end)` in some discrete
+/// One buffer to place: its lifetime as `[start, end)` in some discrete
 /// time (compressed times, or time buckets), its size and alignment.
 #[derive(Clone, Copy, Debug, Default)]
-struct Item {
-    start: u32,
-    end: u32,
-    size: u64,
-    alignment: u64,
+pub(super) struct Item {
+    pub(super) start: u32,
+    pub(super) end: u32,
+    pub(super) size: u64,
+    pub(super) alignment: u64,
 }
 
 /// The classes and slots of a colouring ([`colour`]) by position.
-struct Colouring {
+pub(crate) struct Colouring {
     classes: Vec<Class>,
     class_of: Vec<u16>,
     slot_of: Vec<u32>,
@@ -195,9 +201,8 @@ fn colour(times: usize, n: usize, item: impl Fn(usize) -> Option<Item>, stop: &S
 /// order): `ranges` holds `(offset, end)` of the placed buffers and
 /// `(_, _ + size)` of the others, and receives theirs; `alignment(p)` is
 /// the alignment at position `p`. Returns how many buffers it placed.
-/// Linear in the number of buffers and distinct start times (no sort), and
-/// sequential in memory. `Err` (`ranges` unchanged) once `stop` cuts,
-/// checked every [`Stop::EVERY_COSTLY`] buffers of its colouring.
+/// No sort, and sequential in memory. `Err` (`ranges` unchanged) once
+/// `stop` cuts, checked every [`Stop::EVERY_COSTLY`] buffers.
 pub fn complete(
     occupancy: &Occupancy,
     ranges: &mut [(u64, u64)],
@@ -217,68 +222,119 @@ pub fn complete(
     // Absurdly many classes, or columns past 2^64 (sizes near the limit
     // the problem allows): one buffer above the other always fits.
     let size = |p: usize| (!placed[p]).then(|| ranges[p].1 - ranges[p].0);
-    let Some(columns) = columns_of(occupancy, n, size, alignment, base, stop)? else {
+    let method = Method::Colouring;
+    let Some(cheap) = cheap_of(occupancy, n, size, alignment, base, method, stop)? else {
         return Ok(stack(ranges, placed, alignment, base));
     };
     for (p, range) in ranges.iter_mut().enumerate() {
         if !placed[p] {
-            let offset = columns.offset(p);
+            let offset = cheap.offset(p);
             *range = (offset, offset + (range.1 - range.0));
         }
     }
-    Ok(columns.count())
+    Ok(cheap.count())
 }
 
-/// A colouring ([`colour`]) and its columns' bases: the offset of each
-/// coloured position, without an array of address ranges (16 bytes a
-/// buffer, the largest array of the fallback at millions of buffers).
-pub(crate) struct Columns {
-    colouring: Colouring,
-    bases: Vec<u64>,
+/// The cheap plan of the positions it placed, by position: best fit's
+/// offsets, or a colouring ([`colour`]) and its columns' bases (the
+/// offset of each coloured position without an array of address ranges,
+/// 16 bytes a buffer, the largest array of the fallback at millions).
+pub(crate) enum Cheap {
+    /// Best fit's offset of each position ([`super::best_fit`]).
+    Fitted(Fitted),
+    /// The colouring and the base address of each class's column.
+    Coloured(Colouring, Vec<u64>),
 }
 
-impl Columns {
-    /// The offset of coloured position `p`.
+impl Cheap {
+    /// The offset of placed position `p`.
     #[inline]
     pub(crate) fn offset(&self, p: usize) -> u64 {
-        self.colouring.offset(&self.bases, p)
+        match self {
+            Cheap::Fitted(fitted) => fitted.offsets[p],
+            Cheap::Coloured(colouring, bases) => colouring.offset(bases, p),
+        }
     }
 
-    /// How many positions were coloured.
+    /// How many positions were placed.
     pub(crate) fn count(&self) -> usize {
-        self.colouring.count
+        match self {
+            Cheap::Fitted(fitted) => fitted.count,
+            Cheap::Coloured(colouring, _) => colouring.count,
+        }
     }
+}
+
+/// How the cheap plan places its buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// The colouring: linear whatever the input, for plans made after a
+    /// stop, which must answer promptly.
+    Colouring,
+    /// Best fit ([`super::best_fit`]) within its work bound, else the
+    /// colouring: several times the colouring's time, for plans made
+    /// beside other work, ahead of a stop.
+    BestFit,
+}
+
+/// The cheap plan of the `n` positions `item` gives (`None`: left out),
+/// visited in non-decreasing start, every free buffer from `base`, by
+/// `method`. Ends are at most `times`. `Err` once `stop` cuts; `Ok(None)`
+/// with absurdly many classes or columns past 2^64.
+fn cheap(
+    times: usize,
+    n: usize,
+    item: impl Fn(usize) -> Option<Item>,
+    base: u64,
+    method: Method,
+    stop: &Stop,
+) -> Result<Option<Cheap>, Cut> {
+    if method == Method::BestFit {
+        if let Some(fitted) = best_fit(times, n, &item, base, stop)? {
+            return Ok(Some(Cheap::Fitted(fitted)));
+        }
+    }
+    let colouring = match colour(times, n, item, stop) {
+        Coloured::Done(colouring) => colouring,
+        Coloured::TooManyClasses => return Ok(None),
+        Coloured::Stopped(cut) => return Err(cut),
+    };
+    Ok(colouring
+        .columns(base)
+        .map(|bases| Cheap::Coloured(colouring, bases)))
 }
 
 /// [`complete`] with no buffer placed but the fixed ones, from the sizes
 /// by position of `occupancy` (`fixed[p]`: left out) and the highest fixed
-/// end `fixed_end`: the same offsets, as [`Columns`]. `Err` once `stop`
-/// cuts (checked every [`Stop::EVERY_COSTLY`] positions); `Ok(None)` where
-/// [`complete`] stacks instead (absurdly many classes, columns past 2^64).
-pub(crate) fn columns(
+/// end `fixed_end`, by `method`: the offsets, as [`Cheap`]. `Err` once
+/// `stop` cuts (checked every [`Stop::EVERY_COSTLY`] positions); `Ok(None)`
+/// where [`complete`] stacks instead (absurdly many classes, columns past
+/// 2^64).
+pub(crate) fn cheap_for_all(
     occupancy: &Occupancy,
     sizes: &[u64],
     fixed: &[bool],
     alignment: &dyn Fn(u32) -> u64,
     fixed_end: u64,
+    method: Method,
     stop: &Stop,
-) -> Result<Option<Columns>, Cut> {
+) -> Result<Option<Cheap>, Cut> {
     let size = |p: usize| (!fixed[p]).then(|| sizes[p]);
-    columns_of(occupancy, sizes.len(), size, alignment, fixed_end, stop)
+    let n = sizes.len();
+    cheap_of(occupancy, n, size, alignment, fixed_end, method, stop)
 }
 
-/// The colouring of the `n` positions of `occupancy` that `size` gives a
-/// size (`None`: left out), its columns stacked from `base`: `Err` once
-/// `stop` cuts, `Ok(None)` with absurdly many classes or columns past
-/// 2^64.
-fn columns_of(
+/// The cheap plan ([`cheap`]) of the `n` positions of `occupancy` that
+/// `size` gives a size (`None`: left out), from `base`, by `method`.
+fn cheap_of(
     occupancy: &Occupancy,
     n: usize,
     size: impl Fn(usize) -> Option<u64>,
     alignment: &dyn Fn(u32) -> u64,
     base: u64,
+    method: Method,
     stop: &Stop,
-) -> Result<Option<Columns>, Cut> {
+) -> Result<Option<Cheap>, Cut> {
     let item = |p: usize| {
         size(p).map(|size| {
             let (start, end) = occupancy.compressed(p as u32);
@@ -290,14 +346,7 @@ fn columns_of(
             }
         })
     };
-    let colouring = match colour(occupancy.times(), n, item, stop) {
-        Coloured::Done(colouring) => colouring,
-        Coloured::TooManyClasses => return Ok(None),
-        Coloured::Stopped(cut) => return Err(cut),
-    };
-    Ok(colouring
-        .columns(base)
-        .map(|bases| Columns { colouring, bases }))
+    cheap(occupancy.times(), n, item, base, method, stop)
 }
 
 /// A buffer of [`bucketed`], by its place in bucket order.
@@ -308,17 +357,17 @@ struct Record {
 }
 
 /// A plan for when there is no time for an index (whose sort of the start
-/// times takes tenths of a second at millions of buffers): the colouring
-/// of [`complete`] with time cut into at most `n` equal *buckets*, the
+/// times takes tenths of a second at millions of buffers): the cheap plan
+/// of [`complete`] by `method` with time cut into at most `n` equal *buckets*, the
 /// buffers put in bucket order by a radix sort. A buffer's slot is
 /// freed at the first bucket boundary at or after its end, so two buffers
 /// that share a slot never live at the same time; with at least as many
 /// buckets as time steps it is the fallback's plan itself. Every free
 /// buffer goes above the highest fixed end. Linear time (a few passes,
 /// no sort); returns the plan and how many buffers it placed (the free
-/// ones). `Err` once `stop` cuts, checked between its passes and every
-/// [`Stop::EVERY`] buffers within them.
-pub fn bucketed(problem: &Problem, stop: &Stop) -> Result<(Plan, usize), Cut> {
+/// ones). `Err` once `stop` cuts (before the colouring is done), checked
+/// between its passes and every [`Stop::EVERY`] buffers within them.
+pub fn bucketed(problem: &Problem, method: Method, stop: &Stop) -> Result<(Plan, usize), Cut> {
     stop.check()?;
     let buffers = problem.buffers();
     // One pass for the timeline of the free buffers and the fixed end.
@@ -395,16 +444,12 @@ pub fn bucketed(problem: &Problem, stop: &Stop) -> Result<(Plan, usize), Cut> {
         *at += 1;
     }
     drop(by_low);
-    let colouring = match colour(buckets as usize, count, |p| Some(records[p].item), stop) {
-        Coloured::Done(colouring) => colouring,
-        Coloured::TooManyClasses => return Ok(stacked(problem)),
-        Coloured::Stopped(cut) => return Err(cut),
-    };
-    let Some(bases) = colouring.columns(fixed_end) else {
+    let item = |p: usize| Some(records[p].item);
+    let Some(cheap) = cheap(buckets as usize, count, item, fixed_end, method, stop)? else {
         return Ok(stacked(problem));
     };
     for (p, r) in records.iter().enumerate() {
-        offsets[r.buffer as usize] = colouring.offset(&bases, p);
+        offsets[r.buffer as usize] = cheap.offset(p);
     }
     Ok((Plan::from_offsets(offsets), count))
 }
@@ -436,7 +481,7 @@ pub(crate) fn bucketed_within(problem: &Problem, grace: Duration) -> (Plan, usiz
     let give_up = Stop::after(Some(grace), Cancel::default());
     // Both cores are free after a stop: the stacked plan beside.
     let (bucketed, stacked) = rayon::join(
-        || bucketed(problem, &give_up).ok(),
+        || bucketed(problem, Method::Colouring, &give_up).ok(),
         || (problem.len() >= STACKED_BESIDE_MIN).then(|| stacked(problem)),
     );
     bucketed
@@ -871,7 +916,7 @@ mod tests {
         for kind in [Kind::Random, Kind::Layered, Kind::Trace] {
             let p = crate::solvers::greedy::tests::mixed(kind, 3000);
             let free = p.buffers().iter().filter(|b| b.fixed_offset.is_none());
-            let (plan, count) = bucketed(&p, &Stop::never()).unwrap();
+            let (plan, count) = bucketed(&p, Method::BestFit, &Stop::never()).unwrap();
             assert_eq!(validate(&p, &plan), Ok(()), "{kind:?}");
             assert_eq!(count, free.count());
             // Heights above the fixed buffers (placed up to 2^41).
@@ -902,7 +947,10 @@ mod tests {
         let none = vec![false; p.len()];
         let (exact, _) = complete_plan(&p, &none, &vec![0; p.len()]);
         assert_eq!(
-            bucketed(&p, &Stop::never()).unwrap().0.makespan(&p),
+            bucketed(&p, Method::Colouring, &Stop::never())
+                .unwrap()
+                .0
+                .makespan(&p),
             exact.makespan(&p)
         );
         // Wider buckets than steps (a long timeline): still valid.
@@ -913,18 +961,21 @@ mod tests {
             .collect();
         let q = Problem::new(stretched, None).unwrap();
         assert_eq!(
-            validate(&q, &bucketed(&q, &Stop::never()).unwrap().0),
+            validate(
+                &q,
+                &bucketed(&q, Method::BestFit, &Stop::never()).unwrap().0
+            ),
             Ok(())
         );
         // Nothing free, or nothing at all.
         let fixed = Problem::new(vec![Buffer::new("f", 0, 4, 8).fixed(16)], None).unwrap();
         assert_eq!(
-            bucketed(&fixed, &Stop::never()).unwrap(),
+            bucketed(&fixed, Method::BestFit, &Stop::never()).unwrap(),
             (Plan::from_offsets(vec![16]), 0)
         );
         let empty = Problem::new(Vec::new(), None).unwrap();
         assert_eq!(
-            bucketed(&empty, &Stop::never()).unwrap(),
+            bucketed(&empty, Method::BestFit, &Stop::never()).unwrap(),
             (Plan::default(), 0)
         );
     }
@@ -937,11 +988,11 @@ mod tests {
     #[test]
     fn a_stop_at_any_poll_of_the_bucketed_plan_gives_a_valid_plan() {
         let p = crate::solvers::greedy::tests::mixed(Kind::Trace, 3000);
-        let whole = bucketed(&p, &Stop::never()).unwrap();
+        let whole = bucketed(&p, Method::Colouring, &Stop::never()).unwrap();
         let mut cuts = 0;
         for cut in 0..12 {
             let stop = Stop::after_looks(cut as u64);
-            match bucketed(&p, &stop) {
+            match bucketed(&p, Method::Colouring, &stop) {
                 Ok(plan) => assert_eq!(plan, whole, "cut {cut}"),
                 Err(_) => cuts += 1,
             }
@@ -971,7 +1022,7 @@ mod tests {
         assert_eq!(count, 4);
         assert_eq!(validate(&p, &plan), Ok(()));
         assert!(plan.offsets()[1..].iter().all(|&o| o >= 1100));
-        let (plan, count) = bucketed(&p, &Stop::never()).unwrap();
+        let (plan, count) = bucketed(&p, Method::BestFit, &Stop::never()).unwrap();
         assert_eq!(count, 4);
         assert_eq!(validate(&p, &plan), Ok(()));
         assert!(plan.offsets()[1..].iter().all(|&o| o >= 1100));

@@ -18,6 +18,7 @@
 //!   [`exact_start`]) and the floor a cut result never goes below
 //!   ([`at_least`]).
 
+mod best_fit;
 pub mod fallback;
 mod plan;
 mod variants;

@@ -264,7 +264,8 @@ pub(super) fn plan_within_beside_from<'p>(
             within
         },
         || {
-            let bucketed = fallback::bucketed(problem, &stop.with(done.clone())).ok();
+            let method = fallback::Method::Colouring;
+            let bucketed = fallback::bucketed(problem, method, &stop.with(done.clone())).ok();
             ready.store(bucketed.is_some(), Ordering::Release);
             bucketed
         },

@@ -6,6 +6,9 @@
 //! ready; a placement cut midway is completed above what it placed
 //! ([`fallback::complete`]) when that is better and there is time.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
 use crate::stop::{uncut, Cut, Stop};
 
 use rayon::prelude::*;
@@ -20,7 +23,7 @@ use crate::solvers::greedy::groups::GroupEnd;
 use crate::solvers::greedy::placer::Run;
 use crate::solvers::greedy::{Fit, Order, Placer};
 
-use super::fallback;
+use super::fallback::{self, Method};
 
 impl<'p> Placer<'p> {
     /// [`Placer::place`] within a deadline: once `stop` cuts (checked
@@ -29,7 +32,7 @@ impl<'p> Placer<'p> {
     /// the plan, always complete and valid, and how many buffers the
     /// fallback placed (0 when the placement finished).
     pub fn place_within(&self, order: &[BufferIdx], stop: &Stop) -> (Plan, usize) {
-        let (plan, count, _) = self.place_within_or(order, stop, stop, None);
+        let (plan, count, _) = self.place_within_or(order, stop, stop, None, &Ahead::default());
         (plan, count)
     }
 
@@ -58,6 +61,12 @@ impl<'p> Placer<'p> {
         prestacked: Option<fallback::Stacked>,
     ) -> OrderPlaced {
         let early = self.problem.len() >= early_min;
+        // The colouring's plan is made beside the order where a cut must
+        // return the plan in hand at once (`settle` can cut): best fit's
+        // would not be ready in time on a short limit. Elsewhere the
+        // placement improves on a cut after it, and best fit's plan alone
+        // is made ahead.
+        let colour_early = early && settle.can_cut();
         // The stacked plan made ahead is kept until the fallback's is
         // ready: a stop before then returns it at once (stacking anew is a
         // pass over every buffer, most of what a stop may wait at
@@ -65,24 +74,68 @@ impl<'p> Placer<'p> {
         // colouring from sizes rather than address ranges
         // ([`Placer::columns`]), so the peak of memory stays where
         // it was.
-        let (sorted, (fallback, max_load)) = rayon::join(
-            || crate::solvers::greedy::order(self.problem, order, stop).ok(),
+        // Best fit's plan is made beside everything else from here on (on
+        // the core the order and then the placement leave), for a stop to
+        // take when it is lower; a placement that ends drops it.
+        let done = Arc::new(AtomicBool::new(false));
+        let ahead = Ahead::default();
+        let ((placed, max_load), ()) = rayon::join(
             || {
-                rayon::join(
+                let (sorted, (fallback, max_load)) = rayon::join(
+                    || crate::solvers::greedy::order(self.problem, order, stop).ok(),
                     || {
-                        if early {
-                            self.fallback_plan(stop)
-                        } else {
-                            Early::NotAsked
-                        }
+                        rayon::join(
+                            || {
+                                if colour_early {
+                                    self.fallback_plan(stop)
+                                } else {
+                                    Early::NotAsked
+                                }
+                            },
+                            || self.max_load(stop),
+                        )
                     },
-                    || self.max_load(stop),
-                )
+                );
+                let placed =
+                    self.place_sorted_within(sorted, fallback, prestacked, stop, settle, &ahead);
+                done.store(true, Ordering::Relaxed);
+                (placed, max_load)
+            },
+            || {
+                if early {
+                    ahead.publish(self.best_fit_plan(&stop.with(done.clone())));
+                }
             },
         );
+        let fitted = ahead.take();
         OrderPlaced {
             max_load,
-            ..self.place_sorted_within(sorted, fallback, prestacked, stop, settle)
+            ..self.lower_of(placed, fitted)
+        }
+    }
+
+    /// The placement's plan, or best fit's when the placement was cut
+    /// (its fallback placed some buffers) and best fit's is lower.
+    fn lower_of(&self, placed: OrderPlaced, fitted: Option<FallbackPlan>) -> OrderPlaced {
+        let Some(fitted) = fitted.filter(|_| placed.count > 0) else {
+            return placed;
+        };
+        let makespan = placed
+            .makespan
+            .unwrap_or_else(|| placed.plan.makespan(self.problem));
+        if fitted.top < makespan {
+            drop_later(placed.plan, self.problem.len());
+            let (plan, count, makespan) = fitted.measured();
+            OrderPlaced {
+                plan,
+                count,
+                stacked: false,
+                makespan,
+                max_load: None,
+            }
+        } else {
+            drop_later(fitted.plan, self.problem.len());
+            placed
         }
     }
 
@@ -99,7 +152,14 @@ impl<'p> Placer<'p> {
         let max_load = max_load.or_else(|| self.max_load(stop));
         OrderPlaced {
             max_load,
-            ..self.place_sorted_within(sorted, Early::NotAsked, prestacked, stop, settle)
+            ..self.place_sorted_within(
+                sorted,
+                Early::NotAsked,
+                prestacked,
+                stop,
+                settle,
+                &Ahead::default(),
+            )
         }
     }
 
@@ -114,6 +174,7 @@ impl<'p> Placer<'p> {
         prestacked: Option<fallback::Stacked>,
         stop: &Stop,
         settle: &Stop,
+        ahead: &Ahead,
     ) -> OrderPlaced {
         let problem = self.problem;
         // Not needed once a better plan is in hand: freed off the path.
@@ -160,7 +221,7 @@ impl<'p> Placer<'p> {
             (Some(sorted), fallback) => {
                 // The fallback is ready for a stop from here on.
                 unneeded(prestacked);
-                placed(self.place_within_or(&sorted, stop, settle, fallback.ready()))
+                placed(self.place_within_or(&sorted, stop, settle, fallback.ready(), ahead))
             }
             (None, Early::Ready(fallback)) => {
                 unneeded(prestacked);
@@ -186,7 +247,7 @@ impl<'p> Placer<'p> {
         if !self.has_fallback_plan() {
             return Early::NoIndex;
         }
-        let ready = match self.columns(stop) {
+        let ready = match self.cheap(Method::Colouring, stop) {
             None => None,
             // Where the colouring stacks instead: through the ranges.
             Some(None) => self
@@ -200,24 +261,46 @@ impl<'p> Placer<'p> {
                     })
                 })
                 .ok(),
-            Some(Some(columns)) => {
-                let placed = self.columns_by_buffer(&columns, stop);
-                let count = columns.count();
-                drop_later(columns, self.problem.len());
-                placed
-                    .ok()
-                    .map(|(plan, top)| FallbackPlan { plan, top, count })
-            }
+            Some(Some(cheap)) => self.cheap_plan(cheap, stop),
         };
         ready.map_or(Early::Cut, Early::Ready)
     }
 
-    /// [`fallback::columns`] on the index: the fallback's offsets
-    /// for every free buffer, as [`Placer::fallback_for_all`] gives
-    /// them but with the sizes by position gathered (8 bytes a buffer)
-    /// instead of address ranges (16): at millions of buffers, the memory
-    /// the stacked plan made ahead takes while the fallback runs.
-    fn columns(&self, stop: &Stop) -> Option<Option<fallback::Columns>> {
+    /// Best fit's plan for every free buffer ([`Method::BestFit`]), made
+    /// beside the placement once the colouring's is in hand; `None` when
+    /// `stop` cuts it, past its work bound, or where the placer has no
+    /// index for it.
+    fn best_fit_plan(&self, stop: &Stop) -> Option<FallbackPlan> {
+        if !self.has_fallback_plan() {
+            return None;
+        }
+        match self.cheap(Method::BestFit, stop)?? {
+            cheap @ fallback::Cheap::Fitted(_) => self.cheap_plan(cheap, stop),
+            coloured => {
+                drop_later(coloured, self.problem.len());
+                None
+            }
+        }
+    }
+
+    /// The plan of a cheap placement for every free buffer, by buffer;
+    /// `None` once `stop` cuts the gather.
+    fn cheap_plan(&self, cheap: fallback::Cheap, stop: &Stop) -> Option<FallbackPlan> {
+        let placed = self.cheap_by_buffer(&cheap, stop);
+        let count = cheap.count();
+        drop_later(cheap, self.problem.len());
+        placed
+            .ok()
+            .map(|(plan, top)| FallbackPlan { plan, top, count })
+    }
+
+    /// [`fallback::cheap_for_all`] on the index by `method`: the
+    /// fallback's offsets for every free buffer, as
+    /// [`Placer::fallback_for_all`] gives them but with the sizes by
+    /// position gathered (8 bytes a buffer) instead of address ranges
+    /// (16): at millions of buffers, the memory the stacked plan made
+    /// ahead takes while the fallback runs.
+    fn cheap(&self, method: Method, stop: &Stop) -> Option<Option<fallback::Cheap>> {
         let buffers = self.problem.buffers();
         let occupancy = &self.occupancy;
         let (sizes, fixed) = self.gather_by_position(occupancy, |b| b.size, stop);
@@ -231,7 +314,11 @@ impl<'p> Placer<'p> {
         let columns = (!stop.is_cut())
             .then(|| {
                 let fixed_end = self.problem.fixed_end();
-                fallback::columns(occupancy, &sizes, &fixed, &alignment, fixed_end, stop).ok()
+                let (sizes, fixed) = (&sizes, &fixed);
+                fallback::cheap_for_all(
+                    occupancy, sizes, fixed, &alignment, fixed_end, method, stop,
+                )
+                .ok()
             })
             .flatten();
         // Freed off the path (tens of milliseconds at millions of buffers).
@@ -239,14 +326,10 @@ impl<'p> Placer<'p> {
         columns
     }
 
-    /// The fallback's plan from its `columns` and its makespan, in chunks
-    /// that check the token (`Err` once it cuts): a random gather, longer
-    /// than a stop may wait at millions of buffers.
-    fn columns_by_buffer(
-        &self,
-        columns: &fallback::Columns,
-        stop: &Stop,
-    ) -> Result<(Plan, u64), Cut> {
+    /// The fallback's plan from its `cheap` offsets and its makespan, in
+    /// chunks that check the token (`Err` once it cuts): a random gather,
+    /// longer than a stop may wait at millions of buffers.
+    fn cheap_by_buffer(&self, cheap: &fallback::Cheap, stop: &Stop) -> Result<(Plan, u64), Cut> {
         let buffers = self.problem.buffers();
         let mut offsets = vec![0u64; buffers.len()];
         let top = offsets
@@ -258,7 +341,7 @@ impl<'p> Placer<'p> {
                 let mut top = 0;
                 for (b, (offset, buf)) in (k * GATHER_CHUNK..).zip(offsets.iter_mut().zip(chunk)) {
                     *offset = buf.fixed_offset.unwrap_or_else(|| {
-                        columns.offset(self.occupancy.position(b as u32) as usize)
+                        cheap.offset(self.occupancy.position(b as u32) as usize)
                     });
                     top = top.max(*offset + buf.size);
                 }
@@ -305,14 +388,16 @@ impl<'p> Placer<'p> {
     /// buffers, a pass over them all)
     /// is abandoned once `settle` cuts (the caller's own deadline, past
     /// at once on an interrupt, so that a signal is answered promptly),
-    /// and the plan in hand returned. The plan's
-    /// makespan comes with it when known without a pass (the fallback's).
+    /// and the plan in hand returned. Without one, a cut takes the plan
+    /// made `ahead` beside it, if ready. The plan's makespan comes with it
+    /// when known without a pass (the fallback's).
     fn place_within_or(
         &self,
         order: &[BufferIdx],
         stop: &Stop,
         settle: &Stop,
         mut fallback: Option<FallbackPlan>,
+        ahead: &Ahead,
     ) -> (Plan, usize, Option<u64>) {
         let problem = self.problem;
         let buffers = problem.buffers();
@@ -368,6 +453,9 @@ impl<'p> Placer<'p> {
         } else {
             self.run(order, None, stop)
         };
+        if run.as_ref().is_some_and(Run::cut) && fallback.is_none() {
+            fallback = ahead.take();
+        }
         if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle.is_cut() {
             if let Some(fallback) = fallback.take() {
                 // The run's arrays (tens of bytes a buffer) are freed off
@@ -621,6 +709,25 @@ impl Early {
     }
 }
 
+/// A plan for every free buffer made beside the placement (best fit's),
+/// published when done, for a cut placement to take.
+#[derive(Default)]
+struct Ahead(Mutex<Option<FallbackPlan>>);
+
+impl Ahead {
+    /// Publishes `plan`, if any.
+    fn publish(&self, plan: Option<FallbackPlan>) {
+        if let Some(plan) = plan {
+            *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(plan);
+        }
+    }
+
+    /// The plan published, if any, taken.
+    fn take(&self) -> Option<FallbackPlan> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
 /// The fallback's plan for every free buffer ([`fallback::complete`] of
 /// all), computed ahead of a stop.
 struct FallbackPlan {
@@ -778,15 +885,17 @@ mod tests {
         assert_eq!(whole.fallback, 0);
     }
 
-    /// The fallback computed beside the order (as on large problems): at
-    /// every cut a valid plan, never worse than the fallback alone once
+    /// The fallback computed beside the order (as on large problems; the
+    /// colouring's where a cut settles, best fit's beside everything): at
+    /// every cut a valid plan, never worse than the colouring's once
     /// the fallback is done, the stacked plan when the stop cuts the
     /// fallback too (the stacked plan is the one that fits in what is
     /// left of the time), and the same plan as without it when nothing is
     /// cut. (The two arms of the join share the poll count, so where a
     /// cut falls varies from run to run: every outcome is checked.)
     /// Settled at the cut (an interrupt at scale), the plan of a cut
-    /// placement is the fallback's in hand, not an improvement on it.
+    /// placement is a fallback's in hand (the colouring's, or best fit's
+    /// when ready and lower), not an improvement on it.
     /// The stacked plan made ahead, when given, is the one returned; a
     /// makespan that comes with the plan is its makespan.
     #[test]
@@ -796,6 +905,9 @@ mod tests {
         for fit in [Fit::FirstFit, Fit::BestFit] {
             let placer = Placer::with_min_group(&p, fit, 512, &Stop::never()).unwrap();
             let (none, none_count) = placer.place_none();
+            let fitted = placer.best_fit_plan(&Stop::never()).unwrap();
+            assert_eq!(validate(&p, &fitted.plan), Ok(()));
+            assert!(fitted.top < none.makespan(&p), "{fit:?}");
             let full = placer
                 .place(
                     &crate::solvers::greedy::order(&p, Order::Size, &Stop::never()).unwrap(),
@@ -822,10 +934,14 @@ mod tests {
                         plan.makespan(&p) <= none.makespan(&p) || is_stacked,
                         "{fit:?} cut {cut}"
                     );
-                    if cut == 0 {
+                    // Cut at once: the stacked plan where the colouring
+                    // was asked beside the order (and cut too), else the
+                    // placer's own fallback for all.
+                    if cut == 0 && settled {
                         assert!(is_stacked, "{fit:?} cut {cut}");
                     }
-                    let fallback = (&plan, count) == (&none, none_count);
+                    let fallback = (&plan, count) == (&none, none_count)
+                        || (&plan, count) == (&fitted.plan, fitted.count);
                     if count > 0 && !is_stacked && !fallback {
                         assert!(!settled, "{fit:?} cut {cut}: settled, yet improved");
                         improved += 1;
