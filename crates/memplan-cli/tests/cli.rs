@@ -27,6 +27,8 @@ fn solves_the_first_fit_note_exactly() {
     assert_eq!(v["buffers"], 6);
     assert_eq!(v["solver"], "auto/greedy/size/first-fit");
     assert!(v["seconds"].as_f64().unwrap() >= 0.0);
+    assert!(v["check_seconds"].as_f64().unwrap() >= 0.0);
+    assert!(v["stop_latency"].is_null());
     let written = read(&plan);
     assert_eq!(
         written,

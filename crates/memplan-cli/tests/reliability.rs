@@ -504,6 +504,11 @@ fn first_signal_writes_the_best_plan_second_exits_at_once() {
         assert!(out.status.success(), "{name}: {out:?}");
         let v = json(&out.stdout);
         assert_eq!(v["stopped"], "interrupted");
+        // The signal came during the solve: the latency to the solver's
+        // return is within the solve's time, the check after it apart.
+        let latency = v["stop_latency"].as_f64().unwrap();
+        assert!(latency >= 0.0 && latency <= v["seconds"].as_f64().unwrap());
+        assert!(v["check_seconds"].as_f64().unwrap() >= 0.0);
         let input = dir.path().join("random.csv");
         let problem = read_problem(&input, Lifetimes::HalfOpen).unwrap();
         validate(&problem, &read_plan(&output, &problem).unwrap()).unwrap();

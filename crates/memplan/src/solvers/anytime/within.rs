@@ -232,9 +232,20 @@ impl<'p> Placer<'p> {
             // `bucketed_or_stacked`'s): the plan made ahead.
             (None, _) if self.place_none_stacks() && prestacked.is_some() => stacked(prestacked),
             (None, _) => {
-                unneeded(prestacked);
                 let (plan, count) = self.place_none();
-                placed((plan, count, None))
+                // The stacked plan made ahead, when lower (dyadic windows
+                // can beat the colouring): never worse than a plan in hand.
+                let makespan = plan.makespan(problem);
+                match prestacked {
+                    Some((_, _, Some(stacked_top))) if stacked_top < makespan => {
+                        drop_later(plan, problem.len());
+                        stacked(prestacked)
+                    }
+                    _ => {
+                        unneeded(prestacked);
+                        placed((plan, count, Some(makespan)))
+                    }
+                }
             }
         }
     }
