@@ -6,6 +6,9 @@
 //!   colouring by size class (above a placement cut short, or for every
 //!   buffer), the bucketed plan that needs no index, the stacked plan that
 //!   needs one pass;
+//! - `best_fit`: best fit in start order, the cheap plan made ahead of a
+//!   stop, beside the placement (far lower than the colouring's, not
+//!   linear: bounded by its work);
 //! - `plan`: a greedy plan within a deadline ([`plan_within`]), with the
 //!   cheap plans made beside it at scale so that a stop finds one ready;
 //! - `within`: the placer's placement within a deadline, completed by the
