@@ -16,7 +16,15 @@ use crate::dispose::drop_later;
 use crate::geometry::fit::align_up;
 use crate::stop::{Cut, Stop};
 
-use super::fallback::Item;
+/// One buffer to place: its lifetime as `[start, end)` in some discrete
+/// time (compressed times, or time buckets), its size and alignment.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Item {
+    pub(super) start: u32,
+    pub(super) end: u32,
+    pub(super) size: u64,
+    pub(super) alignment: u64,
+}
 
 /// Gaps looked at above the first that holds a range, for a smaller
 /// one: best fit within a window, since a scan of every gap costs more

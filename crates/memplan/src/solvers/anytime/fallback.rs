@@ -29,7 +29,7 @@ use crate::geometry::sort::prefix_sums;
 use crate::plan::Plan;
 use crate::problem::Problem;
 
-use super::best_fit::{best_fit, Fitted};
+use super::best_fit::{best_fit, Fitted, Item};
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
@@ -45,16 +45,6 @@ struct Class {
     slots: u32,
     /// Slots free at the current time of the sweep.
     free: Vec<u32>,
-}
-
-/// One buffer to place: its lifetime as `[start, end)` in some discrete
-/// time (compressed times, or time buckets), its size and alignment.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Item {
-    pub(super) start: u32,
-    pub(super) end: u32,
-    pub(super) size: u64,
-    pub(super) alignment: u64,
 }
 
 /// The classes and slots of a colouring ([`colour`]) by position.
