@@ -3,7 +3,7 @@
 //! linear time, so that a solver out of time still returns a valid plan
 //! (and says how many buffers this took, see [`complete`]).
 //!
-//! The first method is best fit in start order ([`super::best_fit`]),
+//! The first method is best fit in start order (`best_fit`),
 //! within a work bound; past it (too many buffers alive at once), the
 //! second, linear whatever the input.
 //!
@@ -240,7 +240,7 @@ pub fn complete(
 /// offset of each coloured position without an array of address ranges,
 /// 16 bytes a buffer, the largest array of the fallback at millions).
 pub(crate) enum Cheap {
-    /// Best fit's offset of each position ([`super::best_fit`]).
+    /// Best fit's offset of each position (`best_fit`).
     Fitted(Fitted),
     /// The colouring and the base address of each class's column.
     Coloured(Colouring, Vec<u64>),
@@ -271,7 +271,7 @@ pub enum Method {
     /// The colouring: linear whatever the input, for plans made after a
     /// stop, which must answer promptly.
     Colouring,
-    /// Best fit ([`super::best_fit`]) within its work bound, else the
+    /// Best fit (`best_fit`) within its work bound, else the
     /// colouring: several times the colouring's time, for plans made
     /// beside other work, ahead of a stop.
     BestFit,
