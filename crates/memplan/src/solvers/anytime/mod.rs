@@ -15,6 +15,8 @@
 //!   fallback when cut;
 //! - `variants`: the best of the greedy variants within a deadline, the
 //!   default one always finished (the exact solvers' first upper bound);
+//! - `improving`: the start and end of a solver that improves on a plan
+//!   ([`improving`]: boxing's bootstrap, index, max load and answer);
 //! - here: the time kept back for the answer ([`reserve`]), when a cut
 //!   placement may still improve on the plan in hand ([`settle`]), the
 //!   start of the exact solvers and the portfolio at scale ([`greedy_first`],
@@ -23,11 +25,13 @@
 
 mod best_fit;
 pub mod fallback;
+mod improving;
 mod plan;
 mod variants;
 mod within;
 
 pub use fallback::{bucketed, stacked};
+pub use improving::{improving, Bootstrap, Improving};
 pub use plan::{plan_unstoppable, plan_within, plan_within_beside, Within};
 pub use variants::{best_of, best_variant, best_variant_plan, is_dense};
 

@@ -39,7 +39,6 @@ mod unbox;
 
 pub use elementary::elementary_case;
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -50,11 +49,11 @@ use rayon::prelude::*;
 use crate::buffer::BufferIdx;
 use crate::dispose::drop_later;
 use crate::geometry::sort::sort;
-use crate::plan::{Measured, Plan};
+use crate::plan::Plan;
 use crate::problem::Problem;
-use crate::solver::{Effort, NotFoundReason, Solution, SolveError, SolveOptions, Solver, Stop};
+use crate::solver::{Effort, Solution, SolveError, SolveOptions, Solver, Stop};
 use crate::solvers::anytime;
-use crate::solvers::greedy::{Fit, Greedy, Placer};
+use crate::solvers::greedy::Placer;
 
 use boxes::theorem_16;
 use jobs::{copied, free};
@@ -134,14 +133,10 @@ impl Boxing {
         options: &SolveOptions,
         given: Option<&Placer<'_>>,
     ) -> Result<Solution, SolveError> {
-        // A cut leaves time to measure the plan.
-        let own = options.stop();
-        let deadline = anytime::reserved(problem, &own);
-        let stop = deadline.clone();
         // How many iterations were abandoned is not counted: it depends on the
         // threads' timing (the shared best makespan), and a report says the
         // same for the same options and seed.
-        let mut counters = vec![("iterations", 0), ("best_iteration", 0)];
+        let counters = vec![("iterations", 0), ("best_iteration", 0)];
         // A work budget caps the iterations (each costs O(n log n)), at
         // least one.
         let iterations = match options.effort {
@@ -151,113 +146,40 @@ impl Boxing {
                 .min(affordable_iterations(effort, problem.len()).max(1)),
             None => self.options.iterations,
         };
-        // The caller's bootstrap, else the portfolio's greedy plan.
-        let prepared = options.prepared.as_ref().and_then(|p| p.greedy.as_ref());
-        let bootstrap = self
-            .options
-            .bootstrap
-            .as_ref()
-            .or(prepared.map(|(_, plan)| plan))
-            .filter(|plan| plan.offsets().len() == problem.len());
-        // The max load a portfolio computed once, for every member.
-        let known_load = options.prepared.as_ref().map(|p| p.max_load);
-        // Every step polls the clock: cut before the index, the plan is
-        // the bootstrap or the bucketed fallback's (no index needed; the
-        // stacked one if that takes too long); cut
-        // before the order, the greedy fallback's; cut in the bootstrap,
-        // the fallback completes it.
-        let elementary = if self.options.elementary_cases {
-            elementary_case(problem, &stop)
-        } else {
-            None
+        let bootstrap = anytime::Bootstrap {
+            plan: self.options.bootstrap.as_ref(),
+            placer: given,
+            improves: iterations > 0,
         };
-        // `makespan`: the plan's, when the pass that made it took it.
-        let (plan, max_load, makespan) = if let Some(plan) = elementary {
-            (plan, None, None)
-        } else {
-            let (placer, best, max_load, makespan) = match bootstrap {
-                // No iteration to run: the bootstrap, without an index.
-                Some(plan) if iterations == 0 && known_load.is_some() => {
-                    (None, plan.clone(), known_load, None)
-                }
-                Some(plan) => {
-                    let placer = match given {
-                        Some(placer) => Some(Cow::Borrowed(placer)),
-                        None => Placer::new(problem, Fit::FirstFit, &stop)
-                            .ok()
-                            .map(Cow::Owned),
-                    };
-                    let max_load = known_load.or_else(|| placer.as_ref()?.max_load(&stop));
-                    (placer, plan.clone(), max_load, None)
-                }
-                // The default greedy plan and its placer (at scale under
-                // a short limit, the bucketed plan computed beside).
-                None => {
-                    let within = anytime::greedy_within(problem, Greedy::default(), &own);
-                    // The stacked plan comes measured (a stop before the
-                    // index): no second pass over the buffers after it.
-                    let placer = within.placer.map(Cow::Owned);
-                    (placer, within.plan, within.max_load, within.makespan)
-                }
-            };
-            match (placer, max_load) {
-                (Some(placer), Some(max_load)) => {
-                    let best = self.iterate(
-                        problem,
-                        options,
-                        &deadline,
-                        &placer,
-                        best,
-                        max_load,
-                        iterations,
-                        &mut counters,
-                    );
-                    (best, Some(max_load), None)
-                }
-                _ => (best, max_load, makespan),
-            }
+        let elementary = |deadline: &Stop| {
+            self.options
+                .elementary_cases
+                .then(|| elementary_case(problem, deadline))
+                .flatten()
         };
-        let max_load = match max_load {
-            Some(load) => load,
-            // No time left for it: a weaker bound (the largest size, from
-            // the pass that measures the plan).
-            None if deadline.is_cut() => 0,
-            None => problem.max_load(),
-        };
-        // A plan over the capacity when the clock ran out: more time might
-        // have found one.
-        let reason = if deadline.is_cut() {
-            NotFoundReason::TimeLimit
-        } else {
-            NotFoundReason::Heuristic
-        };
-        let best = Measured { plan, makespan };
-        let solution =
-            Solution::within_capacity_of_counted(problem, best, max_load, reason, counters);
-        solution.map(|mut solution| {
-            if !solution.optimal {
-                solution.stopped = deadline.stopped();
-            }
-            solution
+        anytime::improving(problem, options, bootstrap, counters, elementary, |start| {
+            self.iterate(problem, options, start, iterations)
         })
     }
 
-    /// From the bootstrap plan `best`, box-unbox-squeeze iterations in
-    /// parallel rounds until the iterations, the target (§5.1) or the time
-    /// limit run out; the best plan and, in `counters`, the iterations run
-    /// and the best one.
-    #[allow(clippy::too_many_arguments)]
+    /// From the bootstrap plan in `start`, box-unbox-squeeze iterations in
+    /// parallel rounds until the iterations, the target (§5.1) or the
+    /// deadline run out; the best plan and, in the counters, the iterations
+    /// run and the best one.
     fn iterate(
         &self,
         problem: &Problem,
         options: &SolveOptions,
-        deadline: &Stop,
-        placer: &Placer,
-        mut best: Plan,
-        max_load: u64,
+        start: anytime::Improving<'_>,
         iterations: u32,
-        counters: &mut [(&'static str, u64)],
     ) -> Plan {
+        let anytime::Improving {
+            plan: mut best,
+            placer,
+            max_load,
+            deadline,
+            counters,
+        } = start;
         let lower_bound = max_load.max(problem.fixed_end());
         // With a capacity, the first plan within it will do.
         let target = target_makespan(max_load, lower_bound, self.options.target_fragmentation)
@@ -472,6 +394,7 @@ mod tests {
     use super::*;
     use crate::plan::validate;
     use crate::problem::Buffer;
+    use crate::solvers::greedy::{Fit, Greedy};
     use proptest::prelude::*;
 
     fn solve(problem: &Problem, seed: u64, iterations: u32) -> Solution {
