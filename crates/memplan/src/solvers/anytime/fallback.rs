@@ -265,6 +265,9 @@ pub enum Method {
     /// colouring: several times the colouring's time, for plans made
     /// beside other work, ahead of a stop.
     BestFit,
+    /// Best fit alone: no plan past its work bound (where the caller has
+    /// the colouring's plan in hand already).
+    BestFitAlone,
 }
 
 /// The cheap plan of the `n` positions `item` gives (`None`: left out),
@@ -279,9 +282,12 @@ fn cheap(
     method: Method,
     stop: &Stop,
 ) -> Result<Option<Cheap>, Cut> {
-    if method == Method::BestFit {
+    if method != Method::Colouring {
         if let Some(fitted) = best_fit(times, n, &item, base, stop)? {
             return Ok(Some(Cheap::Fitted(fitted)));
+        }
+        if method == Method::BestFitAlone {
+            return Ok(None);
         }
     }
     let colouring = match colour(times, n, item, stop) {

@@ -52,27 +52,13 @@ pub fn improving<'p>(
     problem: &'p Problem,
     options: &SolveOptions,
     bootstrap: Bootstrap<'_, 'p>,
-    counters: Vec<(&'static str, u64)>,
-    direct: impl FnOnce(&Stop) -> Option<Plan>,
-    improve: impl FnOnce(Improving<'_>) -> Plan,
-) -> Result<Solution, SolveError> {
-    let own = options.stop();
-    improving_until(problem, options, &own, bootstrap, counters, direct, improve)
-}
-
-/// [`improving`] under `own`, the caller's token (the options' own
-/// outside tests).
-fn improving_until<'p>(
-    problem: &'p Problem,
-    options: &SolveOptions,
-    own: &Stop,
-    bootstrap: Bootstrap<'_, 'p>,
     mut counters: Vec<(&'static str, u64)>,
     direct: impl FnOnce(&Stop) -> Option<Plan>,
     improve: impl FnOnce(Improving<'_>) -> Plan,
 ) -> Result<Solution, SolveError> {
     // A cut leaves time to measure the plan.
-    let deadline = reserved(problem, own);
+    let own = options.stop();
+    let deadline = reserved(problem, &own);
     // The caller's plan, else the portfolio's greedy plan.
     let prepared = options.prepared.as_ref().and_then(|p| p.greedy.as_ref());
     let given = bootstrap
@@ -107,7 +93,7 @@ fn improving_until<'p>(
             // The default greedy plan and its placer (at scale under a
             // short limit, the bucketed plan computed beside).
             None => {
-                let within = greedy_within(problem, Greedy::default(), own);
+                let within = greedy_within(problem, Greedy::default(), &own);
                 // The stacked plan comes measured (a stop before the
                 // index): no second pass over the buffers after it.
                 let placer = within.placer.map(Cow::Owned);
@@ -249,32 +235,17 @@ mod tests {
         assert_eq!(s.plan, direct);
     }
 
-    /// Cut at once (a budget of no looks, a limit of 0, a raised cancel
-    /// flag), the answer is still a complete, valid plan, the stop
+    /// Cut at once (a limit of 0, a raised cancel flag), the answer is still a complete, valid plan, the stop
     /// recorded.
     #[test]
     fn cut_at_once_still_answers_a_valid_plan() {
         use crate::solver::Cancel;
         use std::sync::atomic::AtomicBool;
         let p = mixed(crate::generate::Kind::Random, 3000);
-        let options = SolveOptions::default();
         let bootstrap = Bootstrap {
             improves: true,
             ..Bootstrap::default()
         };
-        let looks = Stop::after_looks(0);
-        let s = improving_until(
-            &p,
-            &options,
-            &looks,
-            bootstrap,
-            counters(),
-            |_| None,
-            |start| start.plan,
-        )
-        .unwrap();
-        assert_eq!(validate(&p, &s.plan), Ok(()));
-        assert_eq!(s.stopped, Some(Stopped::TimeLimit));
         let passed = SolveOptions {
             time_limit: Some(std::time::Duration::ZERO),
             ..SolveOptions::default()

@@ -277,21 +277,16 @@ impl<'p> Placer<'p> {
         ready.map_or(Early::Cut, Early::Ready)
     }
 
-    /// Best fit's plan for every free buffer ([`Method::BestFit`]), made
-    /// beside the placement once the colouring's is in hand; `None` when
+    /// Best fit's plan for every free buffer ([`Method::BestFitAlone`]), made
+    /// beside the order's sort and the placement; `None` when
     /// `stop` cuts it, past its work bound, or where the placer has no
     /// index for it.
     fn best_fit_plan(&self, stop: &Stop) -> Option<FallbackPlan> {
         if !self.has_fallback_plan() {
             return None;
         }
-        match self.cheap(Method::BestFit, stop)?? {
-            cheap @ fallback::Cheap::Fitted(_) => self.cheap_plan(cheap, stop),
-            coloured => {
-                drop_later(coloured, self.problem.len());
-                None
-            }
-        }
+        let fitted = self.cheap(Method::BestFitAlone, stop)??;
+        self.cheap_plan(fitted, stop)
     }
 
     /// The plan of a cheap placement for every free buffer, by buffer;
