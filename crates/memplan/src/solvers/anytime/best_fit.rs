@@ -26,6 +26,22 @@ pub(super) struct Item {
     pub(super) alignment: u64,
 }
 
+impl Item {
+    /// A buffer at a fixed offset, left out of the cheap plans: a start
+    /// past every time.
+    pub(super) const FIXED: Item = Item {
+        start: u32::MAX,
+        end: u32::MAX,
+        size: 0,
+        alignment: 1,
+    };
+
+    /// Whether this is [`Item::FIXED`].
+    pub(super) fn is_fixed(&self) -> bool {
+        self.start == u32::MAX
+    }
+}
+
 /// Gaps looked at above the first that holds a range, for a smaller
 /// one: best fit within a window, since a scan of every gap costs more
 /// for plans about as low (figures in `docs/benchmarks.md`).
@@ -52,22 +68,38 @@ pub(crate) struct Fitted {
 
 /// Best fit of the `n` positions that `item` gives (`None`: left out),
 /// visited in non-decreasing start, ends at most `times`, every range at
-/// or above `base`.
+/// or above `base`, beside the ranges `alive` (each an offset and the
+/// buffer there) that live from the first start to their ends.
+/// `alive` is by increasing offset, its ranges disjoint, at or above
+/// `base`.
 /// `Ok(None)` past the work bound, or when an address would pass 2^64.
 /// The token is checked every [`Stop::EVERY_COSTLY`] positions.
 pub(super) fn best_fit(
     times: usize,
     n: usize,
     item: impl Fn(usize) -> Option<Item>,
+    alive: &[(u64, Item)],
     base: u64,
     stop: &Stop,
 ) -> Result<Option<Fitted>, Cut> {
     let mut offsets = vec![base; n];
     let mut live = Live::new(base);
     // The positions of the live ranges ending at each time, linked
-    // through `next`, freed when the visit reaches that time.
+    // through `next`, freed when the visit reaches that time; the ranges
+    // of `alive` are positions `n..` there.
     let mut ending = vec![NONE; times + 1];
-    let mut next = vec![NONE; n];
+    let mut next = vec![NONE; n + alive.len()];
+    for (k, &(lo, range)) in alive.iter().enumerate() {
+        if range.size > 0 {
+            live.push(lo, range.size);
+            next[n + k] = ending[range.end as usize];
+            ending[range.end as usize] = (n + k) as u32;
+        }
+    }
+    let offset = |offsets: &[u64], q: u32| match (q as usize).checked_sub(n) {
+        None => offsets[q as usize],
+        Some(k) => alive[k].0,
+    };
     let (mut count, mut scanned, mut released) = (0usize, 0u64, 0usize);
     for p in 0..n {
         if let Err(cut) = stop.every_costly(p) {
@@ -87,7 +119,7 @@ pub(super) fn best_fit(
         while released <= start as usize {
             let mut q = ending[released];
             while q != NONE {
-                live.remove(offsets[q as usize]);
+                live.remove(offset(&offsets, q));
                 q = next[q as usize];
             }
             released += 1;
@@ -137,6 +169,13 @@ impl Live {
         }
     }
 
+    /// Adds a range of `size` bytes at `lo`, at or above the highest.
+    fn push(&mut self, lo: u64, size: u64) {
+        self.lo.push(lo);
+        self.gap.push(lo - self.top);
+        self.top = lo + size;
+    }
+
     /// Removes the range at `lo`: its bytes and the gap below it join
     /// the gap below the range above (its end is where that gap starts).
     fn remove(&mut self, lo: u64) {
@@ -165,10 +204,8 @@ impl Live {
             }
             None => {
                 let from = align_up(self.top, alignment);
-                let end = from.checked_add(size)?;
-                self.lo.push(from);
-                self.gap.push(from - self.top);
-                self.top = end;
+                from.checked_add(size)?;
+                self.push(from, size);
                 Some(from)
             }
         }
@@ -187,7 +224,7 @@ impl Live {
                     .is_some_and(|end| end <= lo)
         };
         let first = if alignment == 1 {
-            self.gap.iter().position(|&g| g >= size)?
+            first_at_least(&self.gap, size)?
         } else {
             (0..self.gap.len()).find(|&k| holds(k))?
         };
@@ -211,6 +248,28 @@ impl Live {
     }
 }
 
+/// The first index of `gaps` whose value is at least `size`: by chunks
+/// of [`CHUNK`] compared whole (no early exit within one, so they
+/// vectorise), then within the first chunk that has one.
+fn first_at_least(gaps: &[u64], size: u64) -> Option<usize> {
+    let mut chunks = gaps.chunks_exact(CHUNK);
+    let mut from = 0;
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |any, &g| any | (g >= size)) {
+            return chunk.iter().position(|&g| g >= size).map(|k| from + k);
+        }
+        from += CHUNK;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&g| g >= size)
+        .map(|k| from + k)
+}
+
+/// Gaps compared at once by [`first_at_least`].
+const CHUNK: usize = 8;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,7 +286,15 @@ mod tests {
     /// Best fit of `items` (sorted by start here), never stopped.
     fn fit(items: &[Item], base: u64) -> Option<Fitted> {
         let times = items.iter().map(|i| i.end as usize).max().unwrap_or(0);
-        best_fit(times, items.len(), |p| Some(items[p]), base, &Stop::never()).unwrap()
+        best_fit(
+            times,
+            items.len(),
+            |p| Some(items[p]),
+            &[],
+            base,
+            &Stop::never(),
+        )
+        .unwrap()
     }
 
     proptest::proptest! {
@@ -295,7 +362,7 @@ mod tests {
         let all: Vec<Item> = (0..3000).map(|_| item(0, 1, 8, 1)).collect();
         assert!(fit(&all, 0).is_none());
         assert!(fit(&all[..100], 0).is_some());
-        let cut = best_fit(1, 100, |p| Some(all[p]), 0, &Stop::after_looks(0));
+        let cut = best_fit(1, 100, |p| Some(all[p]), &[], 0, &Stop::after_looks(0));
         assert!(cut.is_err());
     }
 }

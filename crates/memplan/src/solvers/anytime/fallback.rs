@@ -25,11 +25,12 @@ use rayon::prelude::*;
 
 use crate::geometry::fit::{align_up, gcd};
 use crate::geometry::occupancy::Occupancy;
-use crate::geometry::sort::prefix_sums;
 use crate::plan::Plan;
 use crate::problem::Problem;
 
 use super::best_fit::{best_fit, Fitted, Item};
+use super::both_ways::{both_ways, radix_order};
+use crate::geometry::sort::collect;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
@@ -283,7 +284,7 @@ fn cheap(
     stop: &Stop,
 ) -> Result<Option<Cheap>, Cut> {
     if method != Method::Colouring {
-        if let Some(fitted) = best_fit(times, n, &item, base, stop)? {
+        if let Some(fitted) = best_fit(times, n, &item, &[], base, stop)? {
             return Ok(Some(Cheap::Fitted(fitted)));
         }
         if method == Method::BestFitAlone {
@@ -345,13 +346,6 @@ fn cheap_of(
     cheap(occupancy.times(), n, item, base, method, stop)
 }
 
-/// A buffer of [`bucketed`], by its place in bucket order.
-#[derive(Clone, Copy, Debug, Default)]
-struct Record {
-    item: Item,
-    buffer: u32,
-}
-
 /// A plan for when there is no time for an index (whose sort of the start
 /// times takes tenths of a second at millions of buffers): the cheap plan
 /// of [`complete`] by `method` with time cut into at most `n` equal *buckets*, the
@@ -363,27 +357,65 @@ struct Record {
 /// no sort); returns the plan and how many buffers it placed (the free
 /// ones). `Err` once `stop` cuts (before the colouring is done), checked
 /// between its passes and every [`Stop::EVERY`] buffers within them.
+///
+/// By [`Method::BestFit`] it is best fit both ways from the middle of the
+/// timeline (`both_ways`), else the colouring.
 pub fn bucketed(problem: &Problem, method: Method, stop: &Stop) -> Result<(Plan, usize), Cut> {
+    let method = match method {
+        Method::BestFitAlone => Method::BestFit,
+        method => method,
+    };
+    bucketed_by(problem, method, stop).map(|done| {
+        let (plan, count, _) = done.unwrap_or_else(|| {
+            let (plan, count) = stacked(problem);
+            (plan, count, 0)
+        });
+        (plan, count)
+    })
+}
+
+/// [`bucketed`] by best fit alone ([`Method::BestFitAlone`]): the plan,
+/// how many buffers it placed and its makespan; `Ok(None)` past best
+/// fit's work bound.
+pub(crate) fn bucketed_best_fit(
+    problem: &Problem,
+    stop: &Stop,
+) -> Result<Option<(Plan, usize, u64)>, Cut> {
+    bucketed_by(problem, Method::BestFitAlone, stop)
+}
+
+/// [`bucketed`] by `method`, with the plan's makespan when best fit made
+/// it (0 otherwise); `Ok(None)` where [`Method::BestFitAlone`] gives up,
+/// or where the colouring stacks instead.
+fn bucketed_by(
+    problem: &Problem,
+    method: Method,
+    stop: &Stop,
+) -> Result<Option<(Plan, usize, u64)>, Cut> {
     stop.check()?;
     let buffers = problem.buffers();
-    // One pass for the timeline of the free buffers and the fixed end.
-    let (lo, hi, fixed_end) = buffers
+    // One pass for the timeline of the free buffers, the fixed end and
+    // the number of fixed buffers.
+    let (lo, hi, fixed_end, fixed) = buffers
         .par_iter()
         .map(|b| match b.fixed_offset {
-            None => (b.start, b.end, 0),
-            Some(o) => (u64::MAX, 0, o + b.size),
+            None => (b.start, b.end, 0, 0usize),
+            Some(o) => (u64::MAX, 0, o + b.size, 1),
         })
         .reduce(
-            || (u64::MAX, 0, 0),
-            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2.max(b.2)),
+            || (u64::MAX, 0, 0, 0),
+            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2.max(b.2), a.3 + b.3),
         );
     let mut offsets = vec![0u64; buffers.len()];
-    if lo >= hi {
-        // No free buffer.
+    if fixed > 0 {
         for (o, b) in offsets.iter_mut().zip(buffers) {
             *o = b.fixed_offset.unwrap_or(0);
         }
-        return Ok((Plan::from_offsets(offsets), 0));
+    }
+    if lo >= hi {
+        // No free buffer.
+        let top = problem.fixed_end();
+        return Ok(Some((Plan::from_offsets(offsets), 0, top)));
     }
     let span = hi - lo;
     // At most one bucket per buffer (and per time step).
@@ -391,63 +423,53 @@ pub fn bucketed(problem: &Problem, method: Method, stop: &Stop) -> Result<(Plan,
     let width = span.div_ceil(buckets);
     // Below `buckets` (and ends at most `buckets`): `Problem` keeps the
     // number of buffers below 2^32.
-    let start_of = |t: u64| ((t - lo) / width) as u32;
-    let end_of = |t: u64| (t - lo).div_ceil(width) as u32;
-    // The free buffers in bucket order, ties in input order, by a two-pass
-    // radix sort on the bucket (a digit of at most 2^12 values a pass:
-    // the writes go to a few thousand places at a time, not to millions).
+    let items = collect(
+        buffers.len(),
+        |i| {
+            let b = &buffers[i];
+            match b.fixed_offset {
+                Some(_) => Item::FIXED,
+                None => Item {
+                    start: ((b.start - lo) / width) as u32,
+                    end: (b.end - lo).div_ceil(width) as u32,
+                    size: b.size,
+                    alignment: b.alignment,
+                },
+            }
+        },
+        stop,
+    )?;
+    // At most 2^12 values a digit of the radix sorts' keys (buckets).
     let bits = (64 - (buckets - 1).leading_zeros()).div_ceil(2).max(1);
-    let digits = 1usize << bits;
-    let mask = digits as u32 - 1;
-    let mut low = vec![0u32; digits + 1];
-    let mut high = vec![0u32; digits + 1];
-    for (i, b) in buffers.iter().enumerate() {
-        stop.every(i)?;
-        if b.fixed_offset.is_none() {
-            let k = start_of(b.start);
-            low[(k & mask) as usize + 1] += 1;
-            high[(k >> bits) as usize + 1] += 1;
+    let buckets = buckets as u32;
+    if method != Method::Colouring {
+        let count = buffers.len() - fixed;
+        let fitted = both_ways(&items, buckets, bits, fixed_end, &mut offsets, stop);
+        if let Some(top) = fitted? {
+            drop_later(items, buffers.len());
+            return Ok(Some((Plan::from_offsets(offsets), count, top)));
+        }
+        if method == Method::BestFitAlone {
+            drop_later((items, offsets), buffers.len());
+            return Ok(None);
         }
     }
-    prefix_sums(&mut low);
-    prefix_sums(&mut high);
-    let count = low[digits] as usize;
-    let mut by_low = vec![Record::default(); count];
-    for (i, b) in buffers.iter().enumerate() {
-        stop.every(i)?;
-        if let Some(o) = b.fixed_offset {
-            offsets[i] = o;
-            continue;
-        }
-        let start = start_of(b.start);
-        let at = &mut low[(start & mask) as usize];
-        by_low[*at as usize] = Record {
-            item: Item {
-                start,
-                end: end_of(b.end),
-                size: b.size,
-                alignment: b.alignment,
-            },
-            buffer: i as u32,
-        };
-        *at += 1;
-    }
-    let mut records = vec![Record::default(); count];
-    for (k, r) in by_low.iter().enumerate() {
-        stop.every(k)?;
-        let at = &mut high[(r.item.start >> bits) as usize];
-        records[*at as usize] = *r;
-        *at += 1;
-    }
-    drop(by_low);
-    let item = |p: usize| Some(records[p].item);
-    let Some(cheap) = cheap(buckets as usize, count, item, fixed_end, method, stop)? else {
-        return Ok(stacked(problem));
+    // The free buffers in bucket order, ties in input order.
+    let free = |it: &Item| (!it.is_fixed()).then_some(it.start);
+    let order = radix_order(&items, bits, free, stop)?;
+    let count = order.len();
+    let sorted = collect(count, |p| items[order[p] as usize], stop)?;
+    drop_later(items, buffers.len());
+    let item = |p: usize| Some(sorted[p]);
+    let colouring = Method::Colouring;
+    let Some(cheap) = cheap(buckets as usize, count, item, fixed_end, colouring, stop)? else {
+        return Ok(None);
     };
-    for (p, r) in records.iter().enumerate() {
-        offsets[r.buffer as usize] = cheap.offset(p);
+    for (p, &i) in order.iter().enumerate() {
+        offsets[i as usize] = cheap.offset(p);
     }
-    Ok((Plan::from_offsets(offsets), count))
+    drop_later((sorted, order), buffers.len());
+    Ok(Some((Plan::from_offsets(offsets), count, 0)))
 }
 
 /// How long [`bucketed_or_stacked`] gives the bucketed plan: part of what

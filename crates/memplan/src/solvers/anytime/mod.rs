@@ -24,6 +24,7 @@
 //!   ([`at_least`]).
 
 mod best_fit;
+mod both_ways;
 pub mod fallback;
 mod improving;
 mod plan;

@@ -16,7 +16,13 @@ use crate::solvers::greedy::{order, Greedy, Placer};
 use crate::stop::Stop;
 
 use super::fallback;
-use super::within::EARLY_FALLBACK_MIN;
+use super::within::{FallbackPlan, EARLY_FALLBACK_MIN};
+
+/// From this many buffers on, when a stop can come, best fit's bucketed
+/// plan ([`fallback::bucketed_best_fit`]) is made first, before the index,
+/// on both cores; below, best fit is made from the index beside the
+/// placement, and is ready soon enough (figures in `docs/benchmarks.md`).
+pub(crate) const BEST_FIT_FIRST_MIN: usize = 1 << 21;
 
 /// A greedy plan within a deadline ([`plan_within`]).
 pub struct Within<'p> {
@@ -117,11 +123,34 @@ fn plan_within_unless<'p>(
     // The stacked plan first, on this thread: were it left for another
     // to steal, it would wait for the index when every thread is busy
     // (beside the variants' density check, say), and so come after a stop.
+    // At the largest sizes best fit's bucketed plan follows, on both
+    // cores, before the index: made beside it or the placement, it would
+    // come too late for a stop soon after the start.
+    let first = prestack && problem.len() >= BEST_FIT_FIRST_MIN;
+    let (prestacked, made) = if first {
+        let prestacked = fallback::stacked_measured(problem);
+        let made = fallback::bucketed_best_fit(problem, stop).ok().flatten();
+        (Some(prestacked), made.map(FallbackPlan::of))
+    } else {
+        (None, None)
+    };
     let (prestacked, (placer, sorted)) = rayon::join(
-        || prestack.then(|| fallback::stacked_measured(problem)),
+        || prestacked.or_else(|| prestack.then(|| fallback::stacked_measured(problem))),
         || placer_and_order(problem, greedy, stop, early_min),
     );
     let Some(placer) = placer else {
+        if let Some(made) = made {
+            drop_later(prestacked, problem.len());
+            let (plan, fallback, makespan) = made.measured();
+            return Within {
+                plan,
+                fallback,
+                max_load: None,
+                placer: None,
+                makespan,
+                stacked: false,
+            };
+        }
         if problem.len() > fallback::BUCKETED_MAX && ready.load(Ordering::Acquire) {
             drop_later(prestacked, problem.len());
             return Within {
@@ -151,7 +180,9 @@ fn plan_within_unless<'p>(
         Some((sorted, max_load)) => {
             placer.place_presorted_within(sorted, max_load, prestacked, stop, settle)
         }
-        None => placer.place_order_within_from(greedy.order, stop, settle, early_min, prestacked),
+        None => {
+            placer.place_order_within_from(greedy.order, stop, settle, early_min, prestacked, made)
+        }
     };
     Within {
         plan: placed.plan,

@@ -43,7 +43,8 @@ impl<'p> Placer<'p> {
     /// fallback ready. Cut before the order is known, that fallback's plan
     /// (or [`Placer::place_none`]'s).
     pub fn place_order_within(&self, order: Order, stop: &Stop) -> (Plan, usize) {
-        let placed = self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN, None);
+        let placed =
+            self.place_order_within_from(order, stop, stop, EARLY_FALLBACK_MIN, None, None);
         (placed.plan, placed.count)
     }
 
@@ -51,7 +52,9 @@ impl<'p> Placer<'p> {
     /// order from `early_min` buffers on (and the max load, always), a
     /// cut's improvement on it abandoned once `settle` cuts
     /// ([`Placer::place_within_or`]); `prestacked`, the stacked plan
-    /// computed ahead, is the plan when the fallback is cut.
+    /// computed ahead, is the plan when the fallback is cut. A plan `made`
+    /// ahead for every free buffer (best fit's) stands in for the
+    /// fallback and best fit's plan beside the order: neither is made.
     pub(super) fn place_order_within_from(
         &self,
         order: Order,
@@ -59,8 +62,9 @@ impl<'p> Placer<'p> {
         settle: &Stop,
         early_min: usize,
         prestacked: Option<fallback::Stacked>,
+        made: Option<FallbackPlan>,
     ) -> OrderPlaced {
-        let early = self.problem.len() >= early_min;
+        let early = self.problem.len() >= early_min && made.is_none();
         // The colouring's plan is made beside the order where a cut must
         // return the plan in hand at once (`settle` can cut): best fit's
         // would not be ready in time on a short limit. Elsewhere the
@@ -79,6 +83,7 @@ impl<'p> Placer<'p> {
         // take when it is lower; a placement that ends drops it.
         let done = Arc::new(AtomicBool::new(false));
         let ahead = Ahead::default();
+        ahead.publish(made);
         let ((placed, max_load), ()) = rayon::join(
             || {
                 let (sorted, (fallback, max_load)) = rayon::join(
@@ -215,7 +220,13 @@ impl<'p> Placer<'p> {
                         unneeded(prestacked);
                         placed((plan, 0, None))
                     }
-                    None => stacked(prestacked),
+                    None => match ahead.take() {
+                        Some(made) => {
+                            unneeded(prestacked);
+                            placed(made.measured())
+                        }
+                        None => stacked(prestacked),
+                    },
                 }
             }
             (Some(sorted), fallback) => {
@@ -227,6 +238,15 @@ impl<'p> Placer<'p> {
                 unneeded(prestacked);
                 placed(fallback.measured())
             }
+            // A plan made ahead for every free buffer (best fit's), in
+            // hand at once: the fallback would take a pass after the stop.
+            (None, _) if ahead.ready() => match ahead.take() {
+                Some(made) => {
+                    unneeded(prestacked);
+                    placed(made.measured())
+                }
+                None => stacked(prestacked),
+            },
             // Without an index for the fallback, `place_none` would stack
             // (`prestacked` is made only where the stacked plan is
             // `bucketed_or_stacked`'s): the plan made ahead.
@@ -432,8 +452,8 @@ impl<'p> Placer<'p> {
         // Stopped already, the fallback in hand and no time to improve on
         // it: the run would be cut at once, after setting up its arrays
         // (tens of milliseconds at millions of buffers).
-        if fallback.is_some() && stop.is_cut() && settle.is_cut() {
-            if let Some(fallback) = fallback.take() {
+        if (fallback.is_some() || ahead.ready()) && stop.is_cut() && settle.is_cut() {
+            if let Some(fallback) = fallback.take().or_else(|| ahead.take()) {
                 return fallback.measured();
             }
         }
@@ -459,10 +479,12 @@ impl<'p> Placer<'p> {
         } else {
             self.run(order, None, stop)
         };
-        if run.as_ref().is_some_and(Run::cut) && fallback.is_none() {
+        // Cut in the run, or in its setup (no run).
+        let cut = run.as_ref().map_or(stop.is_cut(), Run::cut);
+        if cut && fallback.is_none() {
             fallback = ahead.take();
         }
-        if run.as_ref().is_some_and(Run::cut) && fallback.is_some() && settle.is_cut() {
+        if cut && fallback.is_some() && settle.is_cut() {
             if let Some(fallback) = fallback.take() {
                 // The run's arrays (tens of bytes a buffer) are freed off
                 // the stop's path.
@@ -732,11 +754,19 @@ impl Ahead {
     fn take(&self) -> Option<FallbackPlan> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
+
+    /// Whether a plan is published.
+    fn ready(&self) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
 }
 
 /// The fallback's plan for every free buffer ([`fallback::complete`] of
-/// all), computed ahead of a stop.
-struct FallbackPlan {
+/// all, or best fit's), computed ahead of a stop.
+pub(super) struct FallbackPlan {
     plan: Plan,
     /// Its makespan.
     top: u64,
@@ -745,8 +775,13 @@ struct FallbackPlan {
 }
 
 impl FallbackPlan {
+    /// The plan, how many buffers it placed and its makespan.
+    pub(super) fn of((plan, count, top): (Plan, usize, u64)) -> Self {
+        FallbackPlan { plan, top, count }
+    }
+
     /// The plan, how many buffers the fallback placed and its makespan.
-    fn measured(self) -> (Plan, usize, Option<u64>) {
+    pub(super) fn measured(self) -> (Plan, usize, Option<u64>) {
         (self.plan, self.count, Some(self.top))
     }
 }
@@ -927,8 +962,14 @@ mod tests {
                     let stop = Stop::after_looks(cut as u64);
                     let settle = if settled { stop.clone() } else { Stop::never() };
                     let prestacked = prestack.then(|| fallback::stacked_measured(&p));
-                    let placed =
-                        placer.place_order_within_from(Order::Size, &stop, &settle, 0, prestacked);
+                    let placed = placer.place_order_within_from(
+                        Order::Size,
+                        &stop,
+                        &settle,
+                        0,
+                        prestacked,
+                        None,
+                    );
                     let (plan, count) = (placed.plan, placed.count);
                     assert_eq!(validate(&p, &plan), Ok(()), "{fit:?} cut {cut}");
                     let is_stacked = (&plan, count) == (&stacked.0, stacked.1);
@@ -969,6 +1010,7 @@ mod tests {
                         &Stop::never(),
                         &Stop::never(),
                         early_min,
+                        None,
                         None,
                     )
                     .plan
@@ -1036,6 +1078,57 @@ mod tests {
             let within = plan_within(&p, g, &Stop::after_looks(0));
             assert_eq!(within.fallback, p.len());
             assert!(within.placer.is_none());
+        }
+    }
+
+    /// A plan made ahead for every buffer (best fit's bucketed plan, as
+    /// at the largest sizes) is never lost: cut at any poll, settled or
+    /// not, with the stacked plan made ahead or not, the plan is valid and
+    /// at most its makespan; uncut, the placement's own.
+    #[test]
+    fn a_plan_made_ahead_is_never_worse() {
+        for kind in [
+            crate::generate::Kind::Layered,
+            crate::generate::Kind::Random,
+        ] {
+            let p = mixed(kind, 6000);
+            let made = || {
+                let made = fallback::bucketed_best_fit(&p, &Stop::never())
+                    .unwrap()
+                    .unwrap();
+                FallbackPlan::of(made)
+            };
+            let top = made().top;
+            assert_eq!(made().plan.makespan(&p), top);
+            let placer = Placer::new(&p, Fit::FirstFit, &Stop::never()).unwrap();
+            let full = placer.place_order_within(Order::Size, &Stop::never()).0;
+            let (mut taken, mut finished) = (0, 0);
+            for cut in (0..40).chain([1000]) {
+                for (settled, prestack) in [(false, false), (true, false), (true, true)] {
+                    let stop = Stop::after_looks(cut);
+                    let settle = if settled { stop.clone() } else { Stop::never() };
+                    let prestacked = prestack.then(|| fallback::stacked_measured(&p));
+                    let placed = placer.place_order_within_from(
+                        Order::Size,
+                        &stop,
+                        &settle,
+                        0,
+                        prestacked,
+                        Some(made()),
+                    );
+                    assert_eq!(validate(&p, &placed.plan), Ok(()), "{kind:?} cut {cut}");
+                    let makespan = placed.plan.makespan(&p);
+                    assert!(makespan <= top.max(full.makespan(&p)), "{kind:?} cut {cut}");
+                    if placed.count > 0 {
+                        assert!(makespan <= top, "{kind:?} cut {cut}");
+                        taken += usize::from(makespan == top);
+                    } else {
+                        assert_eq!(placed.plan, full, "{kind:?} cut {cut}");
+                        finished += 1;
+                    }
+                }
+            }
+            assert!(taken > 0 && finished > 0, "{kind:?}: {taken} {finished}");
         }
     }
 }
