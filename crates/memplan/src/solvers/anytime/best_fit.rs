@@ -71,7 +71,7 @@ pub(crate) struct Fitted {
 /// or above `base`, beside the ranges `alive` (each an offset and the
 /// buffer there) that live from the first start to their ends.
 /// `alive` is by increasing offset, its ranges disjoint, at or above
-/// `base`.
+/// `base`, each ending at a time in `1..=times`.
 /// `Ok(None)` past the work bound, or when an address would pass 2^64.
 /// The token is checked every [`Stop::EVERY_COSTLY`] positions.
 pub(super) fn best_fit(

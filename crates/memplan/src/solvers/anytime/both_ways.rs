@@ -32,9 +32,10 @@ use crate::stop::{Cut, Stop};
 use super::best_fit::{best_fit, Item};
 
 /// The indices of the items that `key` keys, sorted by that key (below
-/// `2^(2 bits)`; ties by index): a two-pass radix sort of key and index
-/// packed in one word, a digit of `bits` bits a pass. The words are small
-/// and each scatter writes to at most a few thousand places at a time.
+/// `2^(2 bits)`, `bits` at most 16; ties by index): a two-pass radix sort
+/// of key and index packed in one word, a digit of `bits` bits a pass. The
+/// words are small and each scatter writes to at most `2^bits` places at a
+/// time.
 /// The token is checked every [`Stop::EVERY`] items of each pass.
 pub(super) fn radix_order(
     items: &[Item],
@@ -58,7 +59,10 @@ pub(super) fn radix_order(
     let count = low[digits] as usize;
     let mut by_low = vec![0u64; count];
     for (i, it) in items.iter().enumerate() {
-        stop.every(i)?;
+        if let Err(cut) = stop.every(i) {
+            drop_later(by_low, count);
+            return Err(cut);
+        }
         if let Some(k) = key(it) {
             let at = &mut low[(k as u64 & mask) as usize];
             by_low[*at as usize] = (k as u64) << 32 | i as u64;
@@ -67,7 +71,10 @@ pub(super) fn radix_order(
     }
     let mut order = vec![0u32; count];
     for (j, &word) in by_low.iter().enumerate() {
-        stop.every(j)?;
+        if let Err(cut) = stop.every(j) {
+            drop_later((by_low, order), count);
+            return Err(cut);
+        }
         let at = &mut high[(word >> (32 + bits)) as usize];
         order[*at as usize] = word as u32;
         *at += 1;
@@ -151,10 +158,18 @@ pub(super) fn both_ways(
             .collect();
         fit_side(items, bits, key, reversed, t, &alive, base, stop)
     };
-    let (after, before) = rayon::join(forwards, backwards);
-    let (Some(after), Some(before)) = (after?, before?) else {
-        return Ok(None);
+    let (after, before) = match rayon::join(forwards, backwards) {
+        (Ok(Some(after)), Ok(Some(before))) => (after, before),
+        (after, before) => {
+            // A cut or a side past the work bound: the other side's arrays
+            // freed off the stop's path.
+            let cut = after.as_ref().err().or(before.as_ref().err()).copied();
+            drop_later((after, before), items.len());
+            return cut.map_or(Ok(None), Err);
+        }
     };
+    // The scatter is not polled: it is a pass well within what a stop
+    // may wait, and a cut would throw the finished plan away.
     for (order, fitted, side_top) in [after, before] {
         for (&i, &o) in order.iter().zip(&fitted) {
             offsets[i as usize] = o;
@@ -183,10 +198,23 @@ fn fit_side(
     let order = radix_order(items, bits, key, stop)?;
     // Gathered in order first: the reads at random overlap there, and
     // best fit's visit reads in sequence.
-    let sorted = collect(order.len(), |p| on_side(&items[order[p] as usize]), stop)?;
+    let sorted = match collect(order.len(), |p| on_side(&items[order[p] as usize]), stop) {
+        Ok(sorted) => sorted,
+        Err(cut) => {
+            drop_later(order, items.len());
+            return Err(cut);
+        }
+    };
     let item = |p: usize| Some(sorted[p]);
     let fitted = best_fit(times as usize, sorted.len(), item, alive, base, stop);
-    let fitted = fitted?.map(|f| {
+    let fitted = match fitted {
+        Ok(fitted) => fitted,
+        Err(cut) => {
+            drop_later((order, sorted), items.len());
+            return Err(cut);
+        }
+    };
+    let fitted = fitted.map(|f| {
         let top = (sorted.iter().zip(&f.offsets))
             .map(|(it, &o)| o + it.size)
             .max()
@@ -206,20 +234,20 @@ fn middle(items: &[Item], bits: u32, stop: &Stop) -> Result<u32, Cut> {
     let per_digit = items
         .par_chunks(Stop::EVERY)
         .map(|chunk| {
+            stop.check()?;
             let mut counts = vec![0u64; digits + 1];
             for it in chunk.iter().filter(|it| !it.is_fixed()) {
                 counts[(it.start >> bits) as usize + 1] += 1;
             }
-            counts
+            Ok(counts)
         })
-        .reduce(
+        .try_reduce(
             || vec![0u64; digits + 1],
             |mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-                a
+                Ok(a)
             },
-        );
-    stop.check()?;
+        )?;
     let half = per_digit.iter().sum::<u64>().div_ceil(2);
     let mut seen = 0u64;
     for (k, &c) in per_digit.iter().enumerate() {
@@ -247,15 +275,20 @@ mod tests {
                 1..80,
             ),
             base in 0u64..100,
+            buckets in proptest::sample::select(vec![40u32, 65]),
         ) {
             let items: Vec<Item> = spec
                 .iter()
                 .map(|&(s, len, size, a, fixed)| match fixed {
                     0 => Item::FIXED,
-                    _ => Item { start: s, end: s + len, size, alignment: [1, 4, 6][a] },
+                    _ => Item {
+                        start: s.min(buckets - 1),
+                        end: (s + len).min(buckets),
+                        size,
+                        alignment: [1, 4, 6][a],
+                    },
                 })
                 .collect();
-            let buckets = 65u32;
             let bits = (64 - (buckets - 1).leading_zeros()).div_ceil(2);
             let mut offsets = vec![7u64; items.len()];
             let top = both_ways(&items, buckets, bits, base, &mut offsets, &Stop::never())

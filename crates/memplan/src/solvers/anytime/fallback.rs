@@ -25,12 +25,12 @@ use rayon::prelude::*;
 
 use crate::geometry::fit::{align_up, gcd};
 use crate::geometry::occupancy::Occupancy;
+use crate::geometry::sort::collect;
 use crate::plan::Plan;
 use crate::problem::Problem;
 
 use super::best_fit::{best_fit, Fitted, Item};
 use super::both_ways::{both_ways, radix_order};
-use crate::geometry::sort::collect;
 
 /// No buffer in a list.
 const NONE: u32 = u32::MAX;
@@ -408,7 +408,8 @@ fn bucketed_by(
         );
     let mut offsets = vec![0u64; buffers.len()];
     if fixed > 0 {
-        for (o, b) in offsets.iter_mut().zip(buffers) {
+        for (i, (o, b)) in offsets.iter_mut().zip(buffers).enumerate() {
+            stop.every(i)?;
             *o = b.fixed_offset.unwrap_or(0);
         }
     }
@@ -439,13 +440,21 @@ fn bucketed_by(
         },
         stop,
     )?;
-    // At most 2^12 values a digit of the radix sorts' keys (buckets).
+    // The radix sorts' keys (buckets, below 2^32) in two digits of `bits`
+    // bits, at most 16.
     let bits = (64 - (buckets - 1).leading_zeros()).div_ceil(2).max(1);
     let buckets = buckets as u32;
     if method != Method::Colouring {
         let count = buffers.len() - fixed;
-        let fitted = both_ways(&items, buckets, bits, fixed_end, &mut offsets, stop);
-        if let Some(top) = fitted? {
+        let fitted = match both_ways(&items, buckets, bits, fixed_end, &mut offsets, stop) {
+            Ok(fitted) => fitted,
+            Err(cut) => {
+                // Freed off the stop's path.
+                drop_later((items, offsets), buffers.len());
+                return Err(cut);
+            }
+        };
+        if let Some(top) = fitted {
             drop_later(items, buffers.len());
             return Ok(Some((Plan::from_offsets(offsets), count, top)));
         }

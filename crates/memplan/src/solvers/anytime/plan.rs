@@ -101,7 +101,9 @@ pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
 ///
 /// On more than [`fallback::BUCKETED_MAX`] buffers, unless `beside`
 /// (`ready` then watches a plan made beside), the stacked plan is also
-/// made beside the index. A stop that comes before the fallback covers
+/// made beside the index (from [`BEST_FIT_FIRST_MIN`] buffers, before it,
+/// followed by best fit's bucketed plan, which then stands in for the
+/// fallback). A stop that comes before the fallback covers
 /// every buffer leaves only the stacked plan, and the index and then the
 /// order beside that fallback take long at millions of buffers. The
 /// stacked plan's pass over the buffers is memory-bound: made after the
@@ -130,6 +132,15 @@ fn plan_within_unless<'p>(
     let (prestacked, made) = if first {
         let prestacked = fallback::stacked_measured(problem);
         let made = fallback::bucketed_best_fit(problem, stop).ok().flatten();
+        // Never above the stacked plan in hand (its time windows can do
+        // better on a few long-lived buffers).
+        let made = match (made, &prestacked) {
+            (Some(made), (_, _, Some(stacked))) if *stacked < made.2 => {
+                drop_later(made, problem.len());
+                None
+            }
+            (made, _) => made,
+        };
         (Some(prestacked), made.map(FallbackPlan::of))
     } else {
         (None, None)
