@@ -33,7 +33,7 @@ mod within;
 
 pub use fallback::{bucketed, stacked};
 pub use improving::{improving, Bootstrap, Improving};
-pub use plan::{plan_unstoppable, plan_within, plan_within_beside, Within};
+pub use plan::{plan_within, plan_within_beside, Within};
 pub use variants::{best_of, best_variant, best_variant_plan, is_dense};
 
 use std::sync::Arc;
@@ -81,11 +81,7 @@ pub fn greedy_solution(
 ) -> Result<Solution, SolveError> {
     let own = options.stop();
     let deadline = reserved(problem, &own);
-    let within = if own.can_cut() {
-        greedy_within(problem, greedy, &own)
-    } else {
-        plan_unstoppable(problem, greedy)
-    };
+    let within = greedy_within(problem, greedy, &own);
     let cut = within.fallback > 0;
     let mut result = solution_of(problem, within, &deadline);
     if let (Ok(s), true) = (&mut result, cut) {

@@ -80,24 +80,15 @@ pub fn plan_within<'p>(problem: &'p Problem, greedy: Greedy, stop: &Stop) -> Wit
     )
 }
 
-/// The plan of `greedy` when nothing can stop it (no time limit, no
-/// cancel flag): [`plan_within`] without the fallback computed beside the
-/// order for a stop that cannot come (work on both cores that grows with
-/// the buffers).
-pub fn plan_unstoppable(problem: &Problem, greedy: Greedy) -> Within<'_> {
-    let never = Stop::never();
-    let ready = AtomicBool::new(false);
-    plan_within_unless(problem, greedy, &never, &never, &ready, usize::MAX, false)
-}
-
 /// [`plan_within`], except that cut before the index on more than
 /// [`fallback::BUCKETED_MAX`] buffers when `ready` is raised (a better
 /// plan is ready elsewhere), the plan is left empty (`stacked` said, for the
 /// caller to replace): the stacked plan would cost a pass for nothing.
 ///
 /// The fallback is computed beside the order from `early_min` buffers on
-/// ([`EARLY_FALLBACK_MIN`] when a stop can come; `usize::MAX` when it
-/// cannot).
+/// ([`EARLY_FALLBACK_MIN`]), and nothing is made ahead when `stop` cannot
+/// cut (no time limit, no cancel flag): that work on both cores grows with
+/// the buffers, for a stop that cannot come.
 ///
 /// On more than [`fallback::BUCKETED_MAX`] buffers, unless `beside`
 /// (`ready` then watches a plan made beside), the stacked plan is also
@@ -121,6 +112,11 @@ fn plan_within_unless<'p>(
     early_min: usize,
     beside: bool,
 ) -> Within<'p> {
+    let early_min = if stop.can_cut() {
+        early_min
+    } else {
+        usize::MAX
+    };
     let prestack = early_min != usize::MAX && !beside && problem.len() > fallback::BUCKETED_MAX;
     // The stacked plan first, on this thread: were it left for another
     // to steal, it would wait for the index when every thread is busy
