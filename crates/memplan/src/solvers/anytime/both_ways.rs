@@ -121,19 +121,7 @@ pub(super) fn both_ways(
             end: it.end - t,
             ..*it
         };
-        let alive: Vec<(u64, Item)> = across
-            .iter()
-            .map(|&(lo, it)| {
-                (
-                    lo,
-                    Item {
-                        start: 0,
-                        end: it.end - t,
-                        ..it
-                    },
-                )
-            })
-            .collect();
+        let alive = alive_until(&across, |it| it.end - t);
         fit_side(items, bits, key, shifted, buckets - t, &alive, base, stop)
     };
     let backwards = || {
@@ -143,19 +131,7 @@ pub(super) fn both_ways(
             end: t - it.start,
             ..*it
         };
-        let alive: Vec<(u64, Item)> = across
-            .iter()
-            .map(|&(lo, it)| {
-                (
-                    lo,
-                    Item {
-                        start: 0,
-                        end: t - it.start,
-                        ..it
-                    },
-                )
-            })
-            .collect();
+        let alive = alive_until(&across, |it| t - it.start);
         fit_side(items, bits, key, reversed, t, &alive, base, stop)
     };
     let (after, before) = match rayon::join(forwards, backwards) {
@@ -178,6 +154,20 @@ pub(super) fn both_ways(
         top = top.max(side_top);
     }
     Ok(Some(top))
+}
+
+/// The stacked buffers `across` as ranges alive from a side's first time
+/// to `end` of each (its end on that side).
+fn alive_until(across: &[(u64, Item)], end: impl Fn(&Item) -> u32) -> Vec<(u64, Item)> {
+    let from_start = |it: &Item| Item {
+        start: 0,
+        end: end(it),
+        ..*it
+    };
+    across
+        .iter()
+        .map(|(lo, it)| (*lo, from_start(it)))
+        .collect()
 }
 
 /// One side of [`both_ways`]: the items `key` keys, sorted by it (their
