@@ -9,6 +9,9 @@
 //! - `best_fit`: best fit in start order, the cheap plan made ahead of a
 //!   stop, beside the placement (far lower than the colouring's, not
 //!   linear: bounded by its work);
+//! - `both_ways`: best fit of the bucketed buffers both ways from the
+//!   middle of the timeline, one side a core, made first at the largest
+//!   sizes (no index needed);
 //! - `plan`: a greedy plan within a deadline ([`plan_within`]), with the
 //!   cheap plans made beside it at scale so that a stop finds one ready;
 //! - `within`: the placer's placement within a deadline, completed by the
