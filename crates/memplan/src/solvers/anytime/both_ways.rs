@@ -121,7 +121,7 @@ pub(super) fn both_ways(
             end: it.end - t,
             ..*it
         };
-        let alive = alive_until(&across, |it| it.end - t);
+        let alive = stacked_alive(&across, |it| it.end - t);
         fit_side(items, bits, key, shifted, buckets - t, &alive, base, stop)
     };
     let backwards = || {
@@ -131,7 +131,7 @@ pub(super) fn both_ways(
             end: t - it.start,
             ..*it
         };
-        let alive = alive_until(&across, |it| t - it.start);
+        let alive = stacked_alive(&across, |it| t - it.start);
         fit_side(items, bits, key, reversed, t, &alive, base, stop)
     };
     let (after, before) = match rayon::join(forwards, backwards) {
@@ -158,7 +158,7 @@ pub(super) fn both_ways(
 
 /// The stacked buffers `across` as ranges alive from a side's first time
 /// to `end` of each (its end on that side).
-fn alive_until(across: &[(u64, Item)], end: impl Fn(&Item) -> u32) -> Vec<(u64, Item)> {
+fn stacked_alive(across: &[(u64, Item)], end: impl Fn(&Item) -> u32) -> Vec<(u64, Item)> {
     let from_start = |it: &Item| Item {
         start: 0,
         end: end(it),

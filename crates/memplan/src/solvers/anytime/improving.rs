@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::{greedy_within, reserved};
+use super::{greedy_within, max_load_or_weakest, reserved};
 use crate::plan::{Measured, Plan};
 use crate::problem::Problem;
 use crate::solver::{NotFoundReason, Solution, SolveError, SolveOptions, Stop};
@@ -114,13 +114,8 @@ pub fn improving<'p>(
             _ => (best, max_load, makespan),
         }
     };
-    let max_load = match max_load {
-        Some(load) => load,
-        // No time left for it: a weaker bound (the largest size, from the
-        // pass that measures the plan).
-        None if deadline.is_cut() => 0,
-        None => problem.max_load(),
-    };
+    // Without the time for it, the weakest bound.
+    let max_load = max_load_or_weakest(problem, max_load, &deadline);
     // A plan over the capacity when the clock ran out: more time might
     // have found one.
     let reason = if deadline.is_cut() {

@@ -160,17 +160,24 @@ pub fn reserved(problem: &Problem, deadline: &Stop) -> Stop {
     deadline.ahead(reserve(problem))
 }
 
+/// The max load when `known`; else computed, unless `deadline` has passed:
+/// then 0, the weakest bound (the solution takes the largest size from the
+/// pass that measures the plan).
+fn max_load_or_weakest(problem: &Problem, known: Option<u64>, deadline: &Stop) -> u64 {
+    match known {
+        Some(load) => load,
+        None if deadline.is_cut() => 0,
+        None => problem.max_load(),
+    }
+}
+
 /// The solution of a greedy plan within `deadline` ([`Greedy`]'s): the
 /// counter `fallback` when the clock left buffers to the fallback, and
 /// without the time to compute the max load, a weaker bound (the largest
 /// size, from the pass that measures the plan).
 fn solution_of(problem: &Problem, within: Within, deadline: &Stop) -> Result<Solution, SolveError> {
     let (plan, fallback) = (within.plan, within.fallback);
-    let max_load = match within.max_load {
-        Some(load) => load,
-        None if deadline.is_cut() => 0,
-        None => problem.max_load(),
-    };
+    let max_load = max_load_or_weakest(problem, within.max_load, deadline);
     let reason = if fallback > 0 {
         NotFoundReason::TimeLimit
     } else {

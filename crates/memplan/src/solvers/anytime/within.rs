@@ -202,6 +202,15 @@ impl<'p> Placer<'p> {
             makespan,
             max_load: None,
         };
+        // A plan made ahead for every free buffer (best fit's) if one is
+        // published, else the stacked plan.
+        let made_or_stacked = |prestacked: Option<fallback::Stacked>| match ahead.take() {
+            Some(made) => {
+                unneeded(prestacked);
+                placed(made.measured())
+            }
+            None => stacked(prestacked),
+        };
         match (sorted, fallback) {
             // The fallback cut too (at millions of buffers it takes
             // tenths of a second on a busy machine): what is left of the
@@ -220,13 +229,7 @@ impl<'p> Placer<'p> {
                         unneeded(prestacked);
                         placed((plan, 0, None))
                     }
-                    None => match ahead.take() {
-                        Some(made) => {
-                            unneeded(prestacked);
-                            placed(made.measured())
-                        }
-                        None => stacked(prestacked),
-                    },
+                    None => made_or_stacked(prestacked),
                 }
             }
             (Some(sorted), fallback) => {
@@ -240,13 +243,7 @@ impl<'p> Placer<'p> {
             }
             // A plan made ahead for every free buffer (best fit's), in
             // hand at once: the fallback would take a pass after the stop.
-            (None, _) if ahead.ready() => match ahead.take() {
-                Some(made) => {
-                    unneeded(prestacked);
-                    placed(made.measured())
-                }
-                None => stacked(prestacked),
-            },
+            (None, _) if ahead.ready() => made_or_stacked(prestacked),
             // Without an index for the fallback, `place_none` would stack
             // (`prestacked` is made only where the stacked plan is
             // `bucketed_or_stacked`'s): the plan made ahead.
