@@ -227,6 +227,12 @@ pub struct TelaArgs {
     /// not only at the lowest one (MiniMalloc's effective height).
     #[arg(long)]
     pub own_floors: bool,
+    /// Tela: keep the whole bottom row as candidates, not (the default),
+    /// where the row's earliest section has no slack, only the row's
+    /// buffers that start there (every plan covers that section's lowest
+    /// free byte with one of them).
+    #[arg(long)]
+    pub no_tight_sections: bool,
     /// Tela: the listed candidates only (§5.4), not, after a candidate
     /// fails by raising other buffers' floors into a failure, those
     /// displaced buffers next at the same decision point (the default).
@@ -272,6 +278,7 @@ impl TelaArgs {
             bottom_row: !self.no_bottom_row,
             contention: !self.no_contention,
             own_floors: self.own_floors,
+            tight_sections: !self.no_tight_sections,
             displaced_first: !self.no_displaced_first,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
@@ -621,6 +628,7 @@ mod tests {
             "--no-bottom-row",
             "--no-contention",
             "--own-floors",
+            "--no-tight-sections",
             "--no-displaced-first",
             "--subtree-backtracks",
             "7",
@@ -643,8 +651,9 @@ mod tests {
         assert_eq!((o2.learned_threshold, o2.learned_depth_weight), (42, 30));
         let o = args.tela.options();
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
-        assert!(!o.displaced_first);
+        assert!(!o.displaced_first && !o.tight_sections);
         assert!(solve_args(&[]).tela.options().displaced_first);
+        assert!(solve_args(&[]).tela.options().tight_sections);
         assert!(solve_args(&[]).request().unwrap().auto.head_start);
         assert!(
             !solve_args(&["--no-head-start"])

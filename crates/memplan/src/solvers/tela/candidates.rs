@@ -102,6 +102,9 @@ impl State<'_> {
                 row.push(j as u32);
             }
         }
+        if self.options.tight_sections {
+            self.cut_to_tight_start(&mut row);
+        }
         if self.use_phases {
             let phase = |j: u32| m.phase[j as usize] as usize;
             row.sort_by_key(|&j| (Some(phase(j)) != last_phase, phase(j)));
@@ -136,6 +139,26 @@ impl State<'_> {
         }
         self.row = row;
         self.ranked_row = ranked;
+    }
+
+    /// [`TelaOptions::tight_sections`](super::TelaOptions::tight_sections):
+    /// when the earliest section where a buffer of the bottom `row` (all at
+    /// the lowest floor) starts has no slack, cuts the row to the buffers
+    /// that start there. Zero-size buffers cover nothing and are ignored.
+    pub(super) fn cut_to_tight_start(&self, row: &mut Vec<u32>) {
+        let m = self.m;
+        let sized = |j: u32| m.size[j as usize] > 0;
+        let Some(first) = row
+            .iter()
+            .filter(|&&j| sized(j))
+            .map(|&j| m.span[j as usize].0)
+            .min()
+        else {
+            return;
+        };
+        if m.section_load[first as usize] >= self.capacity {
+            row.retain(|&j| sized(j) && m.span[j as usize].0 == first);
+        }
     }
 
     /// Appends to `candidates` (up to `limit`) the paper's picks in one

@@ -149,6 +149,16 @@ pub struct TelaOptions {
     /// The cross-section bound at every unplaced buffer's own floor, not
     /// only at the lowest one (MiniMalloc's effective height).
     pub own_floors: bool,
+    /// With `bottom_row`: where the row's earliest section has no slack
+    /// (its load is the capacity), the row is cut to the buffers that
+    /// start there. Every byte of that section is covered in a plan, and
+    /// the lowest free one, at the row's floor, can be covered only by an
+    /// unplaced buffer alive there whose floor is that low: a row buffer,
+    /// which starts there as no row buffer starts earlier. So every plan
+    /// that extends the path places one of them there, and none is lost;
+    /// the other candidates only leave that byte to waste. On by default;
+    /// off: the whole row.
+    pub tight_sections: bool,
     /// When a candidate fails because its placement raised the floors of
     /// other buffers into a failure (a section over the capacity, or a
     /// buffer pushed past it), those displaced buffers become the next
@@ -205,6 +215,7 @@ impl Default for TelaOptions {
             bottom_row: true,
             contention: true,
             own_floors: false,
+            tight_sections: true,
             displaced_first: true,
             learned_backtracking: false,
             learned_threshold: 50,

@@ -85,6 +85,9 @@ pub(super) struct Model {
     pub(super) contention: Vec<u64>,
     /// From the first start to the last end of the group's members.
     pub(super) horizon: u64,
+    /// Load of every section: the sizes of the members alive there, fixed
+    /// ones included.
+    pub(super) section_load: Vec<u64>,
 }
 
 impl Model {
@@ -161,6 +164,7 @@ impl Model {
             lifetime: free_buffers.iter().map(|b| b.lifetime()).collect(),
             contention: peaks,
             horizon: last.unwrap_or(0).saturating_sub(first.unwrap_or(0)),
+            section_load: load,
         })
     }
 

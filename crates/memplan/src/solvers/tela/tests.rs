@@ -290,6 +290,81 @@ fn propagation_never_cuts_off_a_plan(p: &Problem, order_seed: u64) -> Result<(),
     Ok(())
 }
 
+/// The tight-section cut loses no plan: along a path that follows an
+/// optimal plan (at its makespan), whenever the bottom row is cut, one of
+/// the buffers kept lies at its floor in that plan, and the path goes on
+/// with it; elsewhere it places a random unplaced buffer. Returns how many
+/// cuts were checked.
+fn tight_sections_never_cut_off_a_plan(
+    p: &Problem,
+    order_seed: u64,
+) -> Result<usize, TestCaseError> {
+    use rand::Rng;
+    let (opt, plan) = brute_force_plan(p);
+    let p = p.clone().with_capacity(Some(opt));
+    let deadline = SolveOptions::default().stop();
+    let options = TelaOptions {
+        tight_sections: true,
+        ..Default::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(order_seed);
+    let mut cuts = 0;
+    for model in &Models::new(&p, &options, &Stop::never()).unwrap().models {
+        let mut state = State::new(model, opt, &options, &deadline, 0);
+        prop_assert_eq!(state.propagate_root(), Some(true));
+        let at = |b: usize| plan[model.global[b].index()];
+        for _ in 0..model.len() {
+            let unplaced: Vec<usize> = (0..model.len())
+                .filter(|&j| state.offset[j] == super::state::UNPLACED)
+                .collect();
+            let low = unplaced.iter().map(|&j| state.floor[j]).min().unwrap();
+            let row: Vec<u32> = unplaced
+                .iter()
+                .filter(|&&j| state.floor[j] == low)
+                .map(|&j| j as u32)
+                .collect();
+            let mut cut = row.clone();
+            state.cut_to_tight_start(&mut cut);
+            let b = if cut.len() < row.len() {
+                cuts += 1;
+                let kept = cut.iter().map(|&j| j as usize).find(|&j| at(j) == low);
+                prop_assert!(kept.is_some(), "no kept buffer of {cut:?} at {low}");
+                kept.unwrap()
+            } else {
+                unplaced[rng.gen_range(0..unplaced.len())]
+            };
+            prop_assert!(state.floor[b] <= at(b));
+            state.place_at(b, at(b));
+            prop_assert!(state.propagate(b));
+        }
+    }
+    Ok(cuts)
+}
+
+/// On small perfect packings at their max load (every section tight),
+/// the cut happens and keeps a buffer of the plan each time; tela with it
+/// finds their plans.
+#[test]
+fn tight_section_cuts_keep_the_plan() {
+    let mut cuts = 0;
+    for seed in 0..12 {
+        let p = crate::generate::generate(crate::generate::Kind::Perfect, 7, seed).problem;
+        cuts += tight_sections_never_cut_off_a_plan(&p, seed).unwrap();
+        let c = p.max_load();
+        let p = p.with_capacity(Some(c));
+        let tela = Tela {
+            options: TelaOptions {
+                tight_sections: true,
+                ..TelaOptions::default()
+            },
+        };
+        let s = tela.solve(&p, &SolveOptions::default()).unwrap();
+        assert_eq!(validate(&p, &s.plan), Ok(()), "seed {seed}");
+        assert_eq!(s.makespan, c, "seed {seed}");
+    }
+    assert!(cuts > 0);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
     #[test]
@@ -297,12 +372,17 @@ proptest! {
         propagation_never_cuts_off_a_plan(&p, seed)?;
     }
 
+    #[test]
+    fn the_tight_section_cut_is_sound(p in arb_problem(), seed in any::<u64>()) {
+        tight_sections_never_cut_off_a_plan(&p, seed)?;
+    }
+
     /// Every switch, on or off: plans validate, never below the optimum,
     /// and a capacity below it is never met.
     #[test]
     fn ablations_validate_and_never_beat_the_optimum(
         p in arb_problem(),
-        switches in 0u32..256,
+        switches in 0u32..512,
     ) {
         let bit = |k: u32| switches & (1 << k) != 0;
         let tela = Tela {
@@ -315,6 +395,7 @@ proptest! {
                 restart_noise: if bit(5) { 10 } else { 0 },
                 max_candidates: if bit(6) { 3 } else { 8 },
                 displaced_first: bit(7),
+                tight_sections: bit(8),
                 ..Default::default()
             },
         };
@@ -365,7 +446,8 @@ fn restarts_are_seeded() {
 /// the short candidate lists never look: with three candidates per point
 /// and no noise, the search gave up (`NotFoundReason::Heuristic`) after 70
 /// steps. Trying the buffers a failed candidate displaced next
-/// ([`TelaOptions::displaced_first`]) finds a plan in 16 steps.
+/// ([`TelaOptions::displaced_first`]) finds a plan in 16 steps (without
+/// the tight-section cut, which alone finds one in 14).
 #[test]
 fn displaced_buffers_are_tried_next() {
     let p = problem(&[
@@ -386,20 +468,32 @@ fn displaced_buffers_are_tried_next() {
     ]);
     assert_eq!(p.max_load(), 896);
     let tight = p.clone().with_capacity(Some(896));
-    let tela = |displaced_first| Tela {
+    let tela = |displaced_first, tight_sections| Tela {
         options: TelaOptions {
             max_candidates: 3,
             restart_noise: 0,
             displaced_first,
+            tight_sections,
             ..TelaOptions::default()
         },
     };
-    let s = tela(true).solve(&tight, &SolveOptions::default()).unwrap();
+    let s = tela(true, false)
+        .solve(&tight, &SolveOptions::default())
+        .unwrap();
     assert_eq!(validate(&tight, &s.plan), Ok(()));
     assert_eq!(s.makespan, 896);
     assert_eq!(counter(&s, "steps"), 16);
-    let without = tela(false).solve(&tight, &SolveOptions::default());
+    let without = tela(false, false).solve(&tight, &SolveOptions::default());
     assert_eq!(reason(without), NotFoundReason::Heuristic);
+    // Every section is tight: the cut lists only buffers that start where
+    // the lowest free byte is, and buffer 13 is among them at time 4.
+    for displaced_first in [false, true] {
+        let s = tela(displaced_first, true)
+            .solve(&tight, &SolveOptions::default())
+            .unwrap();
+        assert_eq!(validate(&tight, &s.plan), Ok(()));
+        assert_eq!(counter(&s, "steps"), 14);
+    }
 }
 
 /// Generated perfect packings of 200 buffers at 1.10 times the max load,
@@ -625,13 +719,14 @@ fn switched(bits: u32, warm_start: &Plan) -> TelaOptions {
         restart_steps: if bit(8) { 5 } else { 1000 },
         warm_start: bit(9).then(|| warm_start.clone()),
         displaced_first: bit(10),
+        tight_sections: bit(11),
         ..TelaOptions::default()
     }
 }
 
-/// Tela's switches: its six bools, and one other value each for its
+/// Tela's switches: its seven bools, and one other value each for its
 /// numbers and the warm start.
-const SWITCHES: u32 = 11;
+const SWITCHES: u32 = 12;
 
 /// Every combination of the switches (MiniMalloc's solver tests run all
 /// combinations of its switches, not one at a time), on small seeded
