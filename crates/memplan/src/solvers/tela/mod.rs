@@ -64,6 +64,12 @@
 //!   not §3.1's size × lifetime²; in the bottom row the heuristics take
 //!   turns (the best of each, then the second best of each, ...) up to
 //!   `max_candidates`;
+//! - where the bottom row's earliest section has no slack, the row is cut
+//!   to the buffers that start there ([`TelaOptions::tight_sections`], on
+//!   by default): one of them covers that section's lowest free byte in
+//!   every plan, so no plan is lost, and the heuristics' other picks only
+//!   leave slivers that no remaining buffer fills exactly (generated
+//!   perfect packings at their max load; figures in `docs/solvers.md`);
 //! - phases (§5.3) order the bottom row (the current phase's buffers first,
 //!   then the others by decreasing contention) in every second run,
 //!   starting with the second; with phases as pools of their own, as in the
