@@ -3,7 +3,7 @@
 
     scripts/tela_learned_eval.py POPULATION.csv [--memplan BIN] [--dir DIR]
         [--step-limit 100000] [--long-tail 1000] [--learned-args "..."]
-        [--reuse-default] [--out eval.csv]
+        [--reuse-default] [--solver-seeds A:B] [--out eval.csv]
 
 POPULATION.csv is the output of scripts/tela_population.py (its instances
 written to --dir, the same as the population's --dir): every configuration
@@ -22,8 +22,11 @@ more than --long-tail major backtracks), how many of them improved (fewer
 major backtracks, or a plan where the default found none), timeouts turned
 into successes, inputs with 10x fewer major backtracks; and among all
 inputs, those that got worse (no plan where the default found one, or more
-than 10x its major backtracks, counted only above 100). Standard library
-only.
+than 10x its major backtracks, counted only above 100). With
+--solver-seeds A:B, every input runs at each of tela's seeds A to B, and
+the counts are of (input, seed) runs: the steps tela takes to a plan vary
+by orders of magnitude with its restart noise, so one run per input is a
+draw. Standard library only.
 """
 
 import argparse
@@ -34,9 +37,10 @@ import os
 import subprocess
 
 
-def tela(args, path, capacity, extra):
+def tela(args, path, capacity, seed, extra):
     cmd = [args.memplan, "solve", path, "--solver", "tela", "--capacity", str(capacity),
-           "--step-limit", str(args.step_limit), "--time-limit", "60", "--json"] + extra
+           "--step-limit", str(args.step_limit), "--time-limit", "60", "--json",
+           "--seed", str(seed)] + extra
     out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     d = json.loads(out.stdout)
     k = d.get("counters", {})
@@ -54,8 +58,15 @@ def main() -> None:
     ap.add_argument("--learned-args", default="")
     ap.add_argument("--reuse-default", action="store_true",
                     help="the default run from the population's row")
+    ap.add_argument("--solver-seeds", default="0:0",
+                    help="tela's --seed values, inclusive A:B; every input runs at each, "
+                         "and each (input, seed) pair counts as one run")
     ap.add_argument("--out", default="tela_learned_eval.csv")
     args = ap.parse_args()
+    lo, _, hi = args.solver_seeds.partition(":")
+    solver_seeds = range(int(lo), int(hi or lo) + 1)
+    if args.reuse_default and list(solver_seeds) != [0]:
+        ap.error("--reuse-default takes the population's runs, made with --seed 0")
 
     rows = []
     for population in args.population.split(","):
@@ -63,19 +74,20 @@ def main() -> None:
                  if r["search"] in ("ok", "constructed")]
     out = []
     c = collections.Counter()
-    for r in rows:
+    runs = [(r, seed) for r in rows for seed in solver_seeds]
+    for r, seed in runs:
         path = os.path.join(args.dir, f"{r['kind']}_{r['buffers']}_{r['seed']}.csv")
         base = args.default_args.split()
         if args.reuse_default:
             d = (r["tela"] == "ok", int(r["major_backtracks"] or 0), int(r["steps"] or 0),
                  r["seconds"])
         else:
-            d = tela(args, path, r["capacity"], base)
-        l = tela(args, path, r["capacity"], base + ["--learned-backtracking"]
+            d = tela(args, path, r["capacity"], seed, base)
+        l = tela(args, path, r["capacity"], seed, base + ["--learned-backtracking"]
                  + args.learned_args.split())
         tail = not d[0] or d[1] > args.long_tail
         worse = (d[0] and not l[0]) or (l[1] > 10 * d[1] and l[1] > 100)
-        c["inputs"] += 1
+        c["runs" if len(solver_seeds) > 1 else "inputs"] += 1
         c["worse"] += worse
         if tail:
             c["long tail"] += 1
@@ -88,7 +100,7 @@ def main() -> None:
         c["steps (default)"] += d[2]
         c["steps (learned)"] += l[2]
         out.append({**{k: r[k] for k in ("kind", "buffers", "seed", "factor", "capacity")},
-                    "default_found": int(d[0]), "default_major": d[1], "default_steps": d[2],
+                    "solver_seed": seed, "default_found": int(d[0]), "default_major": d[1], "default_steps": d[2],
                     "learned_found": int(l[0]), "learned_major": l[1], "learned_steps": l[2],
                     "long_tail": int(tail), "worse": int(worse)})
     with open(args.out, "w", newline="") as f:
@@ -100,7 +112,7 @@ def main() -> None:
     for r in out:
         if r["worse"]:
             print("worse:", {k: r[k] for k in ("kind", "buffers", "seed", "factor",
-                  "default_major", "learned_found", "learned_major")})
+                  "solver_seed", "default_major", "learned_found", "learned_major")})
 
 
 if __name__ == "__main__":
