@@ -233,6 +233,11 @@ pub struct TelaArgs {
     /// free byte with one of them).
     #[arg(long)]
     pub no_tight_sections: bool,
+    /// Tela: a section whose slack is at most this percentage of the
+    /// capacity also counts as tight (0: only sections with no slack, where
+    /// the cut loses no plan; above, a heuristic).
+    #[arg(long, default_value_t = TelaOptions::default().tight_slack, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub tight_slack: u32,
     /// Tela: the listed candidates only (§5.4), not, after a candidate
     /// fails by raising other buffers' floors into a failure, those
     /// displaced buffers next at the same decision point (the default).
@@ -279,6 +284,7 @@ impl TelaArgs {
             contention: !self.no_contention,
             own_floors: self.own_floors,
             tight_sections: !self.no_tight_sections,
+            tight_slack: self.tight_slack,
             displaced_first: !self.no_displaced_first,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
@@ -629,6 +635,8 @@ mod tests {
             "--no-contention",
             "--own-floors",
             "--no-tight-sections",
+            "--tight-slack",
+            "2",
             "--no-displaced-first",
             "--subtree-backtracks",
             "7",
@@ -653,7 +661,9 @@ mod tests {
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
         assert!(!o.displaced_first && !o.tight_sections);
         assert!(solve_args(&[]).tela.options().displaced_first);
+        assert_eq!(o.tight_slack, 2);
         assert!(solve_args(&[]).tela.options().tight_sections);
+        assert_eq!(solve_args(&[]).tela.options().tight_slack, 5);
         assert!(solve_args(&[]).request().unwrap().auto.head_start);
         assert!(
             !solve_args(&["--no-head-start"])

@@ -322,13 +322,16 @@ impl Auto {
             },
         };
         // Tela decides capacities; it does not minimise better than search.
-        // Its member keeps the candidates of its own list only, and only
-        // when that ends without a plan does it try tela's defaults
-        // (displaced buffers first): never worse than before (`TelaRetry`).
+        // Its member keeps the candidates of its own list only, and cuts
+        // the row at sections with no slack only (the cut that loses no
+        // plan); only when that ends without a plan does it try tela's
+        // defaults (displaced buffers first, the cut at little slack too):
+        // never worse than before (`TelaRetry`).
         let tela = problem.capacity.map(|_| TelaRetry {
             tela: Tela {
                 options: TelaOptions {
                     displaced_first: false,
+                    tight_slack: 0,
                     ..TelaOptions::default()
                 },
             },
@@ -407,11 +410,12 @@ impl Auto {
     }
 }
 
-/// Auto's tela member: tela with the candidates of its own list only, and
-/// when it ends without a plan within its own budget (steps spent, or
-/// given up), one more attempt with tela's default switches (displaced
-/// buffers first; learned backtracking only if it is on by default, which
-/// it is not: docs/solvers.md) and the same budget; the retry's plan if it
+/// Auto's tela member: tela with the candidates of its own list only (and
+/// the tight-section cut only where a section has no slack), and when it
+/// ends without a plan within its own budget (steps spent, or given up),
+/// one more attempt with tela's default switches (displaced buffers first,
+/// the cut at little slack too; learned backtracking only if it is on by
+/// default, which it is not: docs/solvers.md) and the same budget; the retry's plan if it
 /// finds one, else the first answer. Both attempts are bounded by steps
 /// and seeded alike: the same seed gives the same answer, and the first
 /// attempt's plan is never replaced.

@@ -143,8 +143,10 @@ impl State<'_> {
 
     /// [`TelaOptions::tight_sections`](super::TelaOptions::tight_sections):
     /// when the earliest section where a buffer of the bottom `row` (all at
-    /// the lowest floor) starts has no slack, cuts the row to the buffers
-    /// that start there. Zero-size buffers cover nothing and are ignored.
+    /// the lowest floor) starts has no slack, or at most
+    /// [`TelaOptions::tight_slack`](super::TelaOptions::tight_slack)
+    /// percent of the capacity, cuts the row to the buffers that start
+    /// there. Zero-size buffers cover nothing and are ignored.
     pub(super) fn cut_to_tight_start(&self, row: &mut Vec<u32>) {
         let m = self.m;
         let sized = |j: u32| m.size[j as usize] > 0;
@@ -156,7 +158,10 @@ impl State<'_> {
         else {
             return;
         };
-        if m.section_load[first as usize] >= self.capacity {
+        let slack = self.capacity.saturating_sub(m.section_load[first as usize]);
+        if u128::from(slack) * 100
+            <= u128::from(self.capacity) * u128::from(self.options.tight_slack)
+        {
             row.retain(|&j| sized(j) && m.span[j as usize].0 == first);
         }
     }

@@ -69,7 +69,10 @@
 //!   by default): one of them covers that section's lowest free byte in
 //!   every plan, so no plan is lost, and the heuristics' other picks only
 //!   leave slivers that no remaining buffer fills exactly (generated
-//!   perfect packings at their max load; figures in `docs/solvers.md`);
+//!   perfect packings at their max load; figures in `docs/solvers.md`).
+//!   Sections with little slack ([`TelaOptions::tight_slack`], 5% of the
+//!   capacity) are cut alike, as a heuristic: it found more plans than it
+//!   lost on a validation population of five kinds at 1.00-1.05;
 //! - phases (§5.3) order the bottom row (the current phase's buffers first,
 //!   then the others by decreasing contention) in every second run,
 //!   starting with the second; with phases as pools of their own, as in the
@@ -165,6 +168,11 @@ pub struct TelaOptions {
     /// the other candidates only leave that byte to waste. On by default;
     /// off: the whole row.
     pub tight_sections: bool,
+    /// With `tight_sections`: a section whose slack is at most this
+    /// percentage of the capacity also counts as tight. Above 0 this is a
+    /// heuristic, not a proof: a plan may leave that byte empty (it then
+    /// fills the hole from its left end, as the exact fill does).
+    pub tight_slack: u32,
     /// When a candidate fails because its placement raised the floors of
     /// other buffers into a failure (a section over the capacity, or a
     /// buffer pushed past it), those displaced buffers become the next
@@ -222,6 +230,7 @@ impl Default for TelaOptions {
             contention: true,
             own_floors: false,
             tight_sections: true,
+            tight_slack: 5,
             displaced_first: true,
             learned_backtracking: false,
             learned_threshold: 50,

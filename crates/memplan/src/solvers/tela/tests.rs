@@ -305,6 +305,7 @@ fn tight_sections_never_cut_off_a_plan(
     let deadline = SolveOptions::default().stop();
     let options = TelaOptions {
         tight_sections: true,
+        tight_slack: 0,
         ..Default::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(order_seed);
@@ -382,7 +383,7 @@ proptest! {
     #[test]
     fn ablations_validate_and_never_beat_the_optimum(
         p in arb_problem(),
-        switches in 0u32..512,
+        switches in 0u32..1024,
     ) {
         let bit = |k: u32| switches & (1 << k) != 0;
         let tela = Tela {
@@ -396,6 +397,7 @@ proptest! {
                 max_candidates: if bit(6) { 3 } else { 8 },
                 displaced_first: bit(7),
                 tight_sections: bit(8),
+                tight_slack: if bit(9) { 5 } else { 0 },
                 ..Default::default()
             },
         };
@@ -415,11 +417,12 @@ fn restarts_are_seeded() {
     let p = crate::generate::generate(crate::generate::Kind::Perfect, 200, 4).problem;
     let c = p.max_load() * 102 / 100;
     let p = p.with_capacity(Some(c));
-    // Without the displaced buffers tried first, this instance needs
-    // restarts.
+    // Without the displaced buffers tried first and the tight-section cut,
+    // this instance needs restarts.
     let tela = Tela {
         options: TelaOptions {
             displaced_first: false,
+            tight_sections: false,
             ..TelaOptions::default()
         },
     };
@@ -720,13 +723,14 @@ fn switched(bits: u32, warm_start: &Plan) -> TelaOptions {
         warm_start: bit(9).then(|| warm_start.clone()),
         displaced_first: bit(10),
         tight_sections: bit(11),
+        tight_slack: if bit(12) { 5 } else { 0 },
         ..TelaOptions::default()
     }
 }
 
 /// Tela's switches: its seven bools, and one other value each for its
 /// numbers and the warm start.
-const SWITCHES: u32 = 12;
+const SWITCHES: u32 = 13;
 
 /// Every combination of the switches (MiniMalloc's solver tests run all
 /// combinations of its switches, not one at a time), on small seeded
