@@ -12,6 +12,7 @@ use memplan::solver::Cancel;
 use memplan::solvers::greedy::Greedy;
 use memplan::solvers::search::Search;
 use memplan::{validate, Progress, SolveOptions, Solver, Stopped};
+
 /// A search that cannot close its problem, without a limit, interrupted
 /// (a raised cancel flag, as Ctrl-C raises it) once it has published a
 /// plan below its starting plan: it returns a plan at least as low as the best it

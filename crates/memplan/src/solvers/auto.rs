@@ -415,8 +415,8 @@ impl Auto {
 /// ends without a plan within its own budget (steps spent, or given up),
 /// one more attempt with tela's default switches (displaced buffers first,
 /// the cut at little slack too; learned backtracking only if it is on by
-/// default, which it is not: docs/solvers.md) and the same budget; the retry's plan if it
-/// finds one, else the first answer. Both attempts are bounded by steps
+/// default, which it is not: docs/solvers.md) and the same budget; the
+/// retry's plan if it finds one, else the first answer. Both attempts are bounded by steps
 /// and seeded alike: the same seed gives the same answer, and the first
 /// attempt's plan is never replaced.
 struct TelaRetry {

@@ -54,19 +54,6 @@ impl State<'_> {
     /// score weighted by depth, if at least the threshold; else `default`.
     /// When recording, the backtrack is kept as an [`Event`].
     pub(super) fn learned_target(&mut self, depth: usize, default: usize) -> usize {
-        let taken = self.chosen_target(depth, default);
-        // A jump above the default target leaves the subtrees between them
-        // unsearched: the root running out of candidates afterwards proves
-        // nothing, as after an abandonment (§5.4), and the driver must not
-        // count the run as fruitless and give up.
-        if taken < default {
-            self.abandoned = true;
-        }
-        taken
-    }
-
-    /// [`State::learned_target`]'s choice.
-    fn chosen_target(&mut self, depth: usize, default: usize) -> usize {
         let forest = if self.options.learned_backtracking {
             self.forest
         } else {

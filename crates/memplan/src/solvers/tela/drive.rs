@@ -218,6 +218,13 @@ impl State<'_> {
                 } else {
                     default
                 };
+                // A jump above the default target leaves the subtrees
+                // between them unsearched: the root running out of
+                // candidates afterwards proves nothing, as after an
+                // abandonment (§5.4), and the run is not fruitless.
+                if target < default {
+                    self.abandoned = true;
+                }
                 self.jump(depth, target);
                 self.points[target].jumps += 1;
                 self.flagged.retain(|&(l, _)| (l as usize) < target);
