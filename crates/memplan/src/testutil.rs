@@ -13,6 +13,24 @@ pub fn brute_force(p: &Problem) -> u64 {
 
 /// [`brute_force`]'s optimum and the offsets of a plan that reaches it.
 pub fn brute_force_plan(p: &Problem) -> (u64, Vec<u64>) {
+    brute_force_from(p, Vec::new())
+}
+
+/// The optimum by brute force over a floor: the fixed buffers of `p` at
+/// their offsets, the others dropped as in [`brute_force`]. Exact when the
+/// fixed buffers sit at offset 0 (a plan then pushes down onto them).
+pub fn brute_force_over_floor(p: &Problem) -> u64 {
+    let fixed = p
+        .buffers()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.fixed_offset.map(|o| (i, o)))
+        .collect();
+    brute_force_from(p, fixed).0
+}
+
+/// The optimum and a plan, with the buffers of `placed` placed first.
+fn brute_force_from(p: &Problem, mut placed: Vec<(usize, u64)>) -> (u64, Vec<u64>) {
     fn go(p: &Problem, placed: &mut Vec<(usize, u64)>, best: &mut (u64, Vec<u64>)) {
         let b = p.buffers();
         if placed.len() == b.len() {
@@ -49,7 +67,7 @@ pub fn brute_force_plan(p: &Problem) -> (u64, Vec<u64>) {
         }
     }
     let mut best = (u64::MAX, Vec::new());
-    go(p, &mut Vec::new(), &mut best);
+    go(p, &mut placed, &mut best);
     if p.is_empty() {
         (0, Vec::new())
     } else {

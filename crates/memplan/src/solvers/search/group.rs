@@ -81,6 +81,13 @@ pub(super) struct Group {
     /// no plan fits (§6.1's canonical argument holds for any conflicts
     /// between whole address ranges).
     pub(super) complete: bool,
+    /// With fixed members all at offset 0 (and no gaps): the height they
+    /// take at each section, the highest of their sizes there (0 where
+    /// none is alive). The free buffers then lie above a floor, and a plan
+    /// still lowers to one whose offsets are that floor plus sums of
+    /// sizes (the exact fill's argument). `None`: no fixed member, or one
+    /// above offset 0, or gaps.
+    pub(super) floor: Option<Vec<u64>>,
 }
 
 impl Group {
@@ -155,7 +162,21 @@ impl Group {
         let contention = contention(&sections, &section_load);
         let (adj_start, adj) = overlap_csr(&sections, &stop).ok().flatten()?.into_parts();
         let complete = members.iter().all(|(_, o)| o.is_none());
-        Some(Group::assemble(
+        let floor =
+            (!complete && members.iter().all(|(_, o)| o.is_none_or(|o| o == 0))).then(|| {
+                let mut floor = vec![0u64; section_count];
+                for (m, (b, o)) in members.iter().enumerate() {
+                    if o.is_some() {
+                        let (lo, hi) = spans[m];
+                        let size = buffers[b.index()].size;
+                        for h in &mut floor[lo as usize..hi as usize] {
+                            *h = (*h).max(size);
+                        }
+                    }
+                }
+                floor
+            });
+        let mut group = Group::assemble(
             buffers,
             members,
             free,
@@ -171,7 +192,9 @@ impl Group {
                 pieces: Vec::new(),
             },
             complete,
-        ))
+        );
+        group.floor = floor;
+        Some(group)
     }
 
     /// [`Group::new`] with gaps: sections cut at every piece boundary,
@@ -268,6 +291,7 @@ impl Group {
             members,
             free,
             complete,
+            floor: None,
         }
     }
 

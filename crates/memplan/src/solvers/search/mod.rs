@@ -59,7 +59,9 @@
 //!   offset at or above its canonical floor that clears the fixed buffers it
 //!   meets. This is sound, but the canonical argument no longer guarantees
 //!   completeness, so an exhausted search of a group with fixed buffers is
-//!   reported as "unknown", never as "proven infeasible".
+//!   reported as "unknown", never as "proven infeasible". Fixed buffers
+//!   that all sit at offset 0 are a floor, from which the exact fill
+//!   starts: its exhaustion is still a proof.
 //!
 //! The files, lowest first (each imports only those above it):
 //!

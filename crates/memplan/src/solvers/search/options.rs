@@ -38,8 +38,8 @@ pub struct SearchOptions {
     pub hatless: bool,
     /// Exact fill (the module `solvers/search/fill/`): at a capacity with little slack
     /// (at most [`FILL_SLACK`](super::FILL_SLACK) of the capacity over the
-    /// group's sections), a group without fixed buffers, gaps or
-    /// alignments is first searched by filling the lowest hole of the
+    /// group's sections), a group without gaps or alignments, and without
+    /// fixed buffers other than at offset 0 (a floor), is first searched by filling the lowest hole of the
     /// skyline, with half of the group's step limit (or of its time).
     pub exact_fill: bool,
     /// The plan to start from (a warm start, like boxing's §5.5

@@ -60,6 +60,12 @@ pub(super) struct Oracle<'a> {
     /// (off for the labels of the shipped model, which were collected
     /// without, so that its rebuild gives the same labels).
     pub(super) infer: bool,
+    /// Whether a prefix whose holes no unplaced buffer fits in is given to
+    /// the search as the floor it leaves (see [`Oracle::floor_problem`])
+    /// rather than as fixed buffers, with which the search is incomplete.
+    pub(super) floor: bool,
+    /// Questions asked as a floor (the others as fixed buffers).
+    pub(super) floors: u64,
 }
 
 /// At most this many completions are kept by the oracle.
@@ -90,6 +96,8 @@ impl<'a> Oracle<'a> {
             completions: Vec::new(),
             failing: HashSet::new(),
             infer: false,
+            floor: false,
+            floors: 0,
         }
     }
 
@@ -119,20 +127,135 @@ impl<'a> Oracle<'a> {
     /// A plan of the problem within the capacity with `prefix` fixed, or
     /// `Err(true)` when proven impossible, `Err(false)` when undecided.
     pub(super) fn complete(&mut self, prefix: &[(u32, u64)]) -> Result<Vec<u64>, bool> {
+        if self.floor {
+            if let Some((p, kept)) = self.floor_problem(prefix) {
+                self.floors += 1;
+                let mut offsets = self.search(&p)?;
+                offsets.truncate(kept.len());
+                let mut global = vec![0u64; self.problem.len()];
+                for (k, &i) in kept.iter().enumerate() {
+                    global[i] = offsets[k];
+                }
+                for &(b, o) in prefix {
+                    global[self.model.global[b as usize].index()] = o;
+                }
+                let plan = crate::plan::Plan::from_offsets(global.clone());
+                let p = self.problem.clone().with_capacity(Some(self.capacity));
+                assert_eq!(validate(&p, &plan), Ok(()));
+                return Ok(global);
+            }
+        }
         let mut buffers = self.problem.buffers().to_vec();
         for &(b, o) in prefix {
             buffers[self.model.global[b as usize].index()].fixed_offset = Some(o);
         }
         let p = Problem::new(buffers, Some(self.capacity)).map_err(|_| false)?;
+        self.search(&p)
+    }
+
+    /// The residual problem of `prefix` as a floor, and the global indices
+    /// of its first buffers (the problem's other buffers, in order; the
+    /// floor's fixed buffers follow): `None` when the problem has fixed
+    /// buffers, or when an unplaced buffer of the group fits below the
+    /// highest end of the prefix's buffers alive over its lifetime (a hole
+    /// it could use). Else every unplaced buffer's valid offsets are
+    /// exactly those at or above that end, so the prefix's buffers can be
+    /// replaced by fixed buffers `[0, h)`, `h` the highest end of those
+    /// alive, over each run of times: a floor, under which the search's
+    /// canonical placements stay complete.
+    fn floor_problem(&self, prefix: &[(u32, u64)]) -> Option<(Problem, Vec<usize>)> {
+        let (problem, m) = (self.problem, self.model);
+        if problem.buffers().iter().any(|b| b.fixed_offset.is_some()) {
+            return None;
+        }
+        let mut offset = vec![u64::MAX; m.len()];
+        for &(b, o) in prefix {
+            offset[b as usize] = o;
+        }
+        let mut ranges = Vec::new();
+        for j in 0..m.len() {
+            if offset[j] != u64::MAX {
+                continue;
+            }
+            ranges.clear();
+            for &i in m.neighbours(j) {
+                let o = offset[i as usize];
+                if o != u64::MAX {
+                    ranges.push((o, o + m.size[i as usize]));
+                }
+            }
+            ranges.sort_unstable();
+            let top = ranges.iter().map(|r| r.1).max().unwrap_or(0);
+            if crate::geometry::fit::first_fit(&ranges, m.size[j], m.align[j]) < top {
+                return None;
+            }
+        }
+        let buffers = problem.buffers();
+        let placed: Vec<(u64, u64, u64)> = prefix
+            .iter()
+            .map(|&(b, o)| {
+                let g = &buffers[m.global[b as usize].index()];
+                (g.start, g.end, o + g.size)
+            })
+            .collect();
+        let mut times: Vec<u64> = placed.iter().flat_map(|p| [p.0, p.1]).collect();
+        times.sort_unstable();
+        times.dedup();
+        let mut kept_buffers = Vec::new();
+        let mut kept = Vec::new();
+        let in_prefix: HashSet<usize> = prefix
+            .iter()
+            .map(|&(b, _)| m.global[b as usize].index())
+            .collect();
+        for (i, b) in buffers.iter().enumerate() {
+            if !in_prefix.contains(&i) {
+                kept.push(i);
+                kept_buffers.push(b.clone());
+            }
+        }
+        let mut run: Option<(u64, u64, u64)> = None; // (start, end, height)
+        let mut floors = Vec::new();
+        for w in times.windows(2) {
+            let (a, z) = (w[0], w[1]);
+            let h = placed
+                .iter()
+                .filter(|p| p.0 < z && p.1 > a)
+                .map(|p| p.2)
+                .max()
+                .unwrap_or(0);
+            match &mut run {
+                Some(r) if r.2 == h && r.1 == a => r.1 = z,
+                _ => {
+                    floors.extend(run.take());
+                    run = Some((a, z, h));
+                }
+            }
+        }
+        floors.extend(run);
+        for (k, &(a, z, h)) in floors.iter().enumerate() {
+            if h > 0 {
+                let mut b = crate::buffer::Buffer::new(format!("floor-{k}"), a, z, h);
+                b.fixed_offset = Some(0);
+                kept_buffers.push(b);
+            }
+        }
+        let p = Problem::new(kept_buffers, Some(self.capacity)).ok()?;
+        Some((p, kept))
+    }
+
+    /// The search's plan of `p` within `self.effort`, or `Err(true)` when
+    /// it finds none (proven, or ended within its budget), `Err(false)`
+    /// when undecided otherwise.
+    fn search(&mut self, p: &Problem) -> Result<Vec<u64>, bool> {
         self.runs += 1;
         let options = SolveOptions {
             effort: Effort::new(self.effort),
             time_limit: Some(Duration::from_secs(20)),
             ..SolveOptions::default()
         };
-        match Search::default().solve(&p, &options) {
+        match Search::default().solve(p, &options) {
             Ok(s) => {
-                assert_eq!(validate(&p, &s.plan), Ok(()));
+                assert_eq!(validate(p, &s.plan), Ok(()));
                 Ok(s.plan.offsets().to_vec())
             }
             Err(SolveError::NotFound {
@@ -321,6 +444,8 @@ pub(super) struct Collection {
     pub(super) per_instance: usize,
     pub(super) effort: f64,
     pub(super) mix: f64,
+    /// The oracle's [`Oracle::floor`].
+    pub(super) floor: bool,
 }
 
 /// The labels of tela's major backtracks on `problem` at `capacity` with
@@ -348,6 +473,7 @@ pub(super) fn mixed_labels(
         per_instance,
         effort,
         mix,
+        floor,
     } = *collection;
     use rand::{Rng, SeedableRng};
     use std::cell::RefCell;
@@ -356,7 +482,9 @@ pub(super) fn mixed_labels(
     };
     let per_stride = (per_instance / 8).max(1);
     for model in &models.models {
-        let oracle = RefCell::new(Oracle::new(problem, model, capacity, effort));
+        let mut fresh = Oracle::new(problem, model, capacity, effort);
+        fresh.floor = floor;
+        let oracle = RefCell::new(fresh);
         // (event number, minimum target) of the labelled backtracks.
         let minima: RefCell<Vec<(usize, u32)>> = RefCell::new(Vec::new());
         let deadline = SolveOptions::default().stop();
@@ -468,6 +596,7 @@ fn backtracking_labels() {
     let effort: f64 = var("MEMPLAN_LABELS_EFFORT", "0.05").parse().unwrap();
     let steps: u64 = var("MEMPLAN_LABELS_STEPS", "100000").parse().unwrap();
     let mix: f64 = var("MEMPLAN_LABELS_MIX", "0").parse().unwrap();
+    let floor = var("MEMPLAN_LABELS_FLOOR", "0") == "1";
     let options = TelaOptions {
         step_limit: steps,
         ..TelaOptions::default()
@@ -506,6 +635,7 @@ fn backtracking_labels() {
                                 per_instance,
                                 effort,
                                 mix,
+                                floor,
                             },
                             known,
                         )
@@ -619,6 +749,7 @@ pub(super) fn guided(
     let (steered, runs, spent, capped) =
         (Cell::new(0), Cell::new(0), Cell::new(0.0), Cell::new(false));
     let (shallow, jumped) = (Cell::new(0), Cell::new(0));
+    let floors = Cell::new(0u64);
     let deadline = SolveOptions::default().stop();
     let mut found = true;
     for (g, model) in models.models.iter().enumerate() {
@@ -626,11 +757,13 @@ pub(super) fn guided(
         let local: Vec<u64> = model.global.iter().map(|b| known[b.index()]).collect();
         let mut oracle = Oracle::new(problem, model, capacity, effort);
         oracle.infer = true;
+        oracle.floor = std::env::var("MEMPLAN_GUIDED_FLOOR").is_ok_and(|v| v == "1");
         let mut state = State::new(model, capacity, options, &deadline, seed);
         state.events = Some(Vec::new());
         state.steer_only = true;
         let (steered, runs, spent, capped) = (&steered, &runs, &spent, &capped);
         let (shallow, jumped) = (&shallow, &jumped);
+        let floors = &floors;
         state.steer = Some(Box::new(move |event: &Event| {
             let b = best(event, &local);
             if guide == Guide::Default || capped.get() {
@@ -684,6 +817,7 @@ pub(super) fn guided(
                 jumped.set(jumped.get() + u64::from(event.depth - t));
             }
             runs.set(runs.get() + oracle.runs - before);
+            floors.set(oracle.floors);
             spent.set(spent.get() + start.elapsed().as_secs_f64());
             target
         }));
@@ -695,6 +829,7 @@ pub(super) fn guided(
             }
         }
     }
+    eprintln!("floor questions: {}", floors.get());
     Guided {
         found,
         steps: work.effort.steps,
@@ -1022,6 +1157,63 @@ mod tests {
         let runs = oracle.runs;
         assert_eq!(oracle.completable(&path[..10]), Some(true));
         assert_eq!(oracle.runs, runs);
+    }
+
+    /// The floor oracle answers as the fixed-buffer one wherever that one
+    /// completes a path (its plans validate, the prefix kept), goes
+    /// further on tela's paths of perfect packings at their max load (the
+    /// search's exact fill runs above a floor, not among fixed buffers),
+    /// and falls back to fixed buffers when an unplaced buffer fits in a
+    /// hole of the prefix.
+    #[test]
+    fn the_floor_oracle_completes_more_paths() {
+        let options = TelaOptions {
+            step_limit: 5_000,
+            ..TelaOptions::default()
+        };
+        let (mut floors, mut agreed, mut further) = (0, 0, 0);
+        for seed in 1..=4 {
+            let p = crate::generate::generate(crate::generate::Kind::Perfect, 300, seed).problem;
+            let capacity = p.max_load();
+            let models = Models::new(&p, &options, &crate::stop::Stop::never()).unwrap();
+            let model = models.models.iter().max_by_key(|m| m.global.len()).unwrap();
+            let (_, _, events) = recorded(model, capacity, &options, 0);
+            let Some(event) = events.iter().max_by_key(|e| e.depth) else {
+                continue;
+            };
+            let mut fixed = Oracle::new(&p, model, capacity, 0.01);
+            let mut floor = Oracle::new(&p, model, capacity, 0.01);
+            floor.floor = true;
+            for x in (0..=event.depth as usize).step_by(8) {
+                let prefix = &event.prefix[..x];
+                let (a, b) = (fixed.completable(prefix), floor.completable(prefix));
+                if a == Some(true) {
+                    assert_eq!(b, Some(true), "seed {seed}, {x} placements");
+                    agreed += 1;
+                } else if b == Some(true) {
+                    further += 1;
+                }
+            }
+            floors += floor.floors;
+        }
+        assert!(
+            floors > 0 && agreed > 0 && further > 0,
+            "{floors} {agreed} {further}"
+        );
+        // Buffer 2 fits under buffer 1, beside buffer 0: a hole, so the
+        // prefix {0, 1} is asked with fixed buffers.
+        let p = crate::testutil::problem(&[(0, 2, 4), (1, 3, 2), (1, 2, 4)]);
+        let models = Models::new(&p, &options, &crate::stop::Stop::never()).unwrap();
+        let model = &models.models[0];
+        let local = |g: usize| model.global.iter().position(|b| b.index() == g).unwrap() as u32;
+        let mut oracle = Oracle::new(&p, model, 10, 0.01);
+        oracle.floor = true;
+        assert!(oracle
+            .floor_problem(&[(local(0), 0), (local(1), 8)])
+            .is_none());
+        assert!(oracle
+            .floor_problem(&[(local(0), 0), (local(1), 4)])
+            .is_some());
     }
 
     /// The model's cost per candidate target (printed; `--ignored`).

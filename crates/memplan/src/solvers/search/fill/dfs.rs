@@ -209,10 +209,17 @@ impl<'g> Fill<'g> {
             group.sections.clone()
         };
         let mut loads = group.section_load.clone();
+        let mut height = group.floor.clone().unwrap_or_else(|| vec![0; sections]);
         if mirror {
             loads.reverse();
+            height.reverse();
         }
-        let g = group.size.iter().fold(0, |a, &s| gcd(a, s)).max(1);
+        let g = group
+            .size
+            .iter()
+            .chain(&height)
+            .fold(0, |a, &s| gcd(a, s))
+            .max(1);
         let capacity = capacity / g * g;
         let mut start_at = vec![0u32; sections + 1];
         let mut unplaced_starts = vec![0u32; sections];
@@ -262,9 +269,13 @@ impl<'g> Fill<'g> {
             group,
             capacity,
             g,
-            height: vec![0; sections],
+            slack: loads
+                .iter()
+                .zip(&height)
+                .map(|(&l, &h)| capacity.saturating_sub(l.saturating_add(h)))
+                .collect(),
+            height,
             sections: spans,
-            slack: loads.iter().map(|&l| capacity.saturating_sub(l)).collect(),
             start_at,
             by_start,
             rank,

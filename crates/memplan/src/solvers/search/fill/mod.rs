@@ -23,9 +23,12 @@
 //! At zero slack no waste is ever declared: the lowest segment must be
 //! tiled exactly by buffers that start where it starts, which prunes far
 //! more than the offsets' floors do. Sound and complete for groups without
-//! fixed buffers, gaps or alignments (any plan lowers, buffer by buffer
-//! from the bottom, to one whose offsets are sums of sizes, multiples of
-//! `g`). States that failed are remembered by a 128-bit hash of the placed
+//! gaps or alignments whose fixed buffers, if any, all sit at offset 0 (any
+//! plan lowers, buffer by buffer from the bottom, to one whose offsets are
+//! sums of sizes above the *floor* those fixed buffers make, multiples of
+//! `g`, the gcd of the sizes and the floor's heights): the skyline starts
+//! at the floor, and a section's slack is the capacity less its load and
+//! its floor. States that failed are remembered by a 128-bit hash of the placed
 //! buffers and the waste declared (identical buffers are placed in index
 //! order, so their placed set is a prefix and interchangeable orders meet).
 //!
@@ -60,21 +63,25 @@ const MEMO_CAPACITY: usize = 1 << 20;
 /// O(buffers) there): step budgets convert to work with it.
 const WORK_PER_STEP_BUFFER: u64 = 2;
 
-/// Whether the exact fill applies to `group` at `capacity`: no fixed
-/// buffer, gap or alignment (the search's `plain` and `complete`), and
-/// the slack summed over the sections at most `max_slack` (a fraction) of
-/// the capacity summed over them.
+/// Whether the exact fill applies to `group` at `capacity`: no gap or
+/// alignment, and no fixed buffer (the search's `plain` and `complete`)
+/// or only fixed buffers at offset 0 (its `floor`); and the slack summed
+/// over the sections (the capacity less the load and the floor) at most
+/// `max_slack` (a fraction) of the capacity summed over them.
 pub(super) fn applies(group: &Group, capacity: u64, max_slack: f64) -> bool {
-    if !(group.plain && group.complete && group.pieces.is_empty()) || group.size.is_empty() {
+    let floored = group.floor.is_some() && group.align.iter().all(|&a| a == 1);
+    if !((group.plain && group.complete || floored) && group.pieces.is_empty())
+        || group.size.is_empty()
+    {
         return false;
     }
-    if group.section_load.iter().any(|&l| l > capacity) {
+    let floor = |k: usize| group.floor.as_ref().map_or(0, |f| f[k]);
+    let taken = |k: usize| group.section_load[k].saturating_add(floor(k));
+    if (0..group.section_count).any(|k| taken(k) > capacity) {
         return false;
     }
-    let slack: u128 = group
-        .section_load
-        .iter()
-        .map(|&l| u128::from(capacity - l))
+    let slack: u128 = (0..group.section_count)
+        .map(|k| u128::from(capacity - taken(k)))
         .sum();
     let whole = u128::from(capacity) * group.section_count as u128;
     (slack as f64) <= max_slack * whole as f64
@@ -132,7 +139,7 @@ impl Group {
     /// Decides the group at `capacity` by the exact fill within
     /// `step_limit` steps (counted in `counters`): a plan, a proof that
     /// none fits, or `Unknown`. Only for groups where [`applies`] holds
-    /// (no fixed buffer, gap or alignment).
+    /// (no gap or alignment, fixed buffers only at offset 0).
     pub(super) fn decide_by_fill(
         &self,
         capacity: u64,
@@ -275,6 +282,62 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Fixed buffers at offset 0 make a floor the fill starts from:
+        /// every lane decides what brute force decides above it (a plan at
+        /// the optimum, none one below), and the search reports the same.
+        #[test]
+        fn every_lane_fills_above_a_floor(
+            spec in proptest::collection::vec((0u64..10, 1u64..7, 1u64..9), 1..7),
+            floor in proptest::collection::vec((0u64..3, 1u64..5, 1u64..7), 1..4),
+        ) {
+            let mut buffers: Vec<Buffer> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, len, size))| Buffer::new(format!("b{i}"), s, s + len, size))
+                .collect();
+            // Floor pieces one after the other in time, apart or touching.
+            let mut t = 0;
+            for (k, &(gap, len, size)) in floor.iter().enumerate() {
+                t += gap;
+                let mut b = Buffer::new(format!("f{k}"), t, t + len, size);
+                b.fixed_offset = Some(0);
+                buffers.push(b);
+                t += len;
+            }
+            let p = Problem::new(buffers, None).unwrap();
+            let opt = crate::testutil::brute_force_over_floor(&p);
+            let g = group(&p);
+            prop_assert!(g.floor.is_some());
+            prop_assert!(applies(&g, opt, 1.0));
+            for (mirror, size_first) in [(false, false), (false, true), (true, false), (true, true)] {
+                let lane = format!("mirror {mirror}, size first {size_first}");
+                let (end, offsets) = run(&g, opt, mirror, size_first);
+                prop_assert!(matches!(end, End::Found), "{lane}: not found at {opt}");
+                check_plan(&p, &g, opt, &offsets);
+                let (below, _) = run(&g, opt - 1, mirror, size_first);
+                prop_assert!(matches!(below, End::Exhausted), "{lane}: fits below {opt}");
+            }
+            use crate::solver::Solver;
+            let search = crate::solvers::search::Search::default();
+            let at = |c: u64| search.solve(&p.clone().with_capacity(Some(c)), &crate::solver::SolveOptions::default());
+            let s = at(opt).unwrap();
+            prop_assert_eq!(validate(&p.clone().with_capacity(Some(opt)), &s.plan), Ok(()));
+            // Below the optimum: no plan, and a proof where the fill runs.
+            let below = at(opt - 1);
+            let proven = matches!(
+                below,
+                Err(crate::solver::SolveError::NotFound {
+                    reason: crate::solver::NotFoundReason::ProvenInfeasible,
+                    ..
+                })
+            );
+            prop_assert!(below.is_err());
+            prop_assert!(proven || !applies(&g, opt - 1, super::super::FILL_SLACK), "{below:?}");
+        }
+    }
+
     /// Guillotine packings at their max load, zero slack everywhere: the
     /// fill applies, finds a plan of exactly the max load, and the same
     /// plan twice.
@@ -336,6 +399,20 @@ mod tests {
         let aligned: Vec<Buffer> = p.buffers().iter().map(|b| b.clone().aligned(8)).collect();
         let aligned = Problem::new(aligned, None).unwrap();
         assert!(!applies(&group(&aligned), load, 0.01));
+        // Fixed buffers at offset 0 are a floor; one above it is not.
+        let fixed = |offset: u64| {
+            let mut buffers = p.buffers().to_vec();
+            buffers[0].fixed_offset = Some(offset);
+            Problem::new(buffers, None).unwrap()
+        };
+        let floored = group(&fixed(0));
+        assert_eq!(
+            floored.floor.as_ref().map(|f| f.iter().max()),
+            Some(Some(&p.buffers()[0].size))
+        );
+        assert!(applies(&floored, load, 0.01));
+        assert!(!applies(&group(&fixed(1)), load, 0.01));
+        assert!(group(&fixed(1)).floor.is_none());
     }
 
     /// A step budget leaves the answer unknown, and the search resumes
