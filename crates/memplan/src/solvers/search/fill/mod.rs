@@ -251,6 +251,20 @@ mod tests {
         );
     }
 
+    /// Every lane finds a plan of `p` at `opt` (checked by the validator)
+    /// and exhausts its search at `opt - 1`.
+    fn every_lane_decides(p: &Problem, g: &Group, opt: u64) -> Result<(), TestCaseError> {
+        for (mirror, size_first) in [(false, false), (false, true), (true, false), (true, true)] {
+            let lane = format!("mirror {mirror}, size first {size_first}");
+            let (end, offsets) = run(g, opt, mirror, size_first);
+            prop_assert!(matches!(end, End::Found), "{lane}: not found at {opt}");
+            check_plan(p, g, opt, &offsets);
+            let (below, _) = run(g, opt - 1, mirror, size_first);
+            prop_assert!(matches!(below, End::Exhausted), "{lane}: fits below {opt}");
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(96))]
         /// Every lane decides exactly what brute force decides: a plan
@@ -265,14 +279,7 @@ mod tests {
             let p = crate::testutil::problem(&spans);
             let opt = crate::testutil::brute_force(&p);
             let g = group(&p);
-            for (mirror, size_first) in [(false, false), (false, true), (true, false), (true, true)] {
-                let lane = format!("mirror {mirror}, size first {size_first}");
-                let (end, offsets) = run(&g, opt, mirror, size_first);
-                prop_assert!(matches!(end, End::Found), "{lane}: not found at {opt}");
-                check_plan(&p, &g, opt, &offsets);
-                let (below, _) = run(&g, opt - 1, mirror, size_first);
-                prop_assert!(matches!(below, End::Exhausted), "{lane}: fits below {opt}");
-            }
+            every_lane_decides(&p, &g, opt)?;
             // Through the group's decision, the lanes in turns.
             let mut counters = Counters::default();
             let d = g.decide_by_fill(opt, &Stop::never(), u64::MAX, &mut counters);
@@ -311,14 +318,7 @@ mod tests {
             let g = group(&p);
             prop_assert!(g.floor.is_some());
             prop_assert!(applies(&g, opt, 1.0));
-            for (mirror, size_first) in [(false, false), (false, true), (true, false), (true, true)] {
-                let lane = format!("mirror {mirror}, size first {size_first}");
-                let (end, offsets) = run(&g, opt, mirror, size_first);
-                prop_assert!(matches!(end, End::Found), "{lane}: not found at {opt}");
-                check_plan(&p, &g, opt, &offsets);
-                let (below, _) = run(&g, opt - 1, mirror, size_first);
-                prop_assert!(matches!(below, End::Exhausted), "{lane}: fits below {opt}");
-            }
+            every_lane_decides(&p, &g, opt)?;
             use crate::solver::Solver;
             let search = crate::solvers::search::Search::default();
             let at = |c: u64| search.solve(&p.clone().with_capacity(Some(c)), &crate::solver::SolveOptions::default());
