@@ -203,12 +203,12 @@ impl<'a> Oracle<'a> {
         times.dedup();
         let mut kept_buffers = Vec::new();
         let mut kept = Vec::new();
-        let in_prefix: HashSet<usize> = prefix
-            .iter()
-            .map(|&(b, _)| m.global[b as usize].index())
-            .collect();
+        let mut in_prefix = vec![false; buffers.len()];
+        for &(b, _) in prefix {
+            in_prefix[m.global[b as usize].index()] = true;
+        }
         for (i, b) in buffers.iter().enumerate() {
-            if !in_prefix.contains(&i) {
+            if !in_prefix[i] {
                 kept.push(i);
                 kept_buffers.push(b.clone());
             }
@@ -564,7 +564,8 @@ pub(super) fn mixed_labels(
 /// `MEMPLAN_LABELS_STEPS` (tela's step limit, `100000`) and
 /// `MEMPLAN_LABELS_MIX` (the share of labelled backtracks that jump to the
 /// oracle's target, TelaMalloc §6.5; `0`: tela's default backtracking,
-/// evenly spaced labels).
+/// evenly spaced labels); with a mix, `MEMPLAN_LABELS_FLOOR=1` makes the
+/// oracle ask as a floor ([`Oracle::floor`]).
 #[cfg(test)]
 #[test]
 #[ignore]
@@ -709,6 +710,8 @@ pub(super) struct Guided {
     pub(super) shallow: u64,
     /// The sum of the steered jumps' lengths (depth - target).
     pub(super) jumped: u64,
+    /// The oracle's questions asked as a floor ([`Oracle::floor`]).
+    pub(super) floors: u64,
 }
 
 /// The oracle of an oracle-guided run: the search's work budget per
@@ -718,6 +721,8 @@ pub(super) struct Guided {
 pub(super) struct Budget {
     pub(super) effort: f64,
     pub(super) seconds: f64,
+    /// The oracle's [`Oracle::floor`].
+    pub(super) floor: bool,
 }
 
 /// Tela on `problem` at `capacity` (every time group, the step limit
@@ -739,6 +744,7 @@ pub(super) fn guided(
     let Budget {
         effort,
         seconds: oracle_seconds,
+        floor,
     } = budget;
     use std::cell::Cell;
     let Some(models) = Models::new(problem, options, &crate::stop::Stop::never()) else {
@@ -748,8 +754,7 @@ pub(super) fn guided(
     let step_limit = options.step_limit;
     let (steered, runs, spent, capped) =
         (Cell::new(0), Cell::new(0), Cell::new(0.0), Cell::new(false));
-    let (shallow, jumped) = (Cell::new(0), Cell::new(0));
-    let floors = Cell::new(0u64);
+    let (shallow, jumped, floors) = (Cell::new(0), Cell::new(0), Cell::new(0));
     let deadline = SolveOptions::default().stop();
     let mut found = true;
     for (g, model) in models.models.iter().enumerate() {
@@ -757,13 +762,12 @@ pub(super) fn guided(
         let local: Vec<u64> = model.global.iter().map(|b| known[b.index()]).collect();
         let mut oracle = Oracle::new(problem, model, capacity, effort);
         oracle.infer = true;
-        oracle.floor = std::env::var("MEMPLAN_GUIDED_FLOOR").is_ok_and(|v| v == "1");
+        oracle.floor = floor;
         let mut state = State::new(model, capacity, options, &deadline, seed);
         state.events = Some(Vec::new());
         state.steer_only = true;
         let (steered, runs, spent, capped) = (&steered, &runs, &spent, &capped);
-        let (shallow, jumped) = (&shallow, &jumped);
-        let floors = &floors;
+        let (shallow, jumped, floors) = (&shallow, &jumped, &floors);
         state.steer = Some(Box::new(move |event: &Event| {
             let b = best(event, &local);
             if guide == Guide::Default || capped.get() {
@@ -779,7 +783,7 @@ pub(super) fn guided(
                 return None;
             }
             let start = std::time::Instant::now();
-            let before = oracle.runs;
+            let (before, floors_before) = (oracle.runs, oracle.floors);
             if oracle.cache.len() > 4096 {
                 oracle.cache.clear();
             }
@@ -817,7 +821,7 @@ pub(super) fn guided(
                 jumped.set(jumped.get() + u64::from(event.depth - t));
             }
             runs.set(runs.get() + oracle.runs - before);
-            floors.set(oracle.floors);
+            floors.set(floors.get() + oracle.floors - floors_before);
             spent.set(spent.get() + start.elapsed().as_secs_f64());
             target
         }));
@@ -829,7 +833,6 @@ pub(super) fn guided(
             }
         }
     }
-    eprintln!("floor questions: {}", floors.get());
     Guided {
         found,
         steps: work.effort.steps,
@@ -840,6 +843,7 @@ pub(super) fn guided(
         capped: capped.get(),
         shallow: shallow.get(),
         jumped: jumped.get(),
+        floors: floors.get(),
     }
 }
 
@@ -849,8 +853,9 @@ pub(super) fn guided(
 /// of `MEMPLAN_GUIDED_MODES` (`default,best,minimum,candidate`), written to
 /// `MEMPLAN_GUIDED` as CSV; the oracle's budget `MEMPLAN_GUIDED_EFFORT`
 /// (`0.05`) per question, `MEMPLAN_GUIDED_SECONDS` (`120`) per run, tela's
-/// `MEMPLAN_GUIDED_STEPS` (`100000`). The known plan is the generator's
-/// when it is within the capacity, else the search's (effort
+/// `MEMPLAN_GUIDED_STEPS` (`100000`); `MEMPLAN_GUIDED_FLOOR=1`: the
+/// oracle asks as a floor ([`Oracle::floor`]). The known plan is the
+/// generator's when it is within the capacity, else the search's (effort
 /// `MEMPLAN_GUIDED_SEARCH`, `0.5`: the population's proof).
 #[cfg(test)]
 #[test]
@@ -881,6 +886,7 @@ fn oracle_guided() {
     let seconds: f64 = var("MEMPLAN_GUIDED_SECONDS", "120").parse().unwrap();
     let steps: u64 = var("MEMPLAN_GUIDED_STEPS", "100000").parse().unwrap();
     let search: f64 = var("MEMPLAN_GUIDED_SEARCH", "0.5").parse().unwrap();
+    let floor = var("MEMPLAN_GUIDED_FLOOR", "0") == "1";
     let options = TelaOptions {
         step_limit: steps,
         ..TelaOptions::default()
@@ -893,7 +899,7 @@ fn oracle_guided() {
     let mut out = std::fs::File::create(&path).unwrap();
     writeln!(
         out,
-        "kind,buffers,seed,factor,mode,found,steps,major,steered,oracle_runs,oracle_seconds,capped,shallow,jumped"
+        "kind,buffers,seed,factor,mode,found,steps,major,steered,oracle_runs,oracle_seconds,capped,shallow,jumped,floor_questions"
     )
     .unwrap();
     for line in lines {
@@ -936,13 +942,17 @@ fn oracle_guided() {
                 0,
                 &known,
                 mode,
-                Budget { effort, seconds },
+                Budget {
+                    effort,
+                    seconds,
+                    floor,
+                },
             );
             let name = format!("{mode:?}").to_lowercase();
             eprintln!("{} {n} {seed} {factor} {name}: {g:?}", kind.name());
             writeln!(
                 out,
-                "{},{n},{seed},{factor},{name},{},{},{},{},{},{:.3},{},{},{}",
+                "{},{n},{seed},{factor},{name},{},{},{},{},{},{:.3},{},{},{},{}",
                 kind.name(),
                 u8::from(g.found),
                 g.steps,
@@ -952,7 +962,8 @@ fn oracle_guided() {
                 g.seconds,
                 u8::from(g.capped),
                 g.shallow,
-                g.jumped
+                g.jumped,
+                g.floors
             )
             .unwrap();
             out.flush().unwrap();
@@ -1091,6 +1102,7 @@ mod tests {
         let budget = Budget {
             effort: 0.05,
             seconds: 10.0,
+            floor: false,
         };
         let mut checked = 0;
         for seed in 1..=20 {

@@ -75,14 +75,15 @@ pub(super) fn applies(group: &Group, capacity: u64, max_slack: f64) -> bool {
     {
         return false;
     }
-    let floor = |k: usize| group.floor.as_ref().map_or(0, |f| f[k]);
-    let taken = |k: usize| group.section_load[k].saturating_add(floor(k));
-    if (0..group.section_count).any(|k| taken(k) > capacity) {
-        return false;
+    let mut slack: u128 = 0;
+    for k in 0..group.section_count {
+        let floor = group.floor.as_ref().map_or(0, |f| f[k]);
+        let taken = group.section_load[k].saturating_add(floor);
+        if taken > capacity {
+            return false;
+        }
+        slack += u128::from(capacity - taken);
     }
-    let slack: u128 = (0..group.section_count)
-        .map(|k| u128::from(capacity - taken(k)))
-        .sum();
     let whole = u128::from(capacity) * group.section_count as u128;
     (slack as f64) <= max_slack * whole as f64
 }
