@@ -549,10 +549,11 @@ memplan_status memplan_options_set_ignore_hints(struct memplan_options *options,
  * With `on` non-zero, tela uses learned backtracking (TelaMalloc §6; the
  * command line's `--learned-backtracking --learned-threshold T
  * --learned-depth-weight W`): at a major backtrack a model shipped in the
- * library scores candidate targets, and the best one, its score weighted
- * by depth (`depth_weight` percent, at most 100), replaces the default
- * target when it reaches `threshold` (tenths of a point; scores are 0 to
- * 10). Off by default (threshold 50, depth weight 50).
+ * library scores every level of the path as a target, and the best
+ * one, its score weighted by depth (`depth_weight` percent, at most
+ * 100), replaces the default target when it reaches `threshold` (tenths
+ * of a point; scores are 0 to 10). Off by default (threshold 85, depth
+ * weight 0).
  *
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
  * `MEMPLAN_ERROR_OUT_OF_RANGE` (`depth_weight` over 100).

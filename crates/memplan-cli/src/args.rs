@@ -248,8 +248,9 @@ pub struct TelaArgs {
     pub displaced_first: bool,
     /// Tela: learned backtracking (TelaMalloc §6): at a major backtrack, a
     /// model trained offline (gradient-boosted trees, shipped as data)
-    /// scores candidate targets and picks the best, weighted by depth, when
-    /// it reaches --learned-threshold (else the default target).
+    /// scores every level of the path as a target and picks the best,
+    /// weighted by depth, when it reaches --learned-threshold (else the
+    /// default target).
     #[arg(long)]
     pub learned_backtracking: bool,
     /// Tela, with --learned-backtracking: the lowest weighted score, in

@@ -2,22 +2,23 @@
 //! (TelaMalloc §6.4, §6.5): the features of the candidate targets of the
 //! current path, scored by the forest of `learned.rs`.
 
-use super::learned::{targets, Event, FEATURES, MAX_EVENTS};
+use super::learned::{holes_level, targets, Event, FEATURES, MAX_EVENTS};
 use super::state::State;
 
 impl State<'_> {
-    /// The features (see [`super::learned::FEATURE_NAMES`]) of target level `t` of a major
-    /// backtrack from `depth`, whose default target is `default`; `rank`
-    /// counts the targets deeper than `t`, `in_set` tells whether `t` is in
-    /// the conflict set.
+    /// The features (see [`super::learned::FEATURE_NAMES`]) of target
+    /// level `t` of a major backtrack from `depth`, whose default target is
+    /// `default`; `rank` counts the targets deeper than `t`, of `count`;
+    /// `in_set` tells whether `t` is in the conflict set; `holes` is the
+    /// path's [`holes_level`](super::learned::holes_level).
     fn features(
         &self,
         depth: usize,
         t: usize,
         default: usize,
-        rank: usize,
-        count: usize,
+        (rank, count): (usize, usize),
         in_set: bool,
+        holes: usize,
     ) -> [f64; FEATURES] {
         let m = self.m;
         let b = self.trail[t] as usize;
@@ -46,6 +47,8 @@ impl State<'_> {
             f64::from(u8::from(in_set)),
             rank as f64 / count.max(1) as f64,
             depth as f64 / n,
+            (holes as f64 - t as f64) / depth.max(1) as f64,
+            (depth - holes) as f64 / depth.max(1) as f64,
         ]
     }
 
@@ -63,23 +66,31 @@ impl State<'_> {
             return default;
         }
         let mut list = std::mem::take(&mut self.targets);
-        targets(depth, &self.points[depth].conflicts, &mut list);
-        let conflicts = &self.points[depth].conflicts;
-        let features: Vec<[f64; FEATURES]> = list
+        targets(depth, &mut list);
+        let (mut sky, mut covered) = (
+            std::mem::take(&mut self.sky),
+            std::mem::take(&mut self.covered),
+        );
+        let path = self.trail[..depth]
             .iter()
-            .enumerate()
-            .map(|(i, &t)| {
-                let in_set = conflicts.contains(&t);
-                self.features(
-                    depth,
-                    t as usize,
-                    default,
-                    list.len() - 1 - i,
-                    list.len(),
-                    in_set,
-                )
-            })
-            .collect();
+            .map(|&b| (b, self.offset[b as usize]));
+        let holes = holes_level(self.m, self.capacity, path, &mut sky, &mut covered);
+        (self.sky, self.covered) = (sky, covered);
+        let conflicts = &self.points[depth].conflicts;
+        let mut features = std::mem::take(&mut self.target_features);
+        features.clear();
+        features.extend(list.iter().enumerate().map(|(i, &t)| {
+            // The conflict set is sorted.
+            let in_set = conflicts.binary_search(&t).is_ok();
+            self.features(
+                depth,
+                t as usize,
+                default,
+                (list.len() - 1 - i, list.len()),
+                in_set,
+                holes,
+            )
+        }));
         let mut taken = default;
         if let Some(forest) = forest {
             let weight = f64::from(self.options.learned_depth_weight.min(100)) / 100.0;
@@ -108,7 +119,7 @@ impl State<'_> {
                     .map(|&b| (b, self.offset[b as usize]))
                     .collect(),
                 targets: list.clone(),
-                features,
+                features: features.clone(),
                 default: default as u32,
                 taken: taken as u32,
             };
@@ -122,6 +133,7 @@ impl State<'_> {
             #[cfg(test)]
             if self.steer_only {
                 self.targets = list;
+                self.target_features = features;
                 return taken;
             }
             if let Some(events) = &mut self.events {
@@ -129,6 +141,7 @@ impl State<'_> {
             }
         }
         self.targets = list;
+        self.target_features = features;
         taken
     }
 }

@@ -372,13 +372,15 @@ pub(super) struct Label {
     pub(super) taken: u32,
     pub(super) best: u32,
     pub(super) minimum: u32,
+    /// The event's [`super::learned::holes_level`].
+    pub(super) holes: u32,
     pub(super) score: f64,
     pub(super) features: [f64; super::learned::FEATURES],
 }
 
 /// The labels of recorded major backtrack `k` (`event`) given its best
 /// target `b` and minimum target `m` (§6.3), one per candidate target.
-fn push_labels(out: &mut Vec<Label>, k: usize, event: &Event, b: u32, m: u32) {
+fn push_labels(out: &mut Vec<Label>, k: usize, event: &Event, b: u32, m: u32, holes: u32) {
     for (&t, x) in event.targets.iter().zip(&event.features) {
         out.push(Label {
             event: k,
@@ -388,10 +390,23 @@ fn push_labels(out: &mut Vec<Label>, k: usize, event: &Event, b: u32, m: u32) {
             taken: event.taken,
             best: b,
             minimum: m,
+            holes,
             score: score(t, b, m),
             features: *x,
         });
     }
+}
+
+/// The event's [`super::learned::holes_level`].
+fn holes_of(model: &Model, capacity: u64, event: &Event) -> u32 {
+    let path = &event.prefix[..event.depth as usize];
+    super::learned::holes_level(
+        model,
+        capacity,
+        path.iter().copied(),
+        &mut Vec::new(),
+        &mut Vec::new(),
+    ) as u32
 }
 
 /// The labels of (at most `per_instance`, evenly spaced) recorded major
@@ -429,7 +444,7 @@ pub(super) fn labels(
             let Some(m) = oracle.minimum(event, b) else {
                 continue;
             };
-            push_labels(&mut out, k, event, b, m);
+            push_labels(&mut out, k, event, b, m, holes_of(model, capacity, event));
         }
         break;
     }
@@ -446,6 +461,10 @@ pub(super) struct Collection {
     pub(super) mix: f64,
     /// The oracle's [`Oracle::floor`].
     pub(super) floor: bool,
+    /// The forest that picks the targets the oracle does not (with
+    /// `options.learned_backtracking`; on-policy labels): `None`, the
+    /// shipped one.
+    pub(super) policy: Option<&'static super::learned::Forest>,
 }
 
 /// The labels of tela's major backtracks on `problem` at `capacity` with
@@ -474,6 +493,7 @@ pub(super) fn mixed_labels(
         effort,
         mix,
         floor,
+        policy,
     } = *collection;
     use rand::{Rng, SeedableRng};
     use std::cell::RefCell;
@@ -489,6 +509,9 @@ pub(super) fn mixed_labels(
         let minima: RefCell<Vec<(usize, u32)>> = RefCell::new(Vec::new());
         let deadline = SolveOptions::default().stop();
         let mut state = State::new(model, capacity, options, &deadline, seed);
+        if options.learned_backtracking && policy.is_some() {
+            state.forest = policy;
+        }
         state.events = Some(Vec::new());
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_add(1));
         let (mut count, mut next, mut stride) = (0usize, 0usize, 1usize);
@@ -546,7 +569,7 @@ pub(super) fn mixed_labels(
             } else {
                 m
             };
-            push_labels(&mut out, k, event, b, m);
+            push_labels(&mut out, k, event, b, m, holes_of(model, capacity, event));
         }
         return out;
     }
@@ -565,7 +588,10 @@ pub(super) fn mixed_labels(
 /// `MEMPLAN_LABELS_MIX` (the share of labelled backtracks that jump to the
 /// oracle's target, TelaMalloc §6.5; `0`: tela's default backtracking,
 /// evenly spaced labels); with a mix, `MEMPLAN_LABELS_FLOOR=1` makes the
-/// oracle ask as a floor ([`Oracle::floor`]).
+/// oracle ask as a floor ([`Oracle::floor`]), and `MEMPLAN_LABELS_MODEL`
+/// (a model file of `scripts/train_backtracking.py`) picks the other
+/// targets with `MEMPLAN_LABELS_POLICY` (its threshold and depth weight,
+/// `0,25`) instead of the default backtracking (on-policy labels).
 #[cfg(test)]
 #[test]
 #[ignore]
@@ -598,14 +624,28 @@ fn backtracking_labels() {
     let steps: u64 = var("MEMPLAN_LABELS_STEPS", "100000").parse().unwrap();
     let mix: f64 = var("MEMPLAN_LABELS_MIX", "0").parse().unwrap();
     let floor = var("MEMPLAN_LABELS_FLOOR", "0") == "1";
+    // On-policy labels: a model's own targets where the oracle's are not
+    // taken.
+    let policy: Option<&'static super::learned::Forest> =
+        std::env::var("MEMPLAN_LABELS_MODEL").ok().map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            &*Box::leak(Box::new(super::learned::Forest::parse(&text).unwrap()))
+        });
+    let (threshold, weight) = var("MEMPLAN_LABELS_POLICY", "0,25")
+        .split_once(',')
+        .map(|(t, w)| (t.parse().unwrap(), w.parse().unwrap()))
+        .unwrap();
     let options = TelaOptions {
         step_limit: steps,
+        learned_backtracking: policy.is_some(),
+        learned_threshold: threshold,
+        learned_depth_weight: weight,
         ..TelaOptions::default()
     };
     let mut out = std::fs::File::create(&path).unwrap();
     write!(
         out,
-        "kind,buffers,seed,factor,event,depth,target,default,taken,best,minimum,score"
+        "kind,buffers,seed,factor,event,depth,target,default,taken,best,minimum,holes,score"
     )
     .unwrap();
     for name in FEATURE_NAMES {
@@ -637,6 +677,7 @@ fn backtracking_labels() {
                                 effort,
                                 mix,
                                 floor,
+                                policy,
                             },
                             known,
                         )
@@ -651,7 +692,7 @@ fn backtracking_labels() {
                     for l in labels {
                         write!(
                             out,
-                            "{},{n},{seed},{factor},{},{},{},{},{},{},{},{}",
+                            "{},{n},{seed},{factor},{},{},{},{},{},{},{},{},{}",
                             kind.name(),
                             l.event,
                             l.depth,
@@ -660,6 +701,7 @@ fn backtracking_labels() {
                             l.taken,
                             l.best,
                             l.minimum,
+                            l.holes,
                             l.score
                         )
                         .unwrap();
@@ -973,7 +1015,7 @@ fn oracle_guided() {
 
 #[cfg(test)]
 mod tests {
-    use super::super::learned::{targets, Forest};
+    use super::super::learned::{holes_level, targets, Forest};
     use super::*;
 
     #[test]
@@ -986,15 +1028,39 @@ mod tests {
     }
 
     #[test]
-    fn targets_are_the_conflicts_and_the_tops_of_empty_ranges() {
-        let mut out = Vec::new();
-        // Ranges 0-4, 5-8, 9-16, 17-32 below 20: 6 and 18 cover two.
-        targets(20, &[6, 18], &mut out);
-        assert_eq!(out, [0, 6, 9, 18]);
-        targets(3, &[], &mut out);
-        assert_eq!(out, [0]);
-        targets(1, &[0], &mut out);
-        assert_eq!(out, [0]);
+    fn targets_are_every_level_and_holes_find_the_overfull_section() {
+        let mut out = vec![7];
+        targets(4, &mut out);
+        assert_eq!(out, [0, 1, 2, 3]);
+        targets(0, &mut out);
+        assert!(out.is_empty());
+        // a [0, 10) of 4, b [0, 5) and c [5, 10) of 2: every section is
+        // full at capacity 6.
+        let buffers = vec![
+            crate::buffer::Buffer::new("a", 0, 10, 4),
+            crate::buffer::Buffer::new("b", 0, 5, 2),
+            crate::buffer::Buffer::new("c", 5, 10, 2),
+        ];
+        let p = Problem::new(buffers, None).unwrap();
+        let models = Models::new(&p, &TelaOptions::default(), &crate::stop::Stop::never()).unwrap();
+        let m = &models.models[0];
+        let local = |g: usize| m.global.iter().position(|b| b.index() == g).unwrap() as u32;
+        let (a, b, c) = (local(0), local(1), local(2));
+        let level = |path: &[(u32, u64)]| {
+            holes_level(m, 6, path.iter().copied(), &mut Vec::new(), &mut Vec::new())
+        };
+        // a above b leaves a hole of 2 under it where c lives: over at once.
+        assert_eq!(level(&[(b, 0), (a, 2), (c, 0)]), 1);
+        assert_eq!(level(&[(b, 0), (c, 0), (a, 2)]), 3);
+        // With slack 2 (capacity 8) the hole fits.
+        let slack = holes_level(
+            m,
+            8,
+            [(b, 0), (a, 2), (c, 0)].into_iter(),
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        assert_eq!(slack, 3);
     }
 
     #[test]

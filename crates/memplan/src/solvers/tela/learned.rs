@@ -1,6 +1,7 @@
 //! Learned backtracking (TelaMalloc §6): at a major backtrack, the
-//! candidate targets of §6.2, their features (§6.4 and a few of ours), a
-//! forest of gradient-boosted regression trees trained offline
+//! candidate targets (every level of the path, where §6.2 takes a few),
+//! their features (§6.4 and a few of ours), a forest of gradient-boosted
+//! regression trees trained offline
 //! (`scripts/train_backtracking.py`) that scores each target, and the
 //! choice of §6.5: the best score weighted by depth, if above a threshold,
 //! else the default target. The trees are data (`backtracking_model.json`,
@@ -9,7 +10,7 @@
 use std::sync::OnceLock;
 
 /// Number of features of a candidate target.
-pub(super) const FEATURES: usize = 16;
+pub(super) const FEATURES: usize = 18;
 
 /// The names of the features, in order (the model file lists them too, and
 /// must agree).
@@ -30,6 +31,8 @@ pub(super) const FEATURE_NAMES: [&str; FEATURES] = [
     "in_conflict_set",
     "rank_from_deepest",
     "depth",
+    "holes_margin",
+    "holes_depth",
 ];
 
 /// The trained forest: the score of a target is `base` plus the value of
@@ -164,25 +167,58 @@ pub(super) struct Event {
     pub(super) taken: u32,
 }
 
-/// The candidate targets of §6.2 for a major backtrack from `depth`, into
-/// `out` (increasing): the levels of the conflict set, and for each range
-/// of levels 0-4, 5-8, 9-16, 17-32, ... below `depth` that has none, its
-/// top (shallowest) level.
-pub(super) fn targets(depth: usize, conflicts: &[u32], out: &mut Vec<u32>) {
+/// The candidate targets of a major backtrack from `depth`, into `out`
+/// (increasing): every level of the path below it. Ours, not §6.2's (the
+/// conflict set's levels and the top of each range of levels 0-4, 5-8,
+/// 9-16, ... that has none): the deepest level from which the path can be
+/// completed is often far below the top of its range, and a jump above it
+/// throws away the placements between them (docs/solvers.md, "Learned
+/// backtracking").
+pub(super) fn targets(depth: usize, out: &mut Vec<u32>) {
     out.clear();
-    out.extend(conflicts.iter().copied().filter(|&l| (l as usize) < depth));
-    let (mut lo, mut hi) = (0usize, 4usize);
-    while lo < depth {
-        let top = hi.min(depth - 1);
-        if !out.iter().any(|&l| (lo..=top).contains(&(l as usize))) {
-            out.push(lo as u32);
-        }
-        lo = hi + 1;
-        hi *= 2;
-    }
-    out.sort_unstable();
-    out.dedup();
+    out.extend(0..depth as u32);
 }
 
 /// At most this many recorded major backtracks per decision.
 pub(super) const MAX_EVENTS: usize = 20_000;
+
+/// The holes' level of a path (ours; the features `holes_margin` and
+/// `holes_depth`): the placements `path` (local buffer, offset) in order;
+/// the largest `t` such that after each of the first `t` placements every
+/// time section's holes (the space under the highest placed end there that
+/// no placed buffer covers) are at most its slack (the capacity less its
+/// load). A path whose holes stay unfilled cannot be completed past that
+/// level; a later placement can fill a hole, so it is a hint, not a bound.
+/// `sky` and `placed` are scratch (one entry per section).
+pub(super) fn holes_level(
+    m: &super::model::Model,
+    capacity: u64,
+    path: impl Iterator<Item = (u32, u64)>,
+    sky: &mut Vec<u64>,
+    placed: &mut Vec<u64>,
+) -> usize {
+    let sections = m.section_load.len();
+    sky.clear();
+    sky.resize(sections, 0);
+    placed.clear();
+    placed.resize(sections, 0);
+    let over = |s: usize, sky: &[u64], placed: &[u64]| {
+        // Placed buffers do not overlap: `placed[s] <= sky[s]`.
+        let hole = sky[s].saturating_sub(placed[s]);
+        hole > capacity.saturating_sub(m.section_load[s])
+    };
+    let mut count = 0;
+    for (t, (b, o)) in path.enumerate() {
+        let (lo, hi) = m.span[b as usize];
+        let end = o + m.size[b as usize];
+        for s in lo as usize..hi as usize {
+            sky[s] = sky[s].max(end);
+            placed[s] += m.size[b as usize];
+            if over(s, sky, placed) {
+                return t;
+            }
+        }
+        count = t + 1;
+    }
+    count
+}

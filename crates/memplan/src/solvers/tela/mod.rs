@@ -109,7 +109,15 @@
 //! - Figure 9 is not in the text: phases are found at thresholds of 100%,
 //!   90%, ..., 0% of the group's peak load;
 //! - independent time groups (§5.3's first split) are solved one after the
-//!   other, sharing the step budget.
+//!   other, sharing the step budget;
+//! - learned backtracking scores every level of the path, not §6.2's
+//!   candidates (the conflict set's levels and the top of each range of
+//!   levels 0-4, 5-8, 9-16, ... that has none): the deepest level from
+//!   which the path can be completed is often far below the top of its
+//!   range, and with an oracle's choices, jumps to that level turned more
+//!   timeouts into successes than jumps to the deepest §6.2 candidate above
+//!   it (`docs/solvers.md`). Not an option: the shipped model is trained on
+//!   every level.
 
 mod candidates;
 mod choose;
@@ -182,11 +190,10 @@ pub struct TelaOptions {
     /// by default; off: the listed candidates only (§5.4).
     pub displaced_first: bool,
     /// Learned backtracking (TelaMalloc §6): at a major backtrack, a
-    /// forest of gradient-boosted trees trained offline scores candidate
-    /// targets (the conflict set's levels, and the top of each range of
-    /// levels 0-4, 5-8, 9-16, ... that has none); the best score, weighted
-    /// by depth, is taken if at least `learned_threshold`, else the default
-    /// target (§5.4).
+    /// forest of gradient-boosted trees trained offline scores every level
+    /// of the path as a target (§6.2 scores a few); the best score,
+    /// weighted by depth, is taken if at least `learned_threshold`, else
+    /// the default target (§5.4).
     pub learned_backtracking: bool,
     /// With `learned_backtracking`: the lowest weighted score (tenths of
     /// a point; scores are 0 to 10, 10 for the best target) for which a
@@ -233,8 +240,8 @@ impl Default for TelaOptions {
             tight_slack: 5,
             displaced_first: true,
             learned_backtracking: false,
-            learned_threshold: 50,
-            learned_depth_weight: 50,
+            learned_threshold: 85,
+            learned_depth_weight: 0,
             restart_steps: 1000,
             restart_noise: 10,
             warm_start: None,

@@ -98,6 +98,12 @@ pub(super) struct State<'m> {
     pub(super) in_conflicts: Vec<u32>,
     /// Scratch: the candidate targets of a major backtrack.
     pub(super) targets: Vec<u32>,
+    /// Scratch of [`learned::holes_level`]: per section, the highest end
+    /// and the sizes placed.
+    pub(super) sky: Vec<u64>,
+    pub(super) covered: Vec<u64>,
+    /// Scratch: the features of the candidate targets.
+    pub(super) target_features: Vec<[f64; learned::FEATURES]>,
     /// Test-only, when recording: may replace the target of a major
     /// backtrack (the oracle's, for the labels' mix of TelaMalloc §6.5).
     #[cfg(test)]
@@ -166,6 +172,9 @@ impl<'m> State<'m> {
             events: None,
             in_conflicts: vec![0; n],
             targets: Vec::new(),
+            sky: Vec::new(),
+            covered: Vec::new(),
+            target_features: Vec::new(),
             #[cfg(test)]
             steer: None,
             #[cfg(test)]
