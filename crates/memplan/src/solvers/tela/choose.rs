@@ -121,6 +121,7 @@ impl State<'_> {
                 targets: list.clone(),
                 features: features.clone(),
                 default: default as u32,
+                holes: holes as u32,
                 taken: taken as u32,
             };
             #[cfg(test)]

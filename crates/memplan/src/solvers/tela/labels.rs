@@ -372,7 +372,7 @@ pub(super) struct Label {
     pub(super) taken: u32,
     pub(super) best: u32,
     pub(super) minimum: u32,
-    /// The event's [`super::learned::holes_level`].
+    /// The event's [`Event::holes`].
     pub(super) holes: u32,
     pub(super) score: f64,
     pub(super) features: [f64; super::learned::FEATURES],
@@ -380,7 +380,7 @@ pub(super) struct Label {
 
 /// The labels of recorded major backtrack `k` (`event`) given its best
 /// target `b` and minimum target `m` (§6.3), one per candidate target.
-fn push_labels(out: &mut Vec<Label>, k: usize, event: &Event, b: u32, m: u32, holes: u32) {
+fn push_labels(out: &mut Vec<Label>, k: usize, event: &Event, b: u32, m: u32) {
     for (&t, x) in event.targets.iter().zip(&event.features) {
         out.push(Label {
             event: k,
@@ -390,23 +390,11 @@ fn push_labels(out: &mut Vec<Label>, k: usize, event: &Event, b: u32, m: u32, ho
             taken: event.taken,
             best: b,
             minimum: m,
-            holes,
+            holes: event.holes,
             score: score(t, b, m),
             features: *x,
         });
     }
-}
-
-/// The event's [`super::learned::holes_level`].
-fn holes_of(model: &Model, capacity: u64, event: &Event) -> u32 {
-    let path = &event.prefix[..event.depth as usize];
-    super::learned::holes_level(
-        model,
-        capacity,
-        path.iter().copied(),
-        &mut Vec::new(),
-        &mut Vec::new(),
-    ) as u32
 }
 
 /// The labels of (at most `per_instance`, evenly spaced) recorded major
@@ -444,7 +432,7 @@ pub(super) fn labels(
             let Some(m) = oracle.minimum(event, b) else {
                 continue;
             };
-            push_labels(&mut out, k, event, b, m, holes_of(model, capacity, event));
+            push_labels(&mut out, k, event, b, m);
         }
         break;
     }
@@ -569,7 +557,7 @@ pub(super) fn mixed_labels(
             } else {
                 m
             };
-            push_labels(&mut out, k, event, b, m, holes_of(model, capacity, event));
+            push_labels(&mut out, k, event, b, m);
         }
         return out;
     }

@@ -163,6 +163,8 @@ pub(super) struct Event {
     pub(super) features: Vec<[f64; FEATURES]>,
     /// The default target (§5.4).
     pub(super) default: u32,
+    /// The path's [`holes_level`].
+    pub(super) holes: u32,
     /// The target taken.
     pub(super) taken: u32,
 }
