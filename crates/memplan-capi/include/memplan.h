@@ -551,8 +551,10 @@ memplan_status memplan_options_set_ignore_hints(struct memplan_options *options,
  * --learned-depth-weight W`): at a major backtrack a model shipped in the
  * library scores every level of the path as a target, and the best
  * one, its score weighted by depth (`depth_weight` percent, at most
- * 100), replaces the default target when it reaches `threshold` (tenths
- * of a point; scores are 0 to 10). Off by default (threshold 85, depth
+ * 100), is the learned target when it reaches `threshold` (tenths of a
+ * point; scores are 0 to 10): the backtrack point that abandonment
+ * returns to, or the target itself with
+ * `memplan_options_set_learned_jump`. Off by default (threshold 0, depth
  * weight 0).
  *
  * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
@@ -562,6 +564,16 @@ memplan_status memplan_options_set_learned_backtracking(struct memplan_options *
                                                         int32_t on,
                                                         uint32_t threshold,
                                                         uint32_t depth_weight);
+
+/**
+ * With `on` non-zero, tela's learned backtracking jumps to the learned
+ * target (TelaMalloc §6.5; the command line's `--learned-jump`) instead of
+ * flagging it as the backtrack point that abandonment returns to (the
+ * default). Has an effect only with `memplan_options_set_learned_backtracking`.
+ *
+ * Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+ */
+memplan_status memplan_options_set_learned_jump(struct memplan_options *options, int32_t on);
 
 /**
  * With `stable` non-zero, keeps as many buffers at their hints as it can

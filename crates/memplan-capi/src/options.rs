@@ -271,8 +271,10 @@ pub unsafe extern "C" fn memplan_options_set_ignore_hints(
 /// --learned-depth-weight W`): at a major backtrack a model shipped in the
 /// library scores every level of the path as a target, and the best
 /// one, its score weighted by depth (`depth_weight` percent, at most
-/// 100), replaces the default target when it reaches `threshold` (tenths
-/// of a point; scores are 0 to 10). Off by default (threshold 85, depth
+/// 100), is the learned target when it reaches `threshold` (tenths of a
+/// point; scores are 0 to 10): the backtrack point that abandonment
+/// returns to, or the target itself with
+/// `memplan_options_set_learned_jump`. Off by default (threshold 0, depth
 /// weight 0).
 ///
 /// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`),
@@ -297,6 +299,27 @@ pub unsafe extern "C" fn memplan_options_set_learned_backtracking(
         tela.learned_backtracking = on != 0;
         tela.learned_threshold = threshold;
         tela.learned_depth_weight = depth_weight;
+        Ok(())
+    })
+}
+
+/// With `on` non-zero, tela's learned backtracking jumps to the learned
+/// target (TelaMalloc §6.5; the command line's `--learned-jump`) instead of
+/// flagging it as the backtrack point that abandonment returns to (the
+/// default). Has an effect only with `memplan_options_set_learned_backtracking`.
+///
+/// Errors: `MEMPLAN_ERROR_NULL_POINTER` (`options`).
+#[no_mangle]
+pub unsafe extern "C" fn memplan_options_set_learned_jump(
+    options: *mut memplan_options,
+    on: i32,
+) -> memplan_status {
+    guard("memplan_options_set_learned_jump", || {
+        // SAFETY: the caller passes NULL or options of ours, to itself.
+        unsafe { from_mut_ptr(options, "options")? }
+            .request
+            .tela
+            .learned_jump = on != 0;
         Ok(())
     })
 }

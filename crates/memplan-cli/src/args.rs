@@ -248,14 +248,18 @@ pub struct TelaArgs {
     pub displaced_first: bool,
     /// Tela: learned backtracking (TelaMalloc §6): at a major backtrack, a
     /// model trained offline (gradient-boosted trees, shipped as data)
-    /// scores every level of the path as a target and picks the best,
-    /// weighted by depth, when it reaches --learned-threshold (else the
-    /// default target).
+    /// scores every level of the path as a target; the best, weighted by
+    /// depth, when it reaches --learned-threshold, becomes the backtrack
+    /// point that abandonment returns to (the search jumps to the default
+    /// target), or with --learned-jump, the target.
     #[arg(long)]
     pub learned_backtracking: bool,
-    /// Tela, with --learned-backtracking: the lowest weighted score, in
-    /// tenths of a point (scores are 0 to 10), that replaces the default
-    /// target.
+    /// Tela, with --learned-backtracking: jump to the learned target
+    /// (TelaMalloc §6.5) instead of flagging it.
+    #[arg(long)]
+    pub learned_jump: bool,
+    /// Tela, with --learned-backtracking: the lowest weighted score of a
+    /// learned target, in tenths of a point (scores are 0 to 10).
     #[arg(long, default_value_t = TelaOptions::default().learned_threshold)]
     pub learned_threshold: u32,
     /// Tela, with --learned-backtracking: depth weighting in percent (a
@@ -290,6 +294,7 @@ impl TelaArgs {
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
             learned_backtracking: self.learned_backtracking,
+            learned_jump: self.learned_jump,
             learned_threshold: self.learned_threshold,
             learned_depth_weight: self.learned_depth_weight,
             warm_start: None,
@@ -650,13 +655,15 @@ mod tests {
             "--step-limit",
             "1234",
             "--learned-backtracking",
+            "--learned-jump",
             "--learned-threshold",
             "42",
             "--learned-depth-weight",
             "30",
         ]);
         let o2 = args.tela.options();
-        assert!(o2.learned_backtracking);
+        assert!(o2.learned_backtracking && o2.learned_jump);
+        assert!(!solve_args(&[]).tela.options().learned_jump);
         assert_eq!((o2.learned_threshold, o2.learned_depth_weight), (42, 30));
         let o = args.tela.options();
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);

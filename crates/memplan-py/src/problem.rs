@@ -542,15 +542,15 @@ impl PyProblem {
     /// options. The GIL is released while solving; Ctrl-C stops the solve
     /// and raises `KeyboardInterrupt`.
     #[pyo3(signature = (*, solver=None, time_limit=None, effort=None, seed=None, order=None,
-        fit=None, step_limit=None, learned_backtracking=None, learned_threshold=None,
-        learned_depth_weight=None, iterations=None, target_fragmentation=None,
+        fit=None, step_limit=None, learned_backtracking=None, learned_jump=None,
+        learned_threshold=None, learned_depth_weight=None, iterations=None, target_fragmentation=None,
         size_classes=None, preorders=None, round_robin=None, rerank_parts=None, canonical=None,
         section_inference=None, effective_height=None, dominance=None, dynamic_order=None,
         decompose=None, hatless=None, exact_fill=None, head_start=None, ignore_hints=None, stable=None,
         stable_makespan=None),
         text_signature = "(self, /, *, solver=None, time_limit=None, effort=None, seed=None, \
             order=None, fit=None, step_limit=None, learned_backtracking=None, \
-            learned_threshold=None, learned_depth_weight=None, iterations=None, \
+            learned_jump=None, learned_threshold=None, learned_depth_weight=None, iterations=None, \
             target_fragmentation=None, size_classes=None, preorders=None, round_robin=None, \
             rerank_parts=None, canonical=None, section_inference=None, effective_height=None, \
             dominance=None, dynamic_order=None, decompose=None, hatless=None, \
@@ -566,6 +566,7 @@ impl PyProblem {
         fit: Option<&str>,
         step_limit: Option<u64>,
         learned_backtracking: Option<bool>,
+        learned_jump: Option<bool>,
         learned_threshold: Option<u32>,
         learned_depth_weight: Option<u32>,
         iterations: Option<u32>,
@@ -596,6 +597,7 @@ impl PyProblem {
             fit,
             step_limit,
             learned_backtracking,
+            learned_jump,
             learned_threshold,
             learned_depth_weight,
             iterations,

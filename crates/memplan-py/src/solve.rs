@@ -39,6 +39,7 @@ pub struct SolverArgs<'a> {
     pub fit: Option<&'a str>,
     pub step_limit: Option<u64>,
     pub learned_backtracking: Option<bool>,
+    pub learned_jump: Option<bool>,
     pub learned_threshold: Option<u32>,
     pub learned_depth_weight: Option<u32>,
     pub iterations: Option<u32>,
@@ -93,6 +94,7 @@ impl SolverArgs<'_> {
         }
         set(&mut r.tela.step_limit, self.step_limit);
         set(&mut r.tela.learned_backtracking, self.learned_backtracking);
+        set(&mut r.tela.learned_jump, self.learned_jump);
         set(&mut r.tela.learned_threshold, self.learned_threshold);
         set(&mut r.tela.learned_depth_weight, self.learned_depth_weight);
         set(&mut r.boxing.iterations, self.iterations);

@@ -251,6 +251,8 @@ def test_every_cli_option_is_accepted():
         dict(solver="tela", step_limit=1000, time_limit=0.2),
         dict(solver="tela", step_limit=1000, learned_backtracking=True, learned_threshold=30,
              learned_depth_weight=20, time_limit=0.2),
+        dict(solver="tela", step_limit=1000, learned_backtracking=True, learned_jump=True,
+             learned_threshold=85, time_limit=0.2),
         dict(solver="auto", time_limit=0),
         dict(solver="auto", head_start=False, time_limit=1),
     ]

@@ -629,8 +629,14 @@ fn learned_backtracking_is_set() {
             memplan_options_set_learned_backtracking(o.0, 1, 30, 20),
             MEMPLAN_OK
         );
+        assert_eq!(
+            memplan_options_set_learned_jump(null_mut(), 1),
+            MEMPLAN_ERROR_NULL_POINTER
+        );
+        assert!(!(*o.0).request.tela.learned_jump);
+        assert_eq!(memplan_options_set_learned_jump(o.0, 1), MEMPLAN_OK);
         let tela = &(*o.0).request.tela;
-        assert!(tela.learned_backtracking);
+        assert!(tela.learned_backtracking && tela.learned_jump);
         assert_eq!(
             (tela.learned_threshold, tela.learned_depth_weight),
             (30, 20)

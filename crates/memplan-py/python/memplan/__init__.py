@@ -136,9 +136,11 @@ def solve(
             plan unless a solver is cut short by the clock).
         **options: the command line's other options: ``order``, ``fit``
             (greedy), ``step_limit``, ``learned_backtracking``,
-            ``learned_threshold``, ``learned_depth_weight`` (tela: the
-            command line's ``--learned-backtracking`` and its threshold,
-            in tenths of a point, and depth weighting, in percent),
+            ``learned_jump``, ``learned_threshold``,
+            ``learned_depth_weight`` (tela: the command line's
+            ``--learned-backtracking``, ``--learned-jump``, and its
+            threshold, in tenths of a point, and depth weighting, in
+            percent),
             ``iterations``,
             ``target_fragmentation``, ``size_classes`` (boxing),
             ``effort`` (a work budget, a multiple of the default: the same

@@ -107,6 +107,7 @@ class Problem:
         fit: Optional[str] = None,
         step_limit: Optional[int] = None,
         learned_backtracking: Optional[bool] = None,
+        learned_jump: Optional[bool] = None,
         learned_threshold: Optional[int] = None,
         learned_depth_weight: Optional[int] = None,
         iterations: Optional[int] = None,

@@ -1,6 +1,7 @@
-//! The choice of a major backtrack's target by the learned backtracking
-//! (TelaMalloc §6.4, §6.5): the features of the candidate targets of the
-//! current path, scored by the forest of `learned.rs`.
+//! The choice of a major backtrack's learned target (TelaMalloc §6.4,
+//! §6.5): the features of the candidate targets of the current path,
+//! scored by the forest of `learned.rs`; the target is jumped to or
+//! flagged as a backtrack point ([`super::TelaOptions::learned_jump`]).
 
 use super::learned::{holes_level, targets, Event, FEATURES, MAX_EVENTS};
 use super::state::State;
@@ -53,17 +54,24 @@ impl State<'_> {
     }
 
     /// The target of a major backtrack from `depth` whose default (§5.4) is
-    /// `default`: with learned backtracking, the candidate target of best
-    /// score weighted by depth, if at least the threshold; else `default`.
-    /// When recording, the backtrack is kept as an [`Event`].
-    pub(super) fn learned_target(&mut self, depth: usize, default: usize) -> usize {
+    /// `default`, and the level to flag as a backtrack point, if any. With
+    /// learned backtracking, the learned target is the candidate target of
+    /// best score weighted by depth, if at least the threshold: the target
+    /// with [`TelaOptions::learned_jump`](super::TelaOptions::learned_jump),
+    /// else the flag when above `default`. When recording, the backtrack is
+    /// kept as an [`Event`].
+    pub(super) fn learned_target(
+        &mut self,
+        depth: usize,
+        default: usize,
+    ) -> (usize, Option<usize>) {
         let forest = if self.options.learned_backtracking {
             self.forest
         } else {
             None
         };
         if forest.is_none() && self.events.is_none() {
-            return default;
+            return (default, None);
         }
         let mut list = std::mem::take(&mut self.targets);
         targets(depth, &mut list);
@@ -92,6 +100,7 @@ impl State<'_> {
             )
         }));
         let mut taken = default;
+        let mut flag = None;
         if let Some(forest) = forest {
             let weight = f64::from(self.options.learned_depth_weight.min(100)) / 100.0;
             let threshold = f64::from(self.options.learned_threshold) / 10.0;
@@ -104,10 +113,10 @@ impl State<'_> {
                     best = Some((score, t as usize));
                 }
             }
-            if let Some((score, t)) = best {
-                if score >= threshold {
-                    taken = t;
-                }
+            match best {
+                Some((score, t)) if score >= threshold && self.options.learned_jump => taken = t,
+                Some((score, t)) if score >= threshold && t < default => flag = Some(t),
+                _ => {}
             }
         }
         if self.events.as_ref().is_some_and(|e| e.len() < MAX_EVENTS) {
@@ -129,13 +138,14 @@ impl State<'_> {
                 if let Some(t) = steer(&event).filter(|&t| (t as usize) < depth) {
                     taken = t as usize;
                     event.taken = t;
+                    flag = None;
                 }
             }
             #[cfg(test)]
             if self.steer_only {
                 self.targets = list;
                 self.target_features = features;
-                return taken;
+                return (taken, flag);
             }
             if let Some(events) = &mut self.events {
                 events.push(event);
@@ -143,6 +153,6 @@ impl State<'_> {
         }
         self.targets = list;
         self.target_features = features;
-        taken
+        (taken, flag)
     }
 }

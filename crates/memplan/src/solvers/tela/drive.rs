@@ -208,7 +208,7 @@ impl State<'_> {
                     Some(&l) if self.options.backjump => l as usize,
                     _ => depth - 1,
                 };
-                let target = if self.forest.is_some() || self.events.is_some() {
+                let (target, flag) = if self.forest.is_some() || self.events.is_some() {
                     for &l in &self.points[depth].conflicts {
                         if let Some(&b) = self.trail.get(l as usize) {
                             self.in_conflicts[b as usize] += 1;
@@ -216,7 +216,7 @@ impl State<'_> {
                     }
                     self.learned_target(depth, default)
                 } else {
-                    default
+                    (default, None)
                 };
                 // A jump above the default target leaves the subtrees
                 // between them unsearched: the root running out of
@@ -229,6 +229,9 @@ impl State<'_> {
                 self.points[target].jumps += 1;
                 self.flagged.retain(|&(l, _)| (l as usize) < target);
                 self.flagged.push((target as u32, self.backtracks));
+                if let Some(level) = flag {
+                    self.flag_learned(level);
+                }
                 self.backtracked(subtree_limit);
             }
         }

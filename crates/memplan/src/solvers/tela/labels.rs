@@ -623,9 +623,12 @@ fn backtracking_labels() {
         .split_once(',')
         .map(|(t, w)| (t.parse().unwrap(), w.parse().unwrap()))
         .unwrap();
+    // The on-policy labels of the shipped model were collected with the
+    // policy's jumps.
     let options = TelaOptions {
         step_limit: steps,
         learned_backtracking: policy.is_some(),
+        learned_jump: true,
         learned_threshold: threshold,
         learned_depth_weight: weight,
         ..TelaOptions::default()
@@ -1106,40 +1109,53 @@ mod tests {
         assert!(labels.iter().any(|l| l.score > 0.0));
     }
 
-    /// With the shipped model, tela's plans validate, and the learned
-    /// targets are taken at some major backtracks (perfect packings at their
-    /// max load).
+    /// With the shipped model, flagging or jumping, tela's plans validate
+    /// and the learned targets change the search: the jumps are taken at
+    /// some major backtracks, and the flags change the effort of some runs
+    /// (perfect packings at 1.02 times their max load).
     #[test]
     fn learned_backtracking_plans_validate() {
         use super::super::Tela;
-        let options = TelaOptions {
-            learned_backtracking: true,
-            learned_threshold: 0,
-            step_limit: 20_000,
-            ..TelaOptions::default()
-        };
-        let mut found = 0;
-        let mut learned = 0;
-        for seed in 1..=6 {
-            let p = crate::generate::generate(crate::generate::Kind::Perfect, 60, seed).problem;
-            let capacity = p.max_load() * 102 / 100;
-            let p = p.with_capacity(Some(capacity));
-            let tela = Tela {
-                options: options.clone(),
+        for jump in [false, true] {
+            let options = TelaOptions {
+                learned_backtracking: true,
+                learned_jump: jump,
+                step_limit: 20_000,
+                ..TelaOptions::default()
             };
-            if let Ok(s) = tela.solve(&p, &SolveOptions::default()) {
-                assert_eq!(validate(&p, &s.plan), Ok(()));
-                assert!(s.makespan <= capacity);
-                found += 1;
+            let (mut found, mut changed, mut jumps) = (0, 0, 0);
+            for seed in 1..=6 {
+                let p = crate::generate::generate(crate::generate::Kind::Perfect, 60, seed).problem;
+                let capacity = p.max_load() * 102 / 100;
+                let p = p.with_capacity(Some(capacity));
+                let solve = |options: &TelaOptions| {
+                    let tela = Tela {
+                        options: options.clone(),
+                    };
+                    let s = tela.solve(&p, &SolveOptions::default());
+                    if let Ok(s) = &s {
+                        assert_eq!(validate(&p, &s.plan), Ok(()));
+                        assert!(s.makespan <= capacity);
+                    }
+                    s.map(|s| s.counters)
+                };
+                let learned = solve(&options);
+                let default = solve(&TelaOptions {
+                    learned_backtracking: false,
+                    ..options.clone()
+                });
+                found += usize::from(learned.is_ok());
+                changed += usize::from(learned.ok() != default.ok());
+                let models = Models::new(&p, &options, &crate::stop::Stop::never()).unwrap();
+                for model in &models.models {
+                    let (_, _, events) = recorded(model, capacity, &options, 0);
+                    jumps += events.iter().filter(|e| e.taken != e.default).count();
+                }
             }
-            let models = Models::new(&p, &options, &crate::stop::Stop::never()).unwrap();
-            for model in &models.models {
-                let (_, _, events) = recorded(model, capacity, &options, 0);
-                learned += events.iter().filter(|e| e.taken != e.default).count();
-            }
+            assert!(found >= 5, "jump {jump}: {found}");
+            assert!(changed > 0, "jump {jump}");
+            assert_eq!(jumps > 0, jump);
         }
-        assert!(found >= 5, "{found}");
-        assert!(learned > 0);
     }
 
     /// The oracle-guided harness runs tela as it is when it does not steer

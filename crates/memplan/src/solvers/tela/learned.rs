@@ -4,8 +4,9 @@
 //! regression trees trained offline
 //! (`scripts/train_backtracking.py`) that scores each target, and the
 //! choice of §6.5: the best score weighted by depth, if above a threshold,
-//! else the default target. The trees are data (`backtracking_model.json`,
-//! compiled in), evaluated here with no dependency.
+//! is the learned target (jumped to, or flagged as a backtrack point). The
+//! trees are data (`backtracking_model.json`, compiled in), evaluated here
+//! with no dependency.
 
 use std::sync::OnceLock;
 

@@ -27,7 +27,7 @@
 //! - `learned.rs`: the learned backtracking of §6 (off by default,
 //!   [`TelaOptions::learned_backtracking`]): candidate targets, features,
 //!   the forest of `backtracking_model.json`; `choose.rs`: features and
-//!   the choice of §6.5;
+//!   the choice of §6.5 (a target to jump to, or a level to flag);
 //!   `labels.rs` (tests only) labels major backtracks with the exact
 //!   search as oracle (§6.3), for `scripts/train_backtracking.py`.
 //!
@@ -117,7 +117,15 @@
 //!   range, and with an oracle's choices, jumps to that level turned more
 //!   timeouts into successes than jumps to the deepest §6.2 candidate above
 //!   it (`docs/solvers.md`). Not an option: the shipped model is trained on
-//!   every level.
+//!   every level;
+//! - by default the learned target is not jumped to (§6.5) but flagged as
+//!   the backtrack point that §5.4's abandonment returns to
+//!   ([`TelaOptions::learned_jump`] off): the search keeps its own
+//!   targets, and a subtree the model believes has no plan is given only
+//!   `subtree_backtracks` more backtracks. Jumps taken at every backtrack
+//!   strand the search when they land below the deepest completable level,
+//!   and confident ones are rare; flags turned more timeouts into successes
+//!   (`docs/solvers.md`).
 
 mod candidates;
 mod choose;
@@ -192,12 +200,21 @@ pub struct TelaOptions {
     /// Learned backtracking (TelaMalloc §6): at a major backtrack, a
     /// forest of gradient-boosted trees trained offline scores every level
     /// of the path as a target (§6.2 scores a few); the best score,
-    /// weighted by depth, is taken if at least `learned_threshold`, else
-    /// the default target (§5.4).
+    /// weighted by depth, is the learned target if at least
+    /// `learned_threshold`. The search jumps to the default target (§5.4)
+    /// and a learned target above it becomes the backtrack point that
+    /// abandonment returns to (§5.4; ours), or, with `learned_jump`, the
+    /// search jumps to it (§6.5).
     pub learned_backtracking: bool,
+    /// With `learned_backtracking`: the search jumps to the learned target
+    /// (TelaMalloc §6.5), in place of the default one; off: the learned
+    /// target, when above the default one, is flagged as a backtrack point
+    /// with a fresh count, so that `subtree_backtracks` more backtracks
+    /// below it abandon the path back to it (ours).
+    pub learned_jump: bool,
     /// With `learned_backtracking`: the lowest weighted score (tenths of
-    /// a point; scores are 0 to 10, 10 for the best target) for which a
-    /// learned target replaces the default one.
+    /// a point; scores are 0 to 10, 10 for the best target) of a learned
+    /// target.
     pub learned_threshold: u32,
     /// With `learned_backtracking`: the depth weighting, in percent: a
     /// target's score is multiplied by `1 - w × (distance / depth)`, which
@@ -240,7 +257,8 @@ impl Default for TelaOptions {
             tight_slack: 5,
             displaced_first: true,
             learned_backtracking: false,
-            learned_threshold: 85,
+            learned_jump: false,
+            learned_threshold: 0,
             learned_depth_weight: 0,
             restart_steps: 1000,
             restart_noise: 10,

@@ -60,7 +60,8 @@ pub(super) struct State<'m> {
     /// Decision points of the current path; `points[trail.len()]` is open.
     pub(super) points: Vec<Point>,
     /// Backtrack points on the path (§5.4): (level, backtrack count when it
-    /// became one), by increasing level.
+    /// became one), by increasing level, each level once. The first one
+    /// governs abandonment ([`State::backtracked`]).
     pub(super) flagged: Vec<(u32, u64)>,
     /// Backtracks in this run.
     pub(super) backtracks: u64,
@@ -297,10 +298,28 @@ impl<'m> State<'m> {
         point.candidates.extend_from_slice(&self.merged);
     }
 
-    /// Counts a backtrack; when a backtrack point's subtree has seen more
-    /// than `limit` of them, abandons the lowest such point's current
-    /// placement (TelaMalloc §5.4). Backtrack points deeper on the path were
-    /// flagged later, so the shallowest one has seen the most.
+    /// Flags `level`, a learned target above the one just taken, as a
+    /// backtrack point with a fresh count (ours;
+    /// [`TelaOptions::learned_jump`](super::TelaOptions::learned_jump) off):
+    /// when it is the shallowest, `limit` more backtracks below it abandon
+    /// the path back to it. A level already flagged keeps its count.
+    pub(super) fn flag_learned(&mut self, level: usize) {
+        let at = self.flagged.partition_point(|&(l, _)| (l as usize) < level);
+        if self
+            .flagged
+            .get(at)
+            .is_none_or(|&(l, _)| l as usize != level)
+        {
+            self.flagged.insert(at, (level as u32, self.backtracks));
+        }
+    }
+
+    /// Counts a backtrack; when the shallowest backtrack point's subtree
+    /// has seen more than `limit` of them since it was flagged, abandons its
+    /// current placement (TelaMalloc §5.4). Without learned flags, points
+    /// deeper on the path were flagged later, so the shallowest one has
+    /// seen the most; a learned flag ([`State::flag_learned`]) restarts the
+    /// count at its level.
     pub(super) fn backtracked(&mut self, limit: u64) {
         self.backtracks += 1;
         let Some(&(level, since)) = self.flagged.first() else {

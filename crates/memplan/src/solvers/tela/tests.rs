@@ -521,23 +521,25 @@ fn perfect_packings_at_1_10_are_found_within_a_budget() {
     }
 }
 
-/// A learned jump above the default target leaves subtrees unsearched, so
-/// the root running out of candidates afterwards is no reason to give up:
-/// with every learned target taken (threshold 0), tela searches on to a
+/// A learned jump above the default target leaves subtrees unsearched, as
+/// does an abandonment back to a learned flag, so the root running out of
+/// candidates afterwards is no reason to give up: with every learned
+/// target taken (threshold 0), jumped to or flagged, tela searches on to a
 /// plan or to its step limit. These challenging instances at their known
 /// plan's capacity ended "heuristic" well within the step limit when such
 /// runs counted as fruitless.
 #[test]
 fn learned_jumps_do_not_make_tela_give_up() {
-    let tela = Tela {
-        options: TelaOptions {
-            learned_backtracking: true,
-            learned_threshold: 0,
-            step_limit: 30_000,
-            ..TelaOptions::default()
-        },
-    };
-    for seed in [3, 5] {
+    for (jump, seed) in [(true, 3), (true, 5), (false, 3), (false, 5)] {
+        let tela = Tela {
+            options: TelaOptions {
+                learned_backtracking: true,
+                learned_jump: jump,
+                learned_threshold: 0,
+                step_limit: 30_000,
+                ..TelaOptions::default()
+            },
+        };
         let p = crate::generate::generate(crate::generate::Kind::Challenging, 100, seed).problem;
         let c = crate::generate::CHALLENGING_CAPACITY;
         let p = p.with_capacity(Some(c));
