@@ -113,10 +113,12 @@ impl State<'_> {
                     best = Some((score, t as usize));
                 }
             }
-            match best {
-                Some((score, t)) if score >= threshold && self.options.learned_jump => taken = t,
-                Some((score, t)) if score >= threshold && t < default => flag = Some(t),
-                _ => {}
+            if let Some((_, t)) = best.filter(|&(score, _)| score >= threshold) {
+                if self.options.learned_jump {
+                    taken = t;
+                } else if t < default {
+                    flag = Some(t);
+                }
             }
         }
         if self.events.as_ref().is_some_and(|e| e.len() < MAX_EVENTS) {
