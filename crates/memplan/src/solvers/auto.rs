@@ -411,16 +411,33 @@ impl Auto {
 }
 
 /// Auto's tela member: tela with the candidates of its own list only (and
-/// the tight-section cut only where a section has no slack), and when it
+/// the tight-section cut only where a section has no slack); when that
 /// ends without a plan within its own budget (steps spent, or given up),
 /// one more attempt with tela's default switches (displaced buffers first,
-/// the cut at little slack too; learned backtracking only if it is on by
-/// default, which it is not: docs/solvers.md) and the same budget; the
-/// retry's plan if it finds one, else the first answer. Both attempts are bounded by steps
-/// and seeded alike: the same seed gives the same answer, and the first
-/// attempt's plan is never replaced.
+/// the cut at little slack too); and when that ends without one too, a
+/// last attempt with learned backtracking (TelaMalloc §6, flags: off in
+/// tela's defaults, docs/solvers.md). Each attempt has the same budget and
+/// the deadline left; the first plan found is the answer, else the first
+/// attempt's. All attempts are bounded by steps and seeded alike: the same
+/// seed gives the same answer, and an earlier attempt's plan is never
+/// replaced.
 struct TelaRetry {
     tela: Tela,
+}
+
+/// The attempts after the first ([`TelaRetry`]): the name their plans are
+/// found by, and tela's options.
+fn tela_retries() -> [(&'static str, TelaOptions); 2] {
+    [
+        ("retry", TelaOptions::default()),
+        (
+            "learned",
+            TelaOptions {
+                learned_backtracking: true,
+                ..TelaOptions::default()
+            },
+        ),
+    ]
 }
 
 impl Solver for TelaRetry {
@@ -439,32 +456,44 @@ impl Solver for TelaRetry {
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         let started = std::time::Instant::now();
         let first = self.tela.solve(problem, options);
-        let retry = matches!(
-            first,
-            Err(SolveError::NotFound {
-                reason: NotFoundReason::StepLimit | NotFoundReason::Heuristic,
-                ..
-            })
-        );
-        // The retry ends by the same deadline as the first attempt.
-        let left = options
-            .time_limit
-            .map(|t| t.saturating_sub(started.elapsed()));
-        if !retry || options.cancel.is_raised() || left.is_some_and(|t| t.is_zero()) {
+        let retry = |answer: &Result<Solution, SolveError>| {
+            matches!(
+                answer,
+                Err(SolveError::NotFound {
+                    reason: NotFoundReason::StepLimit | NotFoundReason::Heuristic,
+                    ..
+                })
+            )
+        };
+        if !retry(&first) {
             return first;
         }
-        let options = &SolveOptions {
-            time_limit: left,
-            ..options.clone()
-        };
-        let again = Tela::default();
-        match again.solve(problem, options) {
-            Ok(mut s) => {
-                s.found_by = Some(format!("{}/retry", again.name()));
-                Ok(s)
+        for (label, tela_options) in tela_retries() {
+            // Every retry ends by the same deadline as the first attempt.
+            let left = options
+                .time_limit
+                .map(|t| t.saturating_sub(started.elapsed()));
+            if options.cancel.is_raised() || left.is_some_and(|t| t.is_zero()) {
+                break;
             }
-            Err(_) => first,
+            let again = Tela {
+                options: tela_options,
+            };
+            let options = &SolveOptions {
+                time_limit: left,
+                ..options.clone()
+            };
+            let answer = again.solve(problem, options);
+            match answer {
+                Ok(mut s) => {
+                    s.found_by = Some(format!("{}/{label}", again.name()));
+                    return Ok(s);
+                }
+                ref a if retry(a) => {}
+                Err(_) => break,
+            }
         }
+        first
     }
 }
 
@@ -1291,10 +1320,12 @@ mod tests {
         );
     }
 
-    /// Auto's tela member keeps tela's plan when it finds one, retries
+    /// Auto's tela member keeps tela's plan when it finds one; retries
     /// with tela's defaults only when tela ends without one within its
-    /// budget, and gives the same answer twice (perfect packings at
-    /// their max load, a small budget).
+    /// budget, and with learned backtracking only when that ends without
+    /// one too, keeping the first plan found; and gives the same answer
+    /// twice (perfect packings of 120 buffers at their max load, a small
+    /// budget).
     #[test]
     fn the_tela_member_retries_only_without_a_plan() {
         let member = TelaRetry {
@@ -1309,31 +1340,38 @@ mod tests {
             effort: Effort::new(0.005),
             ..SolveOptions::default()
         };
-        let (mut kept, mut retried) = (0, 0);
-        for seed in 1..=8 {
+        let [(_, retry), (_, learned)] = tela_retries();
+        assert!(!retry.learned_backtracking && learned.learned_backtracking);
+        let (retry, learned) = (Tela { options: retry }, Tela { options: learned });
+        let mut by = std::collections::BTreeMap::<&str, u32>::new();
+        // Seed 31 is one where only the learned attempt finds a plan.
+        for seed in (1..=10).chain([31]) {
             let p = generate(Kind::Perfect, 120, seed).problem;
             let p = p.clone().with_capacity(Some(p.max_load()));
-            let alone = member.tela.solve(&p, &options);
             let answer = member.solve(&p, &options);
             let again = member.solve(&p, &options);
-            match (&alone, &answer) {
-                (Ok(a), Ok(b)) => {
-                    assert_eq!(a.plan, b.plan);
-                    kept += 1;
-                }
-                (Err(_), Ok(b)) => {
-                    assert_eq!(validate(&p, &b.plan), Ok(()));
-                    assert_eq!(b.found_by.as_deref(), Some("tela/retry"));
-                    retried += 1;
-                }
-                (Ok(_), Err(_)) => panic!("seed {seed}: the retry lost tela's plan"),
-                (Err(_), Err(_)) => retried += 1,
-            }
             assert_eq!(
                 answer.as_ref().ok().map(|s| &s.plan),
                 again.as_ref().ok().map(|s| &s.plan)
             );
+            // The attempts alone, in order: the answer is the first plan.
+            let attempts = [&member.tela, &retry, &learned].map(|t| t.solve(&p, &options));
+            let first = attempts.iter().position(Result::is_ok);
+            let found_by = answer.as_ref().ok().and_then(|s| s.found_by.as_deref());
+            match (first, &answer) {
+                (Some(i), Ok(s)) => {
+                    assert_eq!(validate(&p, &s.plan), Ok(()));
+                    assert_eq!(attempts[i].as_ref().ok().map(|a| &a.plan), Some(&s.plan));
+                    let label = [None, Some("tela/retry"), Some("tela/learned")][i];
+                    assert_eq!(found_by, label, "seed {seed}");
+                    *by.entry(label.unwrap_or("tela")).or_default() += 1;
+                }
+                (None, Err(_)) => *by.entry("none").or_default() += 1,
+                (first, answer) => panic!("seed {seed}: {first:?} {:?}", answer.is_ok()),
+            }
         }
-        assert!(kept > 0 && retried > 0, "{kept} {retried}");
+        for label in ["tela", "tela/retry", "tela/learned"] {
+            assert!(by.contains_key(label), "{by:?}");
+        }
     }
 }
