@@ -456,16 +456,17 @@ impl Solver for TelaRetry {
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
         let started = std::time::Instant::now();
         let first = self.tela.solve(problem, options);
-        let retry = |answer: &Result<Solution, SolveError>| {
+        // A give-up within the budget, not a proof or the clock.
+        let gave_up = |e: &SolveError| {
             matches!(
-                answer,
-                Err(SolveError::NotFound {
+                e,
+                SolveError::NotFound {
                     reason: NotFoundReason::StepLimit | NotFoundReason::Heuristic,
                     ..
-                })
+                }
             )
         };
-        if !retry(&first) {
+        if !first.as_ref().is_err_and(gave_up) {
             return first;
         }
         for (label, tela_options) in tela_retries() {
@@ -483,13 +484,12 @@ impl Solver for TelaRetry {
                 time_limit: left,
                 ..options.clone()
             };
-            let answer = again.solve(problem, options);
-            match answer {
+            match again.solve(problem, options) {
                 Ok(mut s) => {
                     s.found_by = Some(format!("{}/{label}", again.name()));
                     return Ok(s);
                 }
-                ref a if retry(a) => {}
+                Err(e) if gave_up(&e) => {}
                 Err(_) => break,
             }
         }
