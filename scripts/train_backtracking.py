@@ -24,8 +24,10 @@ score from the features; its trees are written as plain JSON (the feature
 names, the base score, and per tree the arrays feature, threshold, left,
 right, value, leaves having left = -1 and values scaled by the learning
 rate), which the library compiles in and evaluates itself. Also prints the
-ranking quality on a validation fifth of the major backtracks (by event):
-how often the best-scored target is valid (scores above 0), against the
+ranking quality on a validation fifth of the groups of targets (a group:
+the instance, its capacity factor and the backtrack's number, which two
+files of different stages can share, so that a group may hold two
+backtracks; the count of backtracks, by file, is printed beside): how often the best-scored target is valid (scores above 0), against the
 default target, and the mean score of the target taken for a grid of
 thresholds and depth weights (a guide only: the shipped defaults come
 from tela runs, docs/solvers.md).
@@ -62,6 +64,7 @@ def load(paths):
                     [float(r[k]) for k in FEATURES + ["score"]]
                 except (TypeError, ValueError):
                     continue
+                r["file"] = path
                 rows.append(r)
     return rows
 
@@ -179,8 +182,10 @@ def main() -> None:
     check = fit([k for k in keys if k not in held])
     validation = {k: events[k] for k in held}
     ours, default = evaluate(check, validation)
-    print(f"{len(rows)} targets, {len(events)} major backtracks; validation fifth: "
-          f"top-scored target valid {ours:.1%}, default target valid {default:.1%}")
+    backtracks = len({(r["file"],) + event_key(r) for r in rows})
+    print(f"{len(rows)} targets of {backtracks} major backtracks, in {len(events)} groups; "
+          f"validation fifth of the groups: top-scored target valid {ours:.1%}, "
+          f"default target valid {default:.1%}")
     # The threshold and the depth weight, on the validation fifth: the
     # mean label score of the target taken (the default's alone: threshold
     # above 100).
