@@ -27,7 +27,8 @@ rate), which the library compiles in and evaluates itself. Also prints the
 ranking quality on a validation fifth of the groups of targets (a group:
 the instance, its capacity factor and the backtrack's number, which two
 files of different stages can share, so that a group may hold two
-backtracks; the count of backtracks, by file, is printed beside): how often the best-scored target is valid (scores above 0), against the
+backtracks; the count of backtracks, by file, is printed beside): how
+often the best-scored target is valid (scores above 0), against the
 default target, and the mean score of the target taken for a grid of
 thresholds and depth weights (a guide only: the shipped defaults come
 from tela runs, docs/solvers.md).
