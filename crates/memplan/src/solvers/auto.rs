@@ -454,7 +454,8 @@ impl Solver for TelaRetry {
     }
 
     fn solve(&self, problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
-        let started = std::time::Instant::now();
+        // Every attempt ends by the first one's deadline.
+        let stop = options.stop();
         let first = self.tela.solve(problem, options);
         // A give-up within the budget, not a proof or the clock.
         let gave_up = |e: &SolveError| {
@@ -470,18 +471,14 @@ impl Solver for TelaRetry {
             return first;
         }
         for (label, tela_options) in tela_retries() {
-            // Every retry ends by the same deadline as the first attempt.
-            let left = options
-                .time_limit
-                .map(|t| t.saturating_sub(started.elapsed()));
-            if options.cancel.is_raised() || left.is_some_and(|t| t.is_zero()) {
+            if stop.is_cut() {
                 break;
             }
             let again = Tela {
                 options: tela_options,
             };
             let options = &SolveOptions {
-                time_limit: left,
+                time_limit: stop.remaining(),
                 ..options.clone()
             };
             match again.solve(problem, options) {
