@@ -728,8 +728,6 @@ fn killed_writes_never_leave_a_partial_plan() {
     let started = Instant::now();
     solve_greedy(&input, &output);
     let whole = started.elapsed();
-    let mut seen_old = 0;
-    let mut seen_new = 0;
     // Random moments, one in each twelfth of 0.1 to 1.3 runs (so that
     // some land before the rename and some after); the seed is printed.
     let seed = std::time::SystemTime::now()
@@ -744,7 +742,9 @@ fn killed_writes_never_leave_a_partial_plan() {
         state ^= state << 17;
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
-    for i in 0..12u32 {
+    // Kills the solve after `delay`: whether the file was left as it
+    // was (else it must hold a complete, valid plan).
+    let kill_after = |delay: Duration| -> bool {
         std::fs::write(&output, "old\n").unwrap();
         let mut child = Process::new(assert_cmd::cargo::cargo_bin("memplan"))
             .args(["solve", "--solver", "greedy", "-q", "-o"])
@@ -754,24 +754,40 @@ fn killed_writes_never_leave_a_partial_plan() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(whole.mul_f64(0.1 + (f64::from(i) + uniform()) / 10.0));
+        std::thread::sleep(delay);
         let _ = child.kill();
         let _ = child.wait();
         let text = std::fs::read(&output).unwrap();
         if text == b"old\n" {
-            seen_old += 1;
-        } else {
-            let plan = memplan::plan::read_plan_from(&text, &output, &problem)
-                .expect("a partial plan was left behind");
-            validate(&problem, &plan).unwrap();
-            seen_new += 1;
+            return true;
         }
+        let plan = memplan::plan::read_plan_from(&text, &output, &problem)
+            .expect("a partial plan was left behind");
+        validate(&problem, &plan).unwrap();
+        false
+    };
+    // Kills that left the new plan, and the old file.
+    let mut seen = [0u32; 2];
+    for i in 0..12u32 {
+        let delay = whole.mul_f64(0.1 + (f64::from(i) + uniform()) / 10.0);
+        seen[usize::from(kill_after(delay))] += 1;
+    }
+    // On a loaded machine the killed runs can be far slower (or faster)
+    // than the timed one: later (earlier) kills until one lands after
+    // (before) the rename, so that both sides are always exercised.
+    let mut late = 1.3;
+    while seen[0] == 0 && late < 100.0 {
+        late *= 1.5;
+        seen[usize::from(kill_after(whole.mul_f64(late)))] += 1;
+    }
+    let mut early = 0.1;
+    while seen[1] == 0 && early > 1e-4 {
+        early /= 4.0;
+        seen[usize::from(kill_after(whole.mul_f64(early)))] += 1;
     }
     // The kills landed both before and after the rename.
-    assert!(
-        seen_old > 0 && seen_new > 0,
-        "old {seen_old}, new {seen_new}"
-    );
+    let [new, old] = seen;
+    assert!(old > 0 && new > 0, "old {old}, new {new}");
 }
 
 /// A signal during `bench` removes the directory of the instances it
