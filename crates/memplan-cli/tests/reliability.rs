@@ -775,15 +775,16 @@ fn killed_writes_never_leave_a_partial_plan() {
     // On a loaded machine the killed runs can be far slower (or faster)
     // than the timed one: later (earlier) kills until one lands after
     // (before) the rename, so that both sides are always exercised.
-    let mut late = 1.3;
-    while seen[0] == 0 && late < 100.0 {
-        late *= 1.5;
-        seen[usize::from(kill_after(whole.mul_f64(late)))] += 1;
-    }
-    let mut early = 0.1;
-    while seen[1] == 0 && early > 1e-4 {
-        early /= 4.0;
-        seen[usize::from(kill_after(whole.mul_f64(early)))] += 1;
+    // (side, first factor of the run's time, ratio, at most this many):
+    // up to 1.3 × 1.5^11 ≈ 112 runs later, down to 0.1 / 4^5 ≈ 1e-4.
+    for (side, mut factor, ratio, tries) in [(0, 1.3, 1.5, 11), (1, 0.1, 0.25, 5)] {
+        for _ in 0..tries {
+            if seen[side] > 0 {
+                break;
+            }
+            factor *= ratio;
+            seen[usize::from(kill_after(whole.mul_f64(factor)))] += 1;
+        }
     }
     // The kills landed both before and after the rename.
     let [new, old] = seen;
