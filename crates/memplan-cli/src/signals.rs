@@ -78,7 +78,9 @@ pub fn install() {
         // for the exit).
         let claimed = EXIT.lock();
         // The writers hold the locks only for an instant, to register or
-        // forget a path; wait for them a little, never forever.
+        // forget a path; wait for them a little, never forever. Each lock,
+        // once taken, is kept until the exit: a file or child registered
+        // after the removal, and before the exit, would be left behind.
         with_lock(&CHILDREN, |children| {
             children.iter().for_each(|&id| terminate(id))
         });
@@ -94,11 +96,13 @@ pub fn install() {
     });
 }
 
-/// Runs `f` on the value of `lock` if it can be taken within about 100 ms.
+/// Runs `f` on the value of `lock` if it can be taken within about 100 ms,
+/// and keeps it locked from then on (for the handler, which then exits).
 fn with_lock<T>(lock: &Mutex<T>, f: impl FnOnce(&T)) {
     for _ in 0..100 {
         if let Ok(value) = lock.try_lock() {
             f(&value);
+            std::mem::forget(value);
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
