@@ -246,6 +246,19 @@ pub struct TelaArgs {
     /// Tela: the displaced buffers next (the default; kept for scripts).
     #[arg(long, hide = true, conflicts_with = "no_displaced_first")]
     pub displaced_first: bool,
+    /// Tela: the bottom row's candidates at every capacity, not (the
+    /// default), at a capacity with no slack (every section's load is the
+    /// capacity), the skyline holes: all the moves of the hole with the
+    /// fewest (buffers that start where it starts and end within it), a
+    /// point where a flat run of the skyline cannot be covered end to end
+    /// failing, every second pair of runs mirrored in time, and the failed
+    /// states remembered (the search's exact fill's reasoning).
+    #[arg(long)]
+    pub no_skyline_holes: bool,
+    /// Tela: the skyline holes at zero slack (the default; kept for
+    /// scripts).
+    #[arg(long, hide = true, conflicts_with = "no_skyline_holes")]
+    pub skyline_holes: bool,
     /// Tela: learned backtracking (TelaMalloc §6): at a major backtrack, a
     /// model trained offline (gradient-boosted trees, shipped as data)
     /// scores every level of the path as a target; the best, weighted by
@@ -291,6 +304,7 @@ impl TelaArgs {
             tight_sections: !self.no_tight_sections,
             tight_slack: self.tight_slack,
             displaced_first: !self.no_displaced_first,
+            skyline_holes: !self.no_skyline_holes,
             restart_steps: self.restart_steps,
             restart_noise: self.restart_noise,
             learned_backtracking: self.learned_backtracking,
@@ -644,6 +658,7 @@ mod tests {
             "--tight-slack",
             "2",
             "--no-displaced-first",
+            "--no-skyline-holes",
             "--subtree-backtracks",
             "7",
             "--max-candidates",
@@ -667,8 +682,15 @@ mod tests {
         assert_eq!((o2.learned_threshold, o2.learned_depth_weight), (42, 30));
         let o = args.tela.options();
         assert!(!o.phases && !o.backjump && !o.bottom_row && !o.contention && o.own_floors);
-        assert!(!o.displaced_first && !o.tight_sections);
+        assert!(!o.displaced_first && !o.tight_sections && !o.skyline_holes);
         assert!(solve_args(&[]).tela.options().displaced_first);
+        assert!(solve_args(&[]).tela.options().skyline_holes);
+        assert!(
+            solve_args(&["--skyline-holes"])
+                .tela
+                .options()
+                .skyline_holes
+        );
         assert_eq!(o.tight_slack, 2);
         assert!(solve_args(&[]).tela.options().tight_sections);
         assert_eq!(solve_args(&[]).tela.options().tight_slack, 5);

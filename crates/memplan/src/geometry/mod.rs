@@ -10,6 +10,8 @@
 //! - [`occupancy`], [`time_tree`]: indexes of placed buffers for the
 //!   fitting step; [`marks`]: which positions are placed, a bit each;
 //! - [`sort`]: a parallel sort that a deadline can cut short;
+//! - [`skyline`]: the flat runs of a bottom-up fill's skyline and their
+//!   windows, where fills look for holes;
 //! - [`gaps`]: lifetimes with gaps (MiniMalloc's `gaps` column): the
 //!   side table, pieces, what pieces forbid, the gapped max load.
 
@@ -21,6 +23,7 @@ pub mod groups;
 pub mod marks;
 pub mod occupancy;
 pub mod overlap;
+pub mod skyline;
 pub mod sort;
 pub mod sweep;
 pub mod time_tree;

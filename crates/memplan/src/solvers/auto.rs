@@ -1321,8 +1321,9 @@ mod tests {
     /// with tela's defaults only when tela ends without one within its
     /// budget, and with learned backtracking only when that ends without
     /// one too, keeping the first plan found; and gives the same answer
-    /// twice (perfect packings of 120 buffers at their max load, a small
-    /// budget).
+    /// twice (perfect packings of 120 buffers at 1.01 times their max
+    /// load, a small budget: at the max load itself, the skyline holes
+    /// find them all at once).
     #[test]
     fn the_tela_member_retries_only_without_a_plan() {
         let member = TelaRetry {
@@ -1344,7 +1345,7 @@ mod tests {
         // Seed 31 is one where only the learned attempt finds a plan.
         for seed in (1..=10).chain([31]) {
             let p = generate(Kind::Perfect, 120, seed).problem;
-            let p = p.clone().with_capacity(Some(p.max_load()));
+            let p = p.clone().with_capacity(Some(p.max_load() * 101 / 100));
             let answer = member.solve(&p, &options);
             let again = member.solve(&p, &options);
             assert_eq!(

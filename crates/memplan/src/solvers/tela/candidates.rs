@@ -2,6 +2,7 @@
 //! row ranked by the heuristics, or the paper's picks, with the restart
 //! noise.
 
+use super::holes::Read;
 use super::state::{State, UNPLACED};
 use rand::Rng;
 
@@ -48,7 +49,10 @@ impl State<'_> {
             .last()
             .filter(|_| self.use_phases)
             .map(|&b| m.phase[b as usize] as usize);
-        if self.options.bottom_row {
+        let mut read = None;
+        if self.holes.is_some() {
+            read = self.pick_hole(&mut candidates);
+        } else if self.options.bottom_row {
             self.pick_row(last_phase, limit, &mut candidates);
         } else {
             let open = |p: usize| !self.use_phases || self.phase_unplaced[p] > 0;
@@ -74,6 +78,18 @@ impl State<'_> {
         point.undo_mark = self.undo.len();
         point.jumps = 0;
         point.opened = self.backtracks;
+        point.proven = true;
+        // With the hole rule, the point's first conflicts: the placements
+        // its choice read, or (a state that failed before) the last one.
+        match read {
+            Some(Read::Sections(lo, hi)) => self.explain_sections(lo, hi),
+            Some(Read::Before) => {
+                self.conflict.clear();
+                self.conflict.extend(depth.checked_sub(1).map(|l| l as u32));
+            }
+            None => return,
+        }
+        self.blame(depth);
     }
 
     /// Appends to `candidates` (up to `limit`) the bottom row: the unplaced

@@ -2,12 +2,14 @@
 //! with their restarts, for one group ([`Model::decide`]) and for all the
 //! groups of a problem ([`Models::decide`]).
 
+use super::holes::MEMO_CAPACITY;
 use super::model::{Model, Models};
 use super::state::{State, UNPLACED};
 use super::{Effort, TelaOptions};
 use crate::plan::Plan;
 use crate::problem::Problem;
 use crate::solver::{NotFoundReason, Probe, Stop};
+use rand::RngCore;
 
 /// The work of a solve: the effort so far, and why the last capacity left
 /// undecided was left so ([`Probe::Unknown`] carries no reason; only the
@@ -87,31 +89,61 @@ impl Model {
     }
 
     /// [`Model::decide`] in a state made for it (which may record the
-    /// major backtracks).
-    pub(super) fn decide_in(
-        &self,
-        state: &mut State,
-        options: &TelaOptions,
+    /// major backtracks). With the hole rule and a mirrored model, every
+    /// second pair of runs searches the mirrored group ([`Model::mirror`],
+    /// same local indices), sharing the failed states: whether the
+    /// unplaced buffers fill the space above a skyline does not depend on
+    /// the direction of the fill.
+    pub(super) fn decide_in<'m>(
+        &'m self,
+        state: &mut State<'m>,
+        options: &'m TelaOptions,
         step_limit: u64,
         work: &mut Work,
     ) -> Probe {
-        match state.propagate_root() {
-            Some(true) => {}
-            Some(false) => return Probe::Infeasible,
-            None => return work.unknown(NotFoundReason::TimeLimit),
+        let mut mirrored = match (&state.holes, &self.mirror) {
+            (Some(_), Some(mirror)) => {
+                let seed = state.rng.next_u64();
+                let m = State::new(mirror, state.capacity, options, state.deadline, seed);
+                Some(m).filter(|m| m.holes.is_some())
+            }
+            _ => None,
+        };
+        for s in std::iter::once(&mut *state).chain(mirrored.as_mut()) {
+            match s.propagate_root() {
+                Some(true) => {}
+                Some(false) => return Probe::Infeasible,
+                None => return work.unknown(NotFoundReason::TimeLimit),
+            }
         }
+        let lanes = if mirrored.is_some() { 2 } else { 1 };
         let mut subtree_limit = options.subtree_backtracks.max(1);
         let give_up = if options.restart_noise > 0 { 8 } else { 2 };
         let mut fruitless = 0;
+        let mut round = state.run;
+        // The failed states, shared by the lanes: in the lane of the run.
+        let mut memo = state.holes.as_mut().map(|h| std::mem::take(&mut h.failed));
         let reason = loop {
-            let round = state.run;
+            let state = match &mut mirrored {
+                Some(m) if (round / 2) % 2 == 1 => m,
+                _ => &mut *state,
+            };
+            state.run = round;
+            if let Some(holes) = &mut state.holes {
+                holes.failed = memo.take().unwrap_or_default();
+                holes.size_first = round % 2 == 1;
+            }
             state.use_phases = options.phases && round % 2 == 1;
             let budget = options
                 .restart_steps
                 .max(1)
-                .saturating_mul(1 << (round / 2).min(40));
+                .saturating_mul(1 << (round / (2 * lanes)).min(40));
             state.run_limit = work.effort.steps.saturating_add(budget).min(step_limit);
-            match state.run(subtree_limit, &mut work.effort) {
+            let outcome = state.run(subtree_limit, &mut work.effort);
+            if let Some(holes) = &mut state.holes {
+                memo = Some(std::mem::take(&mut holes.failed));
+            }
+            match outcome {
                 Outcome::Found => return Probe::Fits(Plan::from_offsets(state.offset.clone())),
                 Outcome::StepLimit if work.effort.steps >= step_limit => {
                     break NotFoundReason::StepLimit
@@ -127,8 +159,8 @@ impl Model {
                 Outcome::StepLimit => {}
             }
             work.effort.restarts += 1;
-            state.run += 1;
             state.rewind(0);
+            round += 1;
         };
         work.unknown(reason)
     }
@@ -201,6 +233,11 @@ impl State<'_> {
                 // Major backtrack: to the second-to-last conflicting
                 // placement (the last is this point's own candidate).
                 effort.major_backtracks += 1;
+                if let Some(holes) = &mut self.holes {
+                    if self.points[depth].proven && holes.failed.len() < MEMO_CAPACITY {
+                        holes.failed.insert(holes.key);
+                    }
+                }
                 if depth == 0 {
                     return Outcome::Exhausted;
                 }
@@ -225,6 +262,8 @@ impl State<'_> {
                 if target < default {
                     self.abandoned = true;
                 }
+                let sound = target >= default && self.points[depth].proven;
+                self.points[target].proven &= sound;
                 self.jump(depth, target);
                 self.points[target].jumps += 1;
                 self.flagged.retain(|&(l, _)| (l as usize) < target);

@@ -24,6 +24,8 @@
 //!   offset (its *floor*) and checks two sound conditions; on failure it
 //!   returns the decision levels of the placements responsible (the
 //!   conflict set);
+//! - `holes.rs`: the skyline holes ([`TelaOptions::skyline_holes`]), the
+//!   candidates and dead ends at a capacity with no slack;
 //! - `learned.rs`: the learned backtracking of §6 (off by default,
 //!   [`TelaOptions::learned_backtracking`]): candidate targets, features,
 //!   the forest of `backtracking_model.json`; `choose.rs`: features and
@@ -95,6 +97,18 @@
 //!   candidates out of the list (it keeps `max_candidates`): appended to
 //!   it, they widened every point of long failing paths, which lost
 //!   instances of other kinds;
+//! - at a capacity with no slack (every section's load is the capacity,
+//!   as in a perfect packing at its max load), where every address is
+//!   taken in a plan, the skyline holes replace the bottom row
+//!   ([`TelaOptions::skyline_holes`], on by default): the candidates are
+//!   all the moves of the hole with the fewest, a point where a flat run
+//!   cannot be covered end to end has none, the placements that shaped a
+//!   point's hole are among its conflicts, states proven to fail are
+//!   remembered, subtrees are never abandoned, and every second pair of
+//!   runs fills the group mirrored in time. On large perfect packings at
+//!   their max load, the bottom row fails whatever its backtrack targets,
+//!   even an oracle's (`docs/solvers.md`): what they need is the exact
+//!   fill's reasoning (`search/fill`);
 //! - restarts: the §5.4 rule "a subtree with more than 100 backtracks is
 //!   abandoned" (kept: without it, fewer instances are solved at 1.02)
 //!   makes the search give up early; when the root runs out of candidates
@@ -130,6 +144,7 @@
 mod candidates;
 mod choose;
 mod drive;
+mod holes;
 #[cfg(test)]
 mod labels;
 mod learned;
@@ -197,6 +212,17 @@ pub struct TelaOptions {
     /// candidate took, and may be missing from the point's short list. On
     /// by default; off: the listed candidates only (§5.4).
     pub displaced_first: bool,
+    /// At a capacity that leaves no slack (every section's load is the
+    /// capacity; no fixed or aligned buffer), the candidates are the moves
+    /// of the skyline's hole with the fewest (the buffers that start where
+    /// the hole starts and end within it), all of them, one per class of
+    /// identical buffers, largest first in every second run; a point where
+    /// a flat run of the skyline cannot be covered end to end has none
+    /// (`holes.rs`: the reasoning of the search's exact fill). Every
+    /// second pair of runs fills the group mirrored in time; the states
+    /// proven to fail are remembered, and subtrees are never abandoned.
+    /// On by default; off: the bottom row, as at any other capacity.
+    pub skyline_holes: bool,
     /// Learned backtracking (TelaMalloc §6): at a major backtrack, a
     /// forest of gradient-boosted trees trained offline scores every level
     /// of the path as a target (§6.2 scores a few); the best score,
@@ -256,6 +282,7 @@ impl Default for TelaOptions {
             tight_sections: true,
             tight_slack: 5,
             displaced_first: true,
+            skyline_holes: true,
             learned_backtracking: false,
             learned_jump: false,
             learned_threshold: 0,

@@ -3,6 +3,7 @@
 //! the contention phases (§5.3). Built once per solve, shared by every
 //! capacity decided.
 
+use super::holes;
 use super::phases::contention_phases;
 use super::TelaOptions;
 use crate::buffer::BufferIdx;
@@ -11,6 +12,7 @@ use crate::geometry::groups::TimeGroups;
 use crate::geometry::sweep::{alive_csr, overlap_csr, section_loads, section_spans, MaxTree};
 use crate::problem::{Buffer, Problem};
 use crate::stop::Stop;
+use crate::transform::Transform;
 
 /// The independent time groups of a problem (§5.3: "time steps that have no
 /// overlap ... subproblems that can be solved independently").
@@ -26,19 +28,24 @@ impl Models {
             return None;
         }
         // The groups' sort polls too (tens of milliseconds at 1M buffers).
-        let models = TimeGroups::new(problem.buffers(), 1, stop)
-            .ok()?
+        let groups = TimeGroups::new(problem.buffers(), 1, stop).ok()?;
+        let build = |buffers: &[Buffer], members: &[BufferIdx]| {
+            Model::new(buffers, members, options.phases, options.contention, stop)
+        };
+        let mut models: Vec<Model> = groups
             .iter()
-            .map(|m| {
-                Model::new(
-                    problem.buffers(),
-                    m,
-                    options.phases,
-                    options.contention,
-                    stop,
-                )
-            })
+            .map(|members| build(problem.buffers(), members))
             .collect::<Option<_>>()?;
+        // The mirrored groups, for the hole rule where it may apply.
+        let mirrored = |m: &Model| options.skyline_holes && holes::eligible(m);
+        if models.iter().any(mirrored) {
+            let reversed = Transform::Reverse.apply(problem).ok()?;
+            for (model, members) in models.iter_mut().zip(groups.iter()) {
+                if mirrored(model) {
+                    model.mirror = Some(Box::new(build(reversed.buffers(), members)?));
+                }
+            }
+        }
         Some(Models { models })
     }
 }
@@ -88,6 +95,15 @@ pub(super) struct Model {
     /// Load of every section: the sizes of the members alive there, fixed
     /// ones included.
     pub(super) section_load: Vec<u64>,
+    /// Row `s`: the free buffers starting at section `s`, by end
+    /// descending, then size descending, then index: identical buffers
+    /// (same sections, same size) are adjacent (the moves of
+    /// `holes.rs`).
+    pub(super) starts: Csr<u32>,
+    /// The same group with time reversed (same local indices), when
+    /// [`TelaOptions::skyline_holes`] is on and the hole rule may apply
+    /// (`holes.rs`): its runs fill the skyline from the other end.
+    pub(super) mirror: Option<Box<Model>>,
 }
 
 impl Model {
@@ -143,6 +159,7 @@ impl Model {
             .iter()
             .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
             .collect();
+        let starts = starts_by_section(&span, &free_buffers, section_count)?;
         let first = members.iter().map(|b| buffers[b.index()].start).min();
         let last = members.iter().map(|b| buffers[b.index()].end).max();
 
@@ -165,6 +182,8 @@ impl Model {
             contention: peaks,
             horizon: last.unwrap_or(0).saturating_sub(first.unwrap_or(0)),
             section_load: load,
+            starts,
+            mirror: None,
         })
     }
 
@@ -262,6 +281,29 @@ fn fixed_overlaps(free: &[&Buffer], fixed: &[&Buffer], stop: &Stop) -> Option<Cs
         rows.row_mut(k).sort_unstable();
     }
     Some(rows)
+}
+
+/// Row `s`: the free buffers starting at section `s`, by end descending,
+/// then size descending, then index. `None` when they overflow `u32`
+/// indices.
+fn starts_by_section(
+    span: &[(u32, u32)],
+    free: &[&Buffer],
+    section_count: usize,
+) -> Option<Csr<u32>> {
+    let lo: Vec<u32> = span.iter().map(|s| s.0).collect();
+    let mut starts = Csr::by_key(&lo, section_count)?;
+    for s in 0..section_count {
+        starts.row_mut(s).sort_unstable_by_key(|&i| {
+            let i = i as usize;
+            (
+                std::cmp::Reverse(span[i].1),
+                std::cmp::Reverse(free[i].size),
+                i,
+            )
+        });
+    }
+    Some(starts)
 }
 
 /// Maximal sections (MiniMalloc §6.2), given every member's section range:

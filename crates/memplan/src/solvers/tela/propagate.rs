@@ -246,6 +246,16 @@ impl State<'_> {
         if let Some(i) = lowest {
             self.explain_floor(i, t);
         }
+        // With the hole rule, complete: the floor of every unplaced buffer
+        // counted at `t` (the memo of failed states relies on it).
+        if self.holes.is_some() {
+            for &i in m.alive_in(s) {
+                let i = i as usize;
+                if self.offset[i] == UNPLACED && self.floor[i] >= t && Some(i) != lowest {
+                    self.explain_floor(i, t);
+                }
+            }
+        }
     }
 
     /// Adds to `self.conflict` the levels of placements that, with the

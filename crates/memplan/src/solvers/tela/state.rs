@@ -3,6 +3,7 @@
 //! the current path, and the moves between them: place, undo, rewind,
 //! blame and the major backtrack (§5.4).
 
+use super::holes::Holes;
 use super::learned::{self, Event, Forest};
 use super::model::Model;
 use super::TelaOptions;
@@ -28,6 +29,11 @@ pub(super) struct Point {
     pub(super) jumps: u32,
     /// The run's backtrack count when it was opened.
     pub(super) opened: u64,
+    /// Whether every candidate tried here failed for a sound reason: a
+    /// failed propagation, or a subtree exhausted with sound conflicts
+    /// (not abandoned, not left by a learned jump). With the hole rule's
+    /// complete explanations, an exhausted proven point has no plan.
+    pub(super) proven: bool,
 }
 
 /// The search state over one [`Model`].
@@ -89,6 +95,13 @@ pub(super) struct State<'m> {
     /// Scratch: the bottom row, and its groups ranked by each heuristic.
     pub(super) row: Vec<u32>,
     pub(super) ranked_row: Vec<Vec<u32>>,
+    /// The skyline of the hole rule, when
+    /// [`TelaOptions::skyline_holes`](super::TelaOptions::skyline_holes)
+    /// is on and the capacity leaves no slack (`holes.rs`); its candidates
+    /// then replace the bottom row's, and no candidate from elsewhere (a
+    /// displaced buffer, a failed point's) joins a point's list: placed
+    /// outside the hole, it would leave a gap under the skyline.
+    pub(super) holes: Option<Holes>,
     /// The forest of the learned backtracking, when it is on and the
     /// shipped model parses ([`TelaOptions::learned_backtracking`]).
     pub(super) forest: Option<&'static Forest>,
@@ -165,6 +178,11 @@ impl<'m> State<'m> {
             occupied: Vec::new(),
             row: Vec::new(),
             ranked_row: Vec::new(),
+            holes: if options.skyline_holes {
+                Holes::new(m, capacity)
+            } else {
+                None
+            },
             forest: if options.learned_backtracking {
                 learned::shipped()
             } else {
@@ -195,6 +213,9 @@ impl<'m> State<'m> {
         self.level[b] = self.trail.len() as u32;
         self.trail.push(b as u32);
         self.phase_unplaced[self.m.phase[b] as usize] -= 1;
+        if let Some(holes) = &mut self.holes {
+            holes.raise(b, self.m.span[b], self.m.size[b], true);
+        }
     }
 
     /// Undoes the last placement and the floors it raised.
@@ -203,6 +224,9 @@ impl<'m> State<'m> {
             let b = b as usize;
             self.offset[b] = UNPLACED;
             self.phase_unplaced[self.m.phase[b] as usize] += 1;
+            if let Some(holes) = &mut self.holes {
+                holes.raise(b, self.m.span[b], self.m.size[b], false);
+            }
             let mark = self.points[self.trail.len()].undo_mark;
             while self.undo.len() > mark {
                 if let Some((j, f)) = self.undo.pop() {
@@ -220,6 +244,9 @@ impl<'m> State<'m> {
     /// out), unless the tried and displaced ones alone exceed it: unbounded
     /// lists widened every point of long failing paths.
     pub(super) fn try_displaced_next(&mut self, depth: usize) {
+        if self.holes.is_some() {
+            return;
+        }
         let limit = self.options.max_candidates.max(1);
         let point = &mut self.points[depth];
         let mut at = point.next;
@@ -278,13 +305,23 @@ impl<'m> State<'m> {
         self.blame(target);
         let limit = self.options.max_candidates.max(1);
         let (upper, lower) = self.points.split_at_mut(depth);
-        let failed = &lower[0].candidates;
+        // With the hole rule, only the target's own moves.
+        let failed: &[u32] = if self.holes.is_some() {
+            &[]
+        } else {
+            &lower[0].candidates
+        };
         let point = &mut upper[target];
         // Tried candidates stay (never retried: the state here is the same),
         // then the failed point's candidates, then the remaining ones,
         // deduplicated, at most `limit` in all.
         let tried = point.next;
         self.merged.clear();
+        let limit = if self.holes.is_some() {
+            usize::MAX
+        } else {
+            limit
+        };
         for &b in failed.iter().chain(&point.candidates[tried..]) {
             if tried + self.merged.len() < limit
                 && self.offset[b as usize] == UNPLACED
@@ -322,6 +359,11 @@ impl<'m> State<'m> {
     /// count at its level.
     pub(super) fn backtracked(&mut self, limit: u64) {
         self.backtracks += 1;
+        // The hole rule's search remembers failed states instead: it is
+        // never abandoned.
+        if self.holes.is_some() {
+            return;
+        }
         let Some(&(level, since)) = self.flagged.first() else {
             return;
         };
@@ -333,6 +375,7 @@ impl<'m> State<'m> {
         if self.trail.len() > level {
             self.rewind(level);
         }
+        self.points[level].proven = false;
         // Nothing specific is to blame: fall back to the previous level.
         if level > 0 {
             self.conflict.clear();

@@ -4,6 +4,7 @@
 //! above for the method).
 
 use super::*;
+use crate::geometry::skyline::{flat_runs, Run};
 
 /// The unplaced buffers of each section (by start, or by end), in any
 /// order, each as its other end and its size: the checks scan these, not
@@ -74,17 +75,6 @@ impl Open {
     fn restore(&mut self, k: usize) {
         self.len[k] += 1;
     }
-}
-
-/// A flat run `[p, q)` of the skyline at height `h`, and its window
-/// `[ah, nh)`: the sections around it that are no higher.
-#[derive(Clone, Copy)]
-struct Run {
-    p: u32,
-    q: u32,
-    h: u64,
-    ah: u32,
-    nh: u32,
 }
 
 /// A move made at a node, undone on backtracking.
@@ -440,29 +430,7 @@ impl<'g> Fill<'g> {
     /// The skyline's flat runs in `[a, b)` with their windows, into
     /// `self.runs`.
     fn find_runs(&mut self, a: u32, b: u32) {
-        self.runs.clear();
-        let mut k = a as usize;
-        while k < b as usize {
-            let h = self.height[k];
-            let mut e = k + 1;
-            while e < b as usize && self.height[e] == h {
-                e += 1;
-            }
-            self.runs.push(Run {
-                p: k as u32,
-                q: e as u32,
-                h,
-                ah: a,
-                nh: b,
-            });
-            k = e;
-        }
-        // Nearest higher runs on each side.
-        let n = self.runs.len();
-        nearest_higher(&mut self.runs, &mut self.stack, (0..n).rev(), |r, t| {
-            r.nh = t.p
-        });
-        nearest_higher(&mut self.runs, &mut self.stack, 0..n, |r, t| r.ah = t.q);
+        flat_runs(&self.height, a, b, &mut self.runs, &mut self.stack);
     }
 
     /// The hole to fill next in `[a, b)`: of the skyline's local minima
@@ -795,28 +763,5 @@ impl<'g> Fill<'g> {
             race.offer(self.work, lane);
         }
         end
-    }
-}
-
-/// For each run visited in `order`, the nearest run visited before it that
-/// is higher, given to `set(run, higher)`: a stack of runs (`stack`,
-/// scratch) whose heights decrease.
-fn nearest_higher(
-    runs: &mut [Run],
-    stack: &mut Vec<u32>,
-    order: impl Iterator<Item = usize>,
-    set: impl Fn(&mut Run, Run),
-) {
-    stack.clear();
-    for r in order {
-        let h = runs[r].h;
-        while stack.last().is_some_and(|&t| runs[t as usize].h <= h) {
-            stack.pop();
-        }
-        if let Some(&t) = stack.last() {
-            let higher = runs[t as usize];
-            set(&mut runs[r], higher);
-        }
-        stack.push(r as u32);
     }
 }
