@@ -1,9 +1,10 @@
 //! The candidates of a decision point (TelaMalloc §5.1, §5.3): the bottom
 //! row ranked by the heuristics, or the paper's picks, with the restart
-//! noise.
+//! noise; at zero slack, the skyline holes' moves (`holes.rs`).
 
-use super::holes::Read;
+use super::holes::{moves, Read};
 use super::state::{State, UNPLACED};
+use crate::geometry::skyline::{flat_runs, Run};
 use rand::Rng;
 
 impl State<'_> {
@@ -196,6 +197,92 @@ impl State<'_> {
                 .find(|&b| self.offset[b as usize] == UNPLACED);
             if let Some(b) = first.filter(|b| !candidates.contains(b)) {
                 candidates.push(b);
+            }
+        }
+    }
+}
+
+impl State<'_> {
+    /// Appends to `candidates` the moves of the hole with the fewest, or
+    /// nothing when the state is a dead end: a flat run of the skyline
+    /// cannot be covered, a hole has no move, or the state failed before.
+    /// Returns what the choice read: the sections whose placements shaped
+    /// the hole (or the failed run), which explain why no other move is
+    /// needed (or none works). `None` without [`State::holes`].
+    pub(super) fn pick_hole(&mut self, candidates: &mut Vec<u32>) -> Option<Read> {
+        let mut holes = self.holes.take()?;
+        let (m, capacity) = (self.m, self.capacity);
+        let offset = &self.offset;
+        let unplaced = |i: usize| offset[i] == UNPLACED;
+        let sections = holes.height.len() as u32;
+        flat_runs(
+            &holes.height,
+            0,
+            sections,
+            &mut holes.runs,
+            &mut holes.stack,
+        );
+        // Runs whose window the last placement left alone passed at the
+        // parent (the root checks every run).
+        let changed = self.trail.last().map(|&b| m.span[b as usize]);
+        let mut dead = holes.failed.contains(&holes.key).then_some(Read::Before);
+        // The sections a run's check read: its window and the higher
+        // sections around it.
+        let read = |run: &Run| Read::Sections(run.ah.saturating_sub(1), (run.nh + 1).min(sections));
+        for r in 0..holes.runs.len() {
+            if dead.is_some() {
+                break;
+            }
+            let run = holes.runs[r];
+            let unchanged = changed.is_some_and(|(lo, hi)| run.nh < lo || run.ah > hi);
+            if run.h < capacity && !unchanged && !holes.covered(m, unplaced, capacity, &run) {
+                dead = Some(read(&run));
+            }
+        }
+        // The hole with the fewest moves, then the lowest, then leftmost.
+        let mut best: Option<(u32, u64, usize)> = None;
+        for (r, run) in holes.runs.iter().enumerate() {
+            if dead.is_some() || run.h >= capacity || !run.is_hole(0, sections) {
+                continue;
+            }
+            let cap = best.map_or(u32::MAX, |(c, ..)| c);
+            let count = moves(m, unplaced, capacity, run, cap, None);
+            if count == 0 {
+                dead = Some(read(run));
+            } else if best.is_none_or(|(c, h, _)| (count, run.h) < (c, h)) {
+                best = Some((count, run.h, r));
+            }
+        }
+        let chosen = best
+            .filter(|_| dead.is_none())
+            .map(|(_, _, r)| holes.runs[r]);
+        if let Some(hole) = chosen {
+            moves(m, unplaced, capacity, &hole, u32::MAX, Some(candidates));
+            if holes.size_first {
+                candidates.sort_by_key(|&i| {
+                    let i = i as usize;
+                    (
+                        std::cmp::Reverse(m.size[i]),
+                        std::cmp::Reverse(m.span[i].1),
+                        i,
+                    )
+                });
+            }
+            debug_assert!(candidates.iter().all(|&i| self.floor[i as usize] == hole.h));
+        }
+        self.holes = Some(holes);
+        dead.or(chosen.as_ref().map(read))
+    }
+
+    /// Sets `self.conflict` to the levels of the placements alive in
+    /// sections `[lo, hi)`: with the unplaced buffers, they make the
+    /// skyline there, all that a failed check of a run there read.
+    pub(super) fn explain_sections(&mut self, lo: u32, hi: u32) {
+        self.conflict.clear();
+        for (l, &b) in self.trail.iter().enumerate() {
+            let (a, e) = self.m.span[b as usize];
+            if a < hi && lo < e {
+                self.conflict.push(l as u32);
             }
         }
     }

@@ -3,7 +3,6 @@
 //! the contention phases (§5.3). Built once per solve, shared by every
 //! capacity decided.
 
-use super::holes;
 use super::phases::contention_phases;
 use super::TelaOptions;
 use crate::buffer::BufferIdx;
@@ -12,7 +11,6 @@ use crate::geometry::groups::TimeGroups;
 use crate::geometry::sweep::{alive_csr, overlap_csr, section_loads, section_spans, MaxTree};
 use crate::problem::{Buffer, Problem};
 use crate::stop::Stop;
-use crate::transform::Transform;
 
 /// The independent time groups of a problem (§5.3: "time steps that have no
 /// overlap ... subproblems that can be solved independently").
@@ -37,12 +35,12 @@ impl Models {
             .map(|members| build(problem.buffers(), members))
             .collect::<Option<_>>()?;
         // The mirrored groups, for the hole rule where it may apply.
-        let mirrored = |m: &Model| options.skyline_holes && holes::eligible(m);
+        let mirrored = |m: &Model| options.skyline_holes && m.evenly_loaded();
         if models.iter().any(mirrored) {
-            let reversed = Transform::Reverse.apply(problem).ok()?;
+            let reversed = reversed_in_time(problem.buffers());
             for (model, members) in models.iter_mut().zip(groups.iter()) {
                 if mirrored(model) {
-                    model.mirror = Some(Box::new(build(reversed.buffers(), members)?));
+                    model.mirror = Some(Box::new(build(&reversed, members)?));
                 }
             }
         }
@@ -228,6 +226,17 @@ impl Model {
         keys
     }
 
+    /// Whether the skyline holes may apply (`holes.rs`), at the capacity
+    /// of its load: no buffer fixed, aligned or empty, and every section
+    /// equally loaded.
+    pub(super) fn evenly_loaded(&self) -> bool {
+        let load = self.section_load.first();
+        self.fixed_alive.values().is_empty()
+            && self.align.iter().all(|&a| a <= 1)
+            && self.size.iter().all(|&s| s > 0)
+            && self.section_load.iter().all(|l| Some(l) == load)
+    }
+
     pub(super) fn len(&self) -> usize {
         self.size.len()
     }
@@ -255,6 +264,21 @@ impl Model {
     pub(super) fn fixed_alive_in(&self, s: usize) -> &[(u64, u64)] {
         self.fixed_alive.row(s)
     }
+}
+
+/// `buffers` with time running backwards: `[s, e)` becomes
+/// `[t0 + t1 - e, t0 + t1 - s)` over their time range `[t0, t1)`.
+fn reversed_in_time(buffers: &[Buffer]) -> Vec<Buffer> {
+    let t0 = buffers.iter().map(|b| b.start).min().unwrap_or(0);
+    let t1 = buffers.iter().map(|b| b.end).max().unwrap_or(0);
+    buffers
+        .iter()
+        .map(|b| {
+            let mut r = b.clone();
+            (r.start, r.end) = (t0 + t1 - b.end, t0 + t1 - b.start);
+            r
+        })
+        .collect()
 }
 
 /// The address range `[offset, offset + size)` of a fixed buffer.

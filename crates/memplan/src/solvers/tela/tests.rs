@@ -863,7 +863,7 @@ fn the_hole_rule_applies_only_at_zero_slack() {
     assert!(options.skyline_holes);
     let models = Models::new(&p, &options, &Stop::never()).unwrap();
     let m = &models.models[0];
-    assert!(holes::eligible(m) && m.mirror.is_some());
+    assert!(m.evenly_loaded() && m.mirror.is_some());
     assert!(holes::Holes::new(m, load).is_some());
     assert!(holes::Holes::new(m, load + 1).is_none());
     // Off: no mirror.
@@ -876,17 +876,17 @@ fn the_hole_rule_applies_only_at_zero_slack() {
     // Unequal loads, an aligned buffer, a fixed one: not eligible.
     let uneven = problem(&[(0, 3, 2), (1, 4, 3)]);
     let m = Models::new(&uneven, &options, &Stop::never()).unwrap();
-    assert!(!holes::eligible(&m.models[0]) && m.models[0].mirror.is_none());
+    assert!(!m.models[0].evenly_loaded() && m.models[0].mirror.is_none());
     let mut buffers = p.buffers().to_vec();
     buffers[0] = buffers[0].clone().aligned(2);
     let aligned = Problem::new(buffers, None).unwrap();
     let m = Models::new(&aligned, &options, &Stop::never()).unwrap();
-    assert!(!holes::eligible(&m.models[0]));
+    assert!(!m.models[0].evenly_loaded());
     let mut buffers = p.buffers().to_vec();
     buffers[1].fixed_offset = Some(0);
     let fixed = Problem::new(buffers, None).unwrap();
     let m = Models::new(&fixed, &options, &Stop::never()).unwrap();
-    assert!(!holes::eligible(&m.models[0]));
+    assert!(!m.models[0].evenly_loaded());
 }
 
 proptest! {
