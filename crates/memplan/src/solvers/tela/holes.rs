@@ -14,11 +14,19 @@
 //!   its height, by unplaced buffers placed end to end within its window
 //!   (the sections around it that are no higher), the first starting at or
 //!   before the run: a point where one cannot, or a hole without moves, has
-//!   no candidates.
+//!   no candidates;
+//! - a point's conflicts start with the placements alive where its hole
+//!   (or its failed run) and the higher sections around it lie
+//!   ([`Read`]): with another skyline there, its moves would differ. With
+//!   the complete explanations of the cross-section failures, backjumps
+//!   are sound, and a state whose point runs out of candidates has no
+//!   plan: it is remembered ([`Holes::failed`]) and fails at once when met
+//!   again, in any run.
 //!
 //! This is the reasoning of the search's exact fill (`search/fill`) inside
-//! tela's search: its candidates, restarts, backjumps and learned
-//! backtracking stay.
+//! tela's search (its restarts and backjumps stay; subtrees are never
+//! abandoned). The state side is in `candidates.rs`; the runs on the group
+//! mirrored in time, sharing the failed states, in `drive.rs`.
 
 use super::model::Model;
 use crate::geometry::skyline::Run;
@@ -38,6 +46,8 @@ pub(super) struct Holes {
     /// Whether a hole's moves are listed largest first (ties: reaching
     /// furthest); else reaching furthest first (ties: largest).
     pub(super) size_first: bool,
+    /// Scratch of the choice: the skyline's flat runs with their windows,
+    /// and a stack of runs.
     pub(super) runs: Vec<Run>,
     pub(super) stack: Vec<u32>,
     /// Which section boundaries a chain of buffers reaches from a run's
