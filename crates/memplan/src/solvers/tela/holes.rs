@@ -182,3 +182,151 @@ pub(super) enum Read {
     /// placement.
     Before,
 }
+
+#[cfg(test)]
+mod tests {
+    //! The skyline holes against the exact search, every plan checked by
+    //! the independent validator.
+
+    use super::super::model::Models;
+    use super::super::{Tela, TelaOptions};
+    use super::*;
+    use crate::plan::validate;
+    use crate::problem::Problem;
+    use crate::solver::{Solution, SolveError, SolveOptions, Solver, Stop};
+    use crate::testutil::problem;
+    use proptest::prelude::*;
+
+    /// `spans` (start, end, size) padded to a problem whose every unit of
+    /// time holds the same load: a filler over each maximal stretch of units
+    /// short of the highest load by the same amount fills it up. Where the
+    /// hole rule applies, at that load; a perfect packing may not exist.
+    fn padded(spans: &[(u64, u64, u64)]) -> Problem {
+        let end = spans.iter().map(|s| s.1).max().unwrap_or(0);
+        let load = |t: u64| -> u64 {
+            spans
+                .iter()
+                .filter(|s| s.0 <= t && t < s.1)
+                .map(|s| s.2)
+                .sum()
+        };
+        let peak = (0..end).map(load).max().unwrap_or(0);
+        let mut all = spans.to_vec();
+        let mut t = 0;
+        while t < end {
+            let short = peak - load(t);
+            let mut e = t + 1;
+            while e < end && peak - load(e) == short {
+                e += 1;
+            }
+            if short > 0 {
+                all.push((t, e, short));
+            }
+            t = e;
+        }
+        problem(&all)
+    }
+
+    /// Tela (with the hole rule, its default) at the max load of `p`.
+    fn holes_at_load(p: &Problem, options: TelaOptions) -> Result<Solution, SolveError> {
+        assert!(options.skyline_holes);
+        let at = p.clone().with_capacity(Some(p.max_load()));
+        Tela { options }.solve(&at, &SolveOptions::default())
+    }
+
+    /// The hole rule applies only at zero slack: every section loaded to the
+    /// capacity, no fixed, aligned or empty buffer; the mirrored model is
+    /// built only then.
+    #[test]
+    fn the_hole_rule_applies_only_at_zero_slack() {
+        let p = padded(&[(0, 3, 2), (1, 4, 3), (2, 5, 1)]);
+        let load = p.max_load();
+        let options = TelaOptions::default();
+        assert!(options.skyline_holes);
+        let models = Models::new(&p, &options, &Stop::never()).unwrap();
+        let m = &models.models[0];
+        assert!(m.evenly_loaded() && m.mirror.is_some());
+        assert!(Holes::new(m, load).is_some());
+        assert!(Holes::new(m, load + 1).is_none());
+        // Off: no mirror.
+        let off = TelaOptions {
+            skyline_holes: false,
+            ..TelaOptions::default()
+        };
+        let off = Models::new(&p, &off, &Stop::never()).unwrap();
+        assert!(off.models[0].mirror.is_none());
+        // Unequal loads, an aligned buffer, a fixed one: not eligible.
+        let uneven = problem(&[(0, 3, 2), (1, 4, 3)]);
+        let m = Models::new(&uneven, &options, &Stop::never()).unwrap();
+        assert!(!m.models[0].evenly_loaded() && m.models[0].mirror.is_none());
+        let mut buffers = p.buffers().to_vec();
+        buffers[0] = buffers[0].clone().aligned(2);
+        let aligned = Problem::new(buffers, None).unwrap();
+        let m = Models::new(&aligned, &options, &Stop::never()).unwrap();
+        assert!(!m.models[0].evenly_loaded());
+        let mut buffers = p.buffers().to_vec();
+        buffers[1].fixed_offset = Some(0);
+        let fixed = Problem::new(buffers, None).unwrap();
+        let m = Models::new(&fixed, &options, &Stop::never()).unwrap();
+        assert!(!m.models[0].evenly_loaded());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        /// At zero slack the hole rule's search is complete: on padded random
+        /// problems, tela finds a plan (checked by the validator) exactly
+        /// when the exact search proves one at the max load, under
+        /// combinations of the switches that keep its explanations sound
+        /// (backjumps, restarts, noise, learned flags, displaced buffers).
+        #[test]
+        fn the_hole_rule_finds_every_perfect_packing(
+            spec in proptest::collection::vec((0u64..10, 1u64..6, 1u64..6), 2..10),
+            bits in 0u32..32,
+        ) {
+            let spans: Vec<_> = spec.iter().map(|&(s, len, size)| (s, s + len, size)).collect();
+            let p = padded(&spans);
+            let at = p.clone().with_capacity(Some(p.max_load()));
+            let exact = crate::solvers::search::Search::default()
+                .solve(&at, &SolveOptions::default());
+            let bit = |k: u32| bits & (1 << k) != 0;
+            let options = TelaOptions {
+                backjump: bit(0),
+                restart_steps: if bit(1) { 3 } else { 1000 },
+                restart_noise: if bit(2) { 50 } else { 0 },
+                learned_backtracking: bit(3),
+                displaced_first: bit(4),
+                step_limit: 100_000,
+                ..TelaOptions::default()
+            };
+            let found = holes_at_load(&p, options);
+            if let Ok(s) = &found {
+                prop_assert_eq!(validate(&at, &s.plan), Ok(()));
+            }
+            match &exact {
+                Ok(_) => prop_assert!(found.is_ok(), "{:?}: {:?}", spans, found),
+                Err(e) => prop_assert!(found.is_err(), "{:?}: search {:?}", spans, e),
+            }
+        }
+    }
+
+    /// Generated perfect packings at their max load (zero slack everywhere):
+    /// the hole rule finds a plan, checked by the validator, on every seed,
+    /// and the same plan twice.
+    #[test]
+    fn the_hole_rule_fills_perfect_packings() {
+        for seed in 1..=12 {
+            let p = crate::generate::generate(crate::generate::Kind::Perfect, 150, seed).problem;
+            let at = p.clone().with_capacity(Some(p.max_load()));
+            let options = TelaOptions {
+                step_limit: 200_000,
+                ..TelaOptions::default()
+            };
+            let s =
+                holes_at_load(&p, options.clone()).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+            assert_eq!(validate(&at, &s.plan), Ok(()), "seed {seed}");
+            assert_eq!(s.makespan, p.max_load());
+            let again = holes_at_load(&p, options).unwrap();
+            assert_eq!(again.plan, s.plan, "seed {seed}");
+        }
+    }
+}

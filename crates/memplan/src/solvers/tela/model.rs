@@ -34,13 +34,17 @@ impl Models {
             .iter()
             .map(|members| build(problem.buffers(), members))
             .collect::<Option<_>>()?;
-        // The mirrored groups, for the hole rule where it may apply.
-        let mirrored = |m: &Model| options.skyline_holes && m.evenly_loaded();
-        if models.iter().any(mirrored) {
+        // The hole rule's data, and the mirrored groups, where it may apply.
+        let holes = |m: &Model| options.skyline_holes && m.evenly_loaded();
+        if models.iter().any(holes) {
             let reversed = reversed_in_time(problem.buffers());
             for (model, members) in models.iter_mut().zip(groups.iter()) {
-                if mirrored(model) {
-                    model.mirror = Some(Box::new(build(&reversed, members)?));
+                if holes(model) {
+                    let mut mirror = build(&reversed, members)?;
+                    for m in [&mut *model, &mut mirror] {
+                        m.starts = starts_by_section(&m.span, &m.size, m.section_load.len())?;
+                    }
+                    model.mirror = Some(Box::new(mirror));
                 }
             }
         }
@@ -96,7 +100,7 @@ pub(super) struct Model {
     /// Row `s`: the free buffers starting at section `s`, by end
     /// descending, then size descending, then index: identical buffers
     /// (same sections, same size) are adjacent (the moves of
-    /// `holes.rs`).
+    /// `holes.rs`). Empty unless the skyline holes may apply.
     pub(super) starts: Csr<u32>,
     /// The same group with time reversed (same local indices), when
     /// [`TelaOptions::skyline_holes`] is on and the hole rule may apply
@@ -157,7 +161,6 @@ impl Model {
             .iter()
             .map(|&(lo, hi)| loads.max(lo as usize, hi as usize))
             .collect();
-        let starts = starts_by_section(&span, &free_buffers, section_count)?;
         let first = members.iter().map(|b| buffers[b.index()].start).min();
         let last = members.iter().map(|b| buffers[b.index()].end).max();
 
@@ -180,7 +183,7 @@ impl Model {
             contention: peaks,
             horizon: last.unwrap_or(0).saturating_sub(first.unwrap_or(0)),
             section_load: load,
-            starts,
+            starts: Csr::new(),
             mirror: None,
         })
     }
@@ -310,21 +313,13 @@ fn fixed_overlaps(free: &[&Buffer], fixed: &[&Buffer], stop: &Stop) -> Option<Cs
 /// Row `s`: the free buffers starting at section `s`, by end descending,
 /// then size descending, then index. `None` when they overflow `u32`
 /// indices.
-fn starts_by_section(
-    span: &[(u32, u32)],
-    free: &[&Buffer],
-    section_count: usize,
-) -> Option<Csr<u32>> {
+fn starts_by_section(span: &[(u32, u32)], size: &[u64], section_count: usize) -> Option<Csr<u32>> {
     let lo: Vec<u32> = span.iter().map(|s| s.0).collect();
     let mut starts = Csr::by_key(&lo, section_count)?;
     for s in 0..section_count {
         starts.row_mut(s).sort_unstable_by_key(|&i| {
             let i = i as usize;
-            (
-                std::cmp::Reverse(span[i].1),
-                std::cmp::Reverse(free[i].size),
-                i,
-            )
+            (std::cmp::Reverse(span[i].1), std::cmp::Reverse(size[i]), i)
         });
     }
     Some(starts)

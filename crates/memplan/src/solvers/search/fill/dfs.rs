@@ -427,12 +427,6 @@ impl<'g> Fill<'g> {
         false
     }
 
-    /// The skyline's flat runs in `[a, b)` with their windows, into
-    /// `self.runs`.
-    fn find_runs(&mut self, a: u32, b: u32) {
-        flat_runs(&self.height, a, b, &mut self.runs, &mut self.stack);
-    }
-
     /// The hole to fill next in `[a, b)`: of the skyline's local minima
     /// (segments whose neighbours are higher, or the region's ends), one
     /// with the fewest moves, the lowest then leftmost of those; `None`
@@ -452,7 +446,7 @@ impl<'g> Fill<'g> {
                 return None;
             }
         }
-        self.find_runs(a, b);
+        flat_runs(&self.height, a, b, &mut self.runs, &mut self.stack);
         for r in 0..self.runs.len() {
             let run = self.runs[r];
             if run.h < self.capacity
